@@ -1,0 +1,182 @@
+"""retrograd: PyTorch's autograd rebuilt in Python on NumPy.
+
+Use it as PyTorch::
+
+    import retrograd as torch
+    x = torch.tensor([2.0, 3.0], requires_grad=True)
+    (x * x).sum().backward()
+    x.grad  # tensor([4., 6.])
+
+The layers, bottom to top: ``_dtypes`` and ``_tensor`` (arrays plus autograd metadata),
+``autograd.graph`` (nodes), ``ops`` (each op's forward beside its backward),
+``autograd.engine`` (the backward walk), and ``autograd`` (Function, grad modes, gradcheck).
+"""
+
+from __future__ import annotations
+
+from . import _dtypes, autograd, linalg, ops, return_types
+from ._creation import *  # noqa: F403
+from ._creation import __all__ as _creation_all
+from ._dtypes import (
+    bool,
+    can_cast,
+    double,
+    dtype,
+    float,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    half,
+    int,
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    promote_types,
+    set_default_dtype,
+    short,
+    uint8,
+)
+from ._printing import get_printoptions, set_printoptions
+from ._random import *  # noqa: F403
+from ._random import __all__ as _random_all
+from ._tensor import Size, Tensor, device
+from .autograd.grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from .ops import (
+    abs,
+    absolute,
+    add,
+    allclose,
+    argmax,
+    argmin,
+    bitwise_and,
+    bitwise_not,
+    bitwise_or,
+    bitwise_xor,
+    bmm,
+    clamp,
+    clip,
+    clone,
+    cos,
+    div,
+    divide,
+    dot,
+    eq,
+    equal,
+    exp,
+    flatten,
+    ge,
+    greater,
+    greater_equal,
+    gt,
+    isclose,
+    isfinite,
+    isinf,
+    isnan,
+    le,
+    less,
+    less_equal,
+    log,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    lt,
+    masked_fill,
+    matmul,
+    max,
+    mean,
+    min,
+    mm,
+    mul,
+    multiply,
+    mv,
+    narrow,
+    ne,
+    neg,
+    negative,
+    nonzero,
+    norm,
+    not_equal,
+    permute,
+    pow,
+    reciprocal,
+    relu,
+    reshape,
+    select,
+    sigmoid,
+    sign,
+    sin,
+    sqrt,
+    squeeze,
+    sub,
+    subtract,
+    sum,
+    swapaxes,
+    swapdims,
+    t,
+    tanh,
+    transpose,
+    true_divide,
+    unbind,
+    unsqueeze,
+    where,
+)
+from .ops.shape import broadcast_to
+
+__version__ = "0.1.0"
+
+
+
+def result_type(tensor1, tensor2) -> dtype:
+    """The dtype an op on these two operands (tensors or numbers) returns.
+
+    >>> import retrograd as torch
+    >>> torch.result_type(torch.tensor([1, 2]), 1.0)
+    retrograd.float32
+    """
+    dims, zeros, scalars = [], [], []
+    for x in (tensor1, tensor2):
+        if isinstance(x, Tensor):
+            (zeros if x._data.ndim == 0 else dims).append(x.dtype)
+        else:
+            scalars.append(x)
+    return _dtypes.result_type_of(dims, zeros, scalars)
+
+
+def is_tensor(obj) -> bool:
+    """Whether ``obj`` is a retrograd Tensor."""
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input) -> bool:  # noqa: A002
+    return input.is_floating_point()
+
+
+def numel(input) -> int:  # noqa: A002
+    return input.numel()
+
+
+def set_num_threads(n: int) -> None:
+    """Accepted for compatibility; NumPy's BLAS decides its own threads."""
+
+
+def get_num_threads() -> int:
+    return 1
+
+
+__all__ = list(_creation_all) + list(_random_all) + [
+    "Tensor", "Size", "device", "dtype", "autograd", "linalg", "ops", "no_grad", "enable_grad",
+    "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_inference_mode_enabled",
+    "result_type", "promote_types", "can_cast", "get_default_dtype", "set_default_dtype",
+    "is_tensor", "set_printoptions", "get_printoptions", "return_types",
+]

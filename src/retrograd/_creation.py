@@ -1,0 +1,906 @@
+"""Tensor factories: ``tensor``, ``as_tensor``, ``from_numpy``, ``zeros``, ``arange``, ...
+
+Each function follows PyTorch's signature and dtype rules: Python floats take the default dtype,
+Python ints ``int64``, bools ``bool``, nested lists promote (bool < int < float), NumPy data keeps
+its dtype. Every factory returns a fresh leaf built with ``_tensor.make``; ``requires_grad=True``
+goes through the Tensor's own setter so that the usual checks apply.
+
+The private helpers here (size parsing, ``out=`` handling, dtype names for error messages) are
+shared with ``_random``.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from . import _dtypes
+from ._dtypes import FROM_NP, dtype, get_default_dtype, to_dtype
+from ._tensor import Tensor, make
+from ._tensor import device as _device
+from .autograd.grad_mode import state
+
+__all__ = [
+    "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "zeros_like",
+    "ones_like", "empty_like", "full_like", "arange", "linspace", "logspace", "eye",
+]
+
+# PyTorch's ScalarType names, used in its "not implemented for 'Long'" style messages.
+SCALAR_NAME = {
+    "bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
+    "int64": "Long", "float16": "Half", "float32": "Float", "float64": "Double",
+}
+# The C++ type names PyTorch prints when a scalar does not fit a dtype (``full``, ``randperm``).
+C_NAME = {
+    "bool": "bool", "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
+    "int64": "int64_t", "float16": "c10::Half", "float32": "float", "float64": "double",
+}
+
+_SUPPORTED = "float64, float32, float16, int64, int32, int16, int8, uint8, and bool"
+_COPY_WARNING = (
+    "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+    "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor)."
+)
+_NOT_WRITABLE_WARNING = (
+    "The given NumPy array is not writable, and retrograd does not support non-writable tensors: "
+    "writing to this tensor will fail. You may want to copy the array to protect its data or "
+    "make it writable before converting it to a tensor. This type of warning will be suppressed "
+    "for the rest of this program."
+)
+_warned_not_writable = [False]
+_MAX_DIMS = 64
+
+
+# -- shared helpers ----------------------------------------------------------------------------
+def check_device(dev: Any) -> None:
+    """Accept None, 'cpu' (or 'cpu:N') and device objects; anything else is RuntimeError."""
+    if dev is not None and dev.__class__ is not _device:
+        _device(dev)  # raises RuntimeError for every non-CPU device
+
+
+def fmt_number(x: Any) -> str:
+    """A number as PyTorch's C++ messages print it (``-1``, ``1.5``, ``3e+38``, ``nan``)."""
+    if isinstance(x, (bool, np.bool_)):
+        return str(int(x))
+    if isinstance(x, (int, np.integer)):
+        return str(int(x))
+    return f"{float(x):g}"
+
+
+def type_name(x: Any) -> str:
+    """The type name PyTorch's argument errors print: ``numpy.ndarray``, ``list``, ``Tensor``."""
+    t = type(x)
+    return f"numpy.{t.__name__}" if t.__module__ == "numpy" else t.__name__
+
+
+def _as_index(x: Any) -> int:
+    # bool is an int subclass, but PyTorch refuses it where a size is expected.
+    if isinstance(x, (bool, np.bool_)):
+        raise TypeError
+    return operator.index(x)
+
+
+def parse_size(args: tuple, kwargs: dict, name: str, varargs: bool = True) -> tuple:
+    """The shape from ``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` or ``f(size=(2, 3))``.
+
+    ``kwargs`` holds what the factory did not name itself: only ``size`` is allowed there.
+    """
+    size = kwargs.pop("size", None)
+    if kwargs:
+        raise TypeError(f"{name}() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    if size is not None:
+        if args:
+            raise TypeError(
+                f"{name}() received an invalid combination of arguments - got positional sizes "
+                "and size="
+            )
+        seq = size
+    elif not args:
+        raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
+    elif len(args) == 1:
+        seq = args[0]
+    elif varargs:
+        seq = args
+    else:
+        raise TypeError(f"{name}() takes 1 positional argument but {len(args)} were given")
+    if not isinstance(seq, (tuple, list)):
+        if varargs and len(args) <= 1:
+            try:
+                seq = (_as_index(seq),)
+            except TypeError:
+                raise TypeError(
+                    f"{name}(): argument 'size' (position 1) must be tuple of ints, not "
+                    f"{type_name(seq)}"
+                ) from None
+        else:
+            raise TypeError(
+                f"{name}(): argument 'size' (position 1) must be tuple of ints, not "
+                f"{type_name(seq)}"
+            )
+    shape = []
+    for i, s in enumerate(seq):
+        try:
+            shape.append(_as_index(s))
+        except TypeError:
+            raise TypeError(
+                f"{name}(): argument 'size' (position 1) must be tuple of ints, but found element "
+                f"of type {type_name(s)} at pos {i}"
+            ) from None
+    shape = tuple(shape)
+    for s in shape:
+        if s < 0:
+            if name == "zeros":
+                raise RuntimeError("zeros: Dimension size must be non-negative.")
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {s}: {list(shape)}"
+            )
+    return shape
+
+
+def resolve_dtype(dt: Any, out: Tensor | None, default: dtype) -> dtype:
+    """The dtype a factory produces: ``dtype=`` if given, else ``out``'s, else ``default``."""
+    if dt is not None:
+        dt = to_dtype(dt)
+        if out is not None and isinstance(out, Tensor) and out.dtype is not dt:
+            raise RuntimeError(
+                f"dtype {SCALAR_NAME[dt.name]} does not match dtype of out parameter "
+                f"({SCALAR_NAME[out.dtype.name]})"
+            )
+        return dt
+    if out is not None and isinstance(out, Tensor):
+        return out.dtype
+    return default
+
+
+def finish(arr: np.ndarray, requires_grad: bool, out: Tensor | None = None,
+           name: str = "") -> Tensor:
+    """Wrap a freshly made array as a leaf, or write it into ``out``."""
+    if out is not None:
+        return _write_out(out, arr, name)
+    t = make(arr)
+    if requires_grad:
+        if arr.dtype.kind != "f":
+            raise RuntimeError(
+                "Only Tensors of floating point and complex dtype can require gradients"
+            )
+        t.requires_grad = True
+    return t
+
+
+def _write_out(out: Any, arr: np.ndarray, name: str) -> Tensor:
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type_name(out)}")
+    if state.grad_enabled and out.requires_grad:
+        raise RuntimeError(
+            f"aten::{name}(): functions with out=... arguments don't support automatic "
+            "differentiation, but one of the arguments requires grad."
+        )
+    if out._inference and not state.inference:
+        raise RuntimeError(
+            "Inplace update to inference tensor outside InferenceMode is not allowed.You can "
+            "make a clone to get a normal tensor before doing inplace update.See "
+            "https://github.com/pytorch/rfcs/pull/17 for more details."
+        )
+    if out._data.shape == arr.shape:
+        np.copyto(out._data, arr, casting="unsafe")
+    else:
+        # A shape mismatch resizes ``out`` as PyTorch does: it gets new memory.
+        out._data = arr.astype(out._data.dtype, copy=False)
+    out._vc[0] += 1
+    return out
+
+
+def check_tensor_arg(x: Any, name: str, arg: str = "input") -> None:
+    if not isinstance(x, Tensor):
+        raise TypeError(
+            f"{name}(): argument '{arg}' (position 1) must be Tensor, not {type_name(x)}"
+        )
+
+
+def number(x: Any, name: str, arg: str) -> int | float:
+    """A Python int or float from a number-like argument (numpy scalar, 1-element tensor)."""
+    if isinstance(x, Tensor):
+        if x._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        x = x._data.reshape(()).item()
+    elif isinstance(x, np.generic):
+        x = x.item()
+    if isinstance(x, bool):
+        return int(x)
+    if isinstance(x, (int, float)):
+        return x
+    if isinstance(x, complex):
+        raise TypeError(f"{name}(): retrograd has no complex dtypes; got complex for '{arg}'")
+    raise TypeError(f"{name}(): argument '{arg}' must be Number, not {type_name(x)}")
+
+
+# -- numpy interop -----------------------------------------------------------------------------
+def _np_dtype_check(arr: np.ndarray) -> dtype:
+    d = FROM_NP.get(arr.dtype)
+    if d is None:
+        if not arr.dtype.isnative and FROM_NP.get(arr.dtype.newbyteorder("=")) is not None:
+            raise ValueError(
+                "given numpy array has byte order different from the native byte order. "
+                "Conversion between byte orders is currently not supported."
+            )
+        raise TypeError(
+            f"can't convert np.ndarray of type numpy.{arr.dtype.type.__name__}. The only "
+            f"supported types are: {_SUPPORTED}."
+        )
+    return d
+
+
+def _warn_not_writable(arr: np.ndarray) -> None:
+    if not arr.flags.writeable and not _warned_not_writable[0]:
+        _warned_not_writable[0] = True
+        warnings.warn(_NOT_WRITABLE_WARNING, UserWarning, stacklevel=3)
+
+
+def from_numpy(ndarray: np.ndarray) -> Tensor:
+    """A tensor sharing memory with a NumPy array: writes to either show in the other.
+
+    >>> import numpy as np
+    >>> import retrograd as torch
+    >>> a = np.array([1, 2, 3])
+    >>> t = torch.from_numpy(a)
+    >>> a[0] = 7
+    >>> t
+    tensor([7, 2, 3])
+    """
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type_name(ndarray)})")
+    _np_dtype_check(ndarray)
+    _warn_not_writable(ndarray)
+    if type(ndarray) is not np.ndarray:
+        ndarray = ndarray.view(np.ndarray)  # a subclass (np.matrix, ...) as a plain view
+    return make(ndarray)
+
+
+# -- data to array: PyTorch's inference over nested sequences ----------------------------------
+def _is_sequence(obj: Any) -> bool:
+    return isinstance(obj, Sequence) and not isinstance(obj, str)
+
+
+def _compute_sizes(data: Any) -> list:
+    """The shape, read off the first element at each level as PyTorch does."""
+    sizes: list = []
+    obj = data
+    while True:
+        if isinstance(obj, Tensor):
+            break  # a tensor inside a list stands for one element
+        if isinstance(obj, np.ndarray):
+            if obj.ndim == 0 and sizes:
+                raise TypeError("len() of unsized object")
+            sizes.extend(obj.shape)
+            break
+        if isinstance(obj, str):
+            raise ValueError("too many dimensions 'str'")
+        if not _is_sequence(obj):
+            break
+        n = len(obj)
+        sizes.append(n)
+        if len(sizes) > _MAX_DIMS:
+            raise ValueError(f"too many dimensions '{type(obj).__name__}'")
+        if n == 0:
+            break
+        obj = obj[0]
+    return sizes
+
+
+_PY_SCALARS = frozenset((float, int, bool))
+
+
+class _Walk:
+    """One pass over nested data: checks it is rectangular, infers the dtype, flattens it."""
+
+    __slots__ = ("sizes", "ndim", "flat", "has_float", "misplaced")
+
+    def __init__(self, sizes: list) -> None:
+        self.sizes = sizes
+        self.ndim = len(sizes)
+        self.flat: list = []
+        self.has_float = False
+        self.misplaced = None  # type name of a sequence found where a number belongs
+
+    def seq(self, obj: Any, dim: int) -> dtype:
+        if isinstance(obj, (np.ndarray, Tensor)):
+            return self.block(obj, dim)
+        if not _is_sequence(obj):
+            raise TypeError("not a sequence")
+        n = len(obj)
+        want = self.sizes[dim]
+        if n != want:
+            raise ValueError(f"expected sequence of length {want} at dim {dim} (got {n})")
+        if n == 0:
+            return get_default_dtype()
+        if dim + 1 == self.ndim:
+            types = set(map(type, obj))
+            if types <= _PY_SCALARS:
+                # the common case, a list of Python numbers, in one step
+                self.flat.extend(obj)
+                if float in types:
+                    self.has_float = True
+                    return get_default_dtype()
+                return _dtypes.int64 if int in types else _dtypes.bool
+            result = None
+            for item in obj:
+                d = self.leaf(item)
+                result = d if result is None else _dtypes.promote_types(result, d)
+            return result
+        result = None
+        for item in obj:
+            d = self.seq(item, dim + 1)
+            result = d if result is None else _dtypes.promote_types(result, d)
+        return result
+
+    def block(self, obj: Any, dim: int) -> dtype:
+        """An ndarray (or a tensor) standing where a sequence is expected."""
+        arr = obj._data if isinstance(obj, Tensor) else obj
+        d = _np_dtype_check(arr)
+        want = tuple(self.sizes[dim:])
+        if arr.shape != want:
+            for i, (got, exp) in enumerate(zip(arr.shape, want)):
+                if got != exp:
+                    raise ValueError(
+                        f"expected sequence of length {exp} at dim {dim + i} (got {got})"
+                    )
+            if arr.ndim < len(want):
+                raise TypeError("not a sequence")
+            self.misplaced = type_name(obj)
+            return d
+        self.flat.extend(arr.ravel().tolist())
+        if d.is_floating_point:
+            self.has_float = True
+        return d
+
+    def leaf(self, obj: Any) -> dtype:
+        t = type(obj)
+        if t is float:
+            self.flat.append(obj)
+            self.has_float = True
+            return get_default_dtype()
+        if t is bool:
+            self.flat.append(obj)
+            return _dtypes.bool
+        if t is int:
+            self.flat.append(obj)
+            return _dtypes.int64
+        if isinstance(obj, Tensor):
+            if obj._data.size != 1:
+                raise ValueError("only one element tensors can be converted to Python scalars")
+            d = obj.dtype
+            self.flat.append(obj._data.reshape(()).item())
+            self.has_float |= d.is_floating_point
+            return d
+        if isinstance(obj, np.generic):
+            d = FROM_NP.get(obj.dtype)
+            if d is None:
+                raise TypeError(
+                    f"can't convert np.ndarray of type numpy.{type(obj).__name__}. The only "
+                    f"supported types are: {_SUPPORTED}."
+                )
+            self.flat.append(obj.item())
+            self.has_float |= d.is_floating_point
+            return d
+        if isinstance(obj, bool):
+            self.flat.append(bool(obj))
+            return _dtypes.bool
+        if isinstance(obj, int):
+            self.flat.append(int(obj))
+            return _dtypes.int64
+        if isinstance(obj, float):
+            self.flat.append(float(obj))
+            self.has_float = True
+            return get_default_dtype()
+        if isinstance(obj, complex):
+            raise TypeError("retrograd has no complex dtypes; can't convert complex data")
+        if isinstance(obj, str):
+            raise ValueError("too many dimensions 'str'")
+        if isinstance(obj, np.ndarray) or _is_sequence(obj):
+            # PyTorch fails on this while storing, with a message that depends on the dtype;
+            # note it and keep inferring.
+            self.misplaced = type_name(obj)
+            return _infer_only(obj)
+        raise RuntimeError(f"Could not infer dtype of {type_name(obj)}")
+
+
+def _infer_only(obj: Any) -> dtype:
+    if isinstance(obj, np.ndarray):
+        return _np_dtype_check(obj)
+    if isinstance(obj, Tensor):
+        return obj.dtype
+    if _is_sequence(obj):
+        result = None
+        for item in obj:
+            d = _infer_only(item)
+            result = d if result is None else _dtypes.promote_types(result, d)
+        return result if result is not None else get_default_dtype()
+    return _Walk([]).leaf(obj)
+
+
+def _overflow(target: dtype) -> RuntimeError:
+    return RuntimeError(f"value cannot be converted to type {target.name} without overflow")
+
+
+def _cast_flat(flat: list, has_float: bool, target: dtype) -> np.ndarray:
+    """The flat values as a 1-D array of ``target``, with PyTorch's overflow checks."""
+    np_t = target.np
+    if target.is_floating_point:
+        a = np.array(flat, dtype=np.float64)
+        with np.errstate(over="ignore"):
+            return a.astype(np_t, copy=False)
+    if target is _dtypes.bool:
+        return np.array([bool(v) for v in flat], dtype=np.bool_)
+    if not has_float:
+        return _ints_to(flat, target)
+    # Each element is checked by its own kind, so split the floats from the integers.
+    is_float = np.fromiter((isinstance(v, float) for v in flat), bool, len(flat))
+    out = np.empty(len(flat), np_t)
+    out[~is_float] = _ints_to([v for v, f in zip(flat, is_float) if not f], target)
+    a = np.array([v for v, f in zip(flat, is_float) if f], dtype=np.float64)
+    if a.size:
+        info = np.iinfo(np_t)
+        hi_bad = a >= 2.0**63 if np_t == np.int64 else a > info.max
+        if not np.isfinite(a).all() or (a < info.min).any() or hi_bad.any():
+            raise _overflow(target)
+    out[is_float] = a.astype(np_t)
+    return out
+
+
+def _ints_to(ints: list, target: dtype) -> np.ndarray:
+    """Python ints as ``target`` (an integer dtype); they may wrap into an unsigned type
+    (-1 -> 255) as in PyTorch, but must otherwise fit."""
+    try:
+        a = np.array(ints, dtype=np.int64)
+    except OverflowError:
+        raise ValueError("Overflow when unpacking long long") from None
+    info = np.iinfo(target.np)
+    lo = -int(info.max) if info.min == 0 else int(info.min)
+    if a.size and (a.min() < lo or a.max() > info.max):
+        raise _overflow(target)
+    return a.astype(target.np)
+
+
+def _data_to_array(data: Any, dt: dtype | None) -> np.ndarray:
+    """A new array holding ``data`` (not a Tensor), converted as ``torch.tensor`` would."""
+    if isinstance(data, np.ndarray):
+        _np_dtype_check(data)
+        if dt is None or dt.np == data.dtype:
+            return np.array(data, order="C", copy=True)
+        with np.errstate(all="ignore"):
+            return np.array(data, dtype=dt.np, order="C", copy=True)
+    if isinstance(data, str):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    sizes = _compute_sizes(data)
+    walk = _Walk(sizes)
+    inferred = walk.seq(data, 0) if sizes else walk.leaf(data)
+    target = dt if dt is not None else inferred
+    if walk.misplaced is not None:
+        if target.is_floating_point:
+            raise TypeError(f"must be real number, not {walk.misplaced}")
+        raise TypeError(f"'{walk.misplaced}' object cannot be interpreted as an integer")
+    return _cast_flat(walk.flat, walk.has_float, target).reshape(sizes)
+
+
+# -- tensor, as_tensor -------------------------------------------------------------------------
+def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+           pin_memory: bool = False) -> Tensor:
+    """A new leaf tensor holding a copy of ``data`` (a number, nested sequence, array or tensor).
+
+    The dtype is inferred as PyTorch does: floats take the default dtype, ints ``int64``,
+    bools ``bool``, and NumPy data keeps its own.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([[1, 2], [3, 4]])
+    tensor([[1, 2],
+            [3, 4]])
+    >>> torch.tensor([1, 2.5]).dtype, torch.tensor(True).dtype
+    (retrograd.float32, retrograd.bool)
+    """
+    check_device(device)
+    dt = None if dtype is None else to_dtype(dtype)
+    if isinstance(data, Tensor):
+        warnings.warn(_COPY_WARNING, UserWarning, stacklevel=2)
+        with np.errstate(all="ignore"):
+            arr = np.array(data._data, dtype=None if dt is None else dt.np, order="C", copy=True)
+    else:
+        arr = _data_to_array(data, dt)
+    return finish(arr, requires_grad)
+
+
+def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    """``data`` as a tensor, sharing memory with it when no conversion is needed.
+
+    A tensor of the right dtype comes back as is; a NumPy array of a supported dtype is shared.
+
+    >>> import numpy as np
+    >>> import retrograd as torch
+    >>> a = np.array([1.0, 2.0])
+    >>> t = torch.as_tensor(a)
+    >>> a[0] = -1.0
+    >>> t
+    tensor([-1.,  2.], dtype=retrograd.float64)
+    """
+    check_device(device)
+    dt = None if dtype is None else to_dtype(dtype)
+    if isinstance(data, Tensor):
+        if dt is None or data.dtype is dt:
+            return data
+        return data.to(dt)
+    if isinstance(data, np.ndarray):
+        d = _np_dtype_check(data)
+        if dt is None or dt is d:
+            _warn_not_writable(data)
+            return make(data if type(data) is np.ndarray else data.view(np.ndarray))
+        with np.errstate(all="ignore"):
+            return make(data.astype(dt.np))
+    return make(_data_to_array(data, dt))
+
+
+# -- filled tensors ----------------------------------------------------------------------------
+def zeros(*size: Any, out: Tensor | None = None, dtype: Any = None, layout: Any = None,
+          device: Any = None, requires_grad: bool = False, pin_memory: bool = False,
+          **kwargs: Any) -> Tensor:
+    """A tensor of zeros: ``zeros(2, 3)``, ``zeros((2, 3))`` or ``zeros(size=(2, 3))``.
+
+    >>> import retrograd as torch
+    >>> torch.zeros(2, 3)
+    tensor([[0., 0., 0.],
+            [0., 0., 0.]])
+    """
+    check_device(device)
+    shape = parse_size(size, kwargs, "zeros")
+    dt = resolve_dtype(dtype, out, get_default_dtype())
+    return finish(np.zeros(shape, dt.np), requires_grad, out, "zeros")
+
+
+def ones(*size: Any, out: Tensor | None = None, dtype: Any = None, layout: Any = None,
+         device: Any = None, requires_grad: bool = False, pin_memory: bool = False,
+         **kwargs: Any) -> Tensor:
+    """A tensor of ones.
+
+    >>> import retrograd as torch
+    >>> torch.ones(2, dtype=torch.int64)
+    tensor([1, 1])
+    """
+    check_device(device)
+    shape = parse_size(size, kwargs, "ones")
+    dt = resolve_dtype(dtype, out, get_default_dtype())
+    return finish(np.ones(shape, dt.np), requires_grad, out, "ones")
+
+
+def empty(*size: Any, out: Tensor | None = None, dtype: Any = None, layout: Any = None,
+          device: Any = None, requires_grad: bool = False, pin_memory: bool = False,
+          memory_format: Any = None, **kwargs: Any) -> Tensor:
+    """An uninitialised tensor: its values are whatever the memory held.
+
+    >>> import retrograd as torch
+    >>> torch.empty(2, 3).shape
+    retrograd.Size([2, 3])
+    """
+    check_device(device)
+    shape = parse_size(size, kwargs, "empty")
+    dt = resolve_dtype(dtype, out, get_default_dtype())
+    return finish(np.empty(shape, dt.np), requires_grad, out, "empty")
+
+
+def _fill_scalar(value: Any, name: str) -> tuple:
+    """``(python value, dtype PyTorch infers for it)`` for ``full``'s ``fill_value``."""
+    if isinstance(value, Tensor):
+        if value._data.ndim != 0:
+            raise TypeError(
+                f"{name}(): argument 'fill_value' (position 2) must be Number, not Tensor"
+            )
+        value = value._data.reshape(()).item()
+    elif isinstance(value, np.generic) and not isinstance(value, (np.str_, np.bytes_)):
+        value = value.item()
+    if isinstance(value, bool):
+        return value, _dtypes.bool
+    if isinstance(value, int):
+        return value, _dtypes.int64
+    if isinstance(value, float):
+        return value, get_default_dtype()
+    if isinstance(value, complex):
+        raise TypeError(f"{name}(): retrograd has no complex dtypes; got a complex fill_value")
+    raise TypeError(
+        f"{name}(): argument 'fill_value' (position 2) must be Number, not {type_name(value)}"
+    )
+
+
+def scalar_to(value: int | float | bool, target: dtype) -> Any:
+    """``value`` as a ``target`` NumPy scalar, failing on overflow as PyTorch's ``full`` does."""
+    np_t = target.np
+    if target is _dtypes.bool:
+        return np.bool_(value)
+    overflow = RuntimeError(
+        f"value cannot be converted to type {C_NAME[target.name]} without overflow"
+    )
+    if target.is_floating_point:
+        v = float(value)
+        if math.isfinite(v) and abs(v) > float(np.finfo(np_t).max):
+            raise overflow
+        return np_t.type(v)
+    info = np.iinfo(np_t)
+    if isinstance(value, float):
+        if not math.isfinite(value) or value < info.min or value > info.max:
+            raise overflow
+        return np_t.type(int(value))
+    value = int(value)
+    lo = -int(info.max) if info.min == 0 else int(info.min)
+    if not lo <= value <= info.max:
+        raise overflow
+    return np.array(value).astype(np_t)[()]  # wraps a negative into an unsigned type
+
+
+def full(size: Any, fill_value: Any, *, out: Tensor | None = None, dtype: Any = None,
+         layout: Any = None, device: Any = None, requires_grad: bool = False,
+         pin_memory: bool = False) -> Tensor:
+    """A tensor filled with ``fill_value``; the dtype follows the value unless given.
+
+    >>> import retrograd as torch
+    >>> torch.full((2,), 7)
+    tensor([7, 7])
+    >>> torch.full((2,), 1.5).dtype, torch.full((2,), True).dtype
+    (retrograd.float32, retrograd.bool)
+    """
+    check_device(device)
+    shape = parse_size((size,), {}, "full", varargs=False)
+    value, inferred = _fill_scalar(fill_value, "full")
+    dt = resolve_dtype(dtype, out, inferred)
+    return finish(np.full(shape, scalar_to(value, dt), dt.np), requires_grad, out, "full")
+
+
+def _like_dtype(input: Tensor, dt: Any) -> dtype:  # noqa: A002
+    return input.dtype if dt is None else to_dtype(dt)
+
+
+def zeros_like(input: Tensor, *, dtype: Any = None, layout: Any = None, device: Any = None,  # noqa: A002
+               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+    """Zeros with the shape (and, unless given, the dtype) of ``input``.
+
+    >>> import retrograd as torch
+    >>> torch.zeros_like(torch.tensor([1, 2, 3]))
+    tensor([0, 0, 0])
+    """
+    check_tensor_arg(input, "zeros_like")
+    check_device(device)
+    dt = _like_dtype(input, dtype)
+    return finish(np.zeros(input._data.shape, dt.np), requires_grad)
+
+
+def ones_like(input: Tensor, *, dtype: Any = None, layout: Any = None, device: Any = None,  # noqa: A002
+              requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+    """Ones with the shape (and, unless given, the dtype) of ``input``.
+
+    >>> import retrograd as torch
+    >>> torch.ones_like(torch.zeros(2, 2))
+    tensor([[1., 1.],
+            [1., 1.]])
+    """
+    check_tensor_arg(input, "ones_like")
+    check_device(device)
+    dt = _like_dtype(input, dtype)
+    return finish(np.ones(input._data.shape, dt.np), requires_grad)
+
+
+def empty_like(input: Tensor, *, dtype: Any = None, layout: Any = None, device: Any = None,  # noqa: A002
+               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+    """An uninitialised tensor with the shape (and, unless given, the dtype) of ``input``.
+
+    >>> import retrograd as torch
+    >>> torch.empty_like(torch.zeros(2, 3, dtype=torch.int32)).dtype
+    retrograd.int32
+    """
+    check_tensor_arg(input, "empty_like")
+    check_device(device)
+    dt = _like_dtype(input, dtype)
+    return finish(np.empty(input._data.shape, dt.np), requires_grad)
+
+
+def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, layout: Any = None,  # noqa: A002
+              device: Any = None, requires_grad: bool = False,
+              memory_format: Any = None) -> Tensor:
+    """``fill_value`` in the shape (and, unless given, the dtype) of ``input``.
+
+    >>> import retrograd as torch
+    >>> torch.full_like(torch.zeros(3, dtype=torch.int32), 1.7)
+    tensor([1, 1, 1], dtype=retrograd.int32)
+    """
+    check_tensor_arg(input, "full_like")
+    check_device(device)
+    value, _ = _fill_scalar(fill_value, "full_like")
+    dt = _like_dtype(input, dtype)
+    arr = np.full(input._data.shape, scalar_to(value, dt), dt.np)
+    return finish(arr, requires_grad)
+
+
+# -- ranges ------------------------------------------------------------------------------------
+def _check_int64(x: int | float) -> None:
+    if isinstance(x, int) and not -(2**63) <= x < 2**63:
+        raise OverflowError("int too big to convert")
+
+
+def _trunc_div(a: int, b: int) -> int:
+    """C++'s integer division, which truncates toward zero."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def arange(start: Any = 0, end: Any = None, step: Any = 1, *, out: Tensor | None = None,
+           dtype: Any = None, layout: Any = None, device: Any = None,
+           requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """Values from ``start`` up to (not including) ``end`` in steps of ``step``.
+
+    All-integer arguments give ``int64``, any float gives the default dtype; the length is
+    ``ceil((end - start) / step)``.
+
+    >>> import retrograd as torch
+    >>> torch.arange(5)
+    tensor([0, 1, 2, 3, 4])
+    >>> torch.arange(1, 2.5, 0.5)
+    tensor([1.0000, 1.5000, 2.0000])
+    """
+    check_device(device)
+    if end is None:
+        start, end = 0, start
+    start = number(start, "arange", "start")
+    end = number(end, "arange", "end")
+    step = number(step, "arange", "step")
+    for x in (start, end, step):
+        _check_int64(x)
+    is_float = any(isinstance(x, float) for x in (start, end, step))
+    dt = resolve_dtype(dtype, out, get_default_dtype() if is_float else _dtypes.int64)
+    if dt is _dtypes.bool:
+        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {fmt_number(start)} -> {fmt_number(end)}")
+    if not ((step > 0 and end >= start) or (step < 0 and end <= start)):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    if dt is _dtypes.int64:
+        # int64 counts in integers after truncating each bound, as PyTorch does.
+        xs, xe, xst = int(start), int(end), int(step)
+        if xst == 0:
+            raise ValueError("step must be nonzero")
+        sgn = 1 if xst > 0 else -1
+        n = max(_trunc_div(xe - xs + xst - sgn, xst), 0)
+        arr = xs + xst * np.arange(n, dtype=np.int64)
+    else:
+        n_f = math.ceil((float(end) - float(start)) / float(step))
+        if not 0 <= n_f < 2**63:
+            raise RuntimeError("invalid size, possible overflow?")
+        idx = np.arange(int(n_f), dtype=np.int64)
+        if dt.is_floating_point:
+            # float16 accumulates in float32 as in PyTorch, the others in float64
+            acc = np.float32 if dt is _dtypes.float16 else np.float64
+            with np.errstate(over="ignore"):
+                arr = (acc(start) + idx.astype(acc) * acc(step)).astype(dt.np)
+        else:
+            # narrower integer types: the length comes from the float values, the elements
+            # from the truncated start and step, wrapping into the dtype
+            arr = (int(start) + int(step) * idx).astype(dt.np)
+    return finish(arr, requires_grad, out, "arange")
+
+
+def _steps_arg(steps: Any, name: str) -> int:
+    try:
+        steps = _as_index(steps)
+    except TypeError:
+        raise TypeError(
+            f"{name}(): argument 'steps' (position 3) must be int, not {type_name(steps)}"
+        ) from None
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    return steps
+
+
+def linspace(start: Any, end: Any, steps: Any, *, out: Tensor | None = None, dtype: Any = None,
+             layout: Any = None, device: Any = None, requires_grad: bool = False,
+             pin_memory: bool = False) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end``, both included.
+
+    >>> import retrograd as torch
+    >>> torch.linspace(0, 1, 5)
+    tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000])
+    >>> torch.linspace(0, 10, 4, dtype=torch.int64)
+    tensor([ 0,  3,  6, 10])
+    """
+    check_device(device)
+    start = number(start, "linspace", "start")
+    end = number(end, "linspace", "end")
+    steps = _steps_arg(steps, "linspace")
+    dt = resolve_dtype(dtype, out, get_default_dtype())
+    if dt is _dtypes.bool:
+        raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
+    s, e = scalar_to(start, dt), scalar_to(end, dt)
+    if steps == 0:
+        arr = np.empty(0, dt.np)
+    elif steps == 1:
+        arr = np.full(1, s, dt.np)
+    else:
+        # The first half counts up from start and the second half down from end, so that both
+        # ends come out exact. Floats compute in their own precision, rounding after each
+        # operation (as PyTorch's half arithmetic does), integers in float64.
+        work = dt.np.type if dt.is_floating_point else np.float64
+        s_w, e_w = work(s), work(e)
+        step = (e_w - s_w) / work(steps - 1)
+        idx = np.arange(steps, dtype=np.int64)
+        half = steps // 2
+        with np.errstate(all="ignore"):
+            lo = s_w + step * idx[:half].astype(work)
+            hi = e_w - step * (steps - idx[half:] - 1).astype(work)
+            arr = np.concatenate([lo, hi]).astype(dt.np)
+    return finish(arr, requires_grad, out, "linspace")
+
+
+def logspace(start: Any, end: Any, steps: Any, base: float = 10.0, *,
+             out: Tensor | None = None, dtype: Any = None, layout: Any = None,
+             device: Any = None, requires_grad: bool = False,
+             pin_memory: bool = False) -> Tensor:
+    """``steps`` values from ``base ** start`` to ``base ** end``, evenly spaced in exponent.
+
+    >>> import retrograd as torch
+    >>> torch.logspace(0, 2, 3)
+    tensor([  1.,  10., 100.])
+    >>> torch.logspace(0, 3, 4, base=2, dtype=torch.int64)
+    tensor([1, 2, 4, 8])
+    """
+    check_device(device)
+    start = number(start, "logspace", "start")
+    end = number(end, "logspace", "end")
+    steps = _steps_arg(steps, "logspace")
+    base = float(number(base, "logspace", "base"))
+    dt = resolve_dtype(dtype, out, get_default_dtype())
+    if dt is _dtypes.bool:
+        raise NotImplementedError("\"logspace_cpu\" not implemented for 'Bool'")
+    with np.errstate(all="ignore"):
+        if steps == 0:
+            exps = np.empty(0)
+        elif steps == 1:
+            exps = np.array([float(start)])
+        else:
+            s, e = scalar_to(start, dt), scalar_to(end, dt)
+            # the span is taken in the dtype itself (so rounded for float16/float32), the
+            # rest in float64
+            span = float(e - s) if dt.is_floating_point else float(int(e) - int(s))
+            s, e = float(s), float(e)
+            step = span / (steps - 1)
+            idx = np.arange(steps, dtype=np.float64)
+            half = steps // 2
+            exps = np.concatenate([s + step * idx[:half], e - step * (steps - idx[half:] - 1)])
+        # integer dtypes raise a float32 base, as PyTorch does, to avoid double promotion
+        b = float(np.float32(base)) if dt.np.kind != "f" else base
+        arr = np.power(b, exps).astype(dt.np)
+    return finish(arr, requires_grad, out, "logspace")
+
+
+def eye(n: int, m: int | None = None, *, out: Tensor | None = None, dtype: Any = None,
+        layout: Any = None, device: Any = None, requires_grad: bool = False,
+        pin_memory: bool = False) -> Tensor:
+    """A 2-D tensor with ones on the diagonal: ``n`` rows and ``m`` (default ``n``) columns.
+
+    >>> import retrograd as torch
+    >>> torch.eye(2, 3)
+    tensor([[1., 0., 0.],
+            [0., 1., 0.]])
+    """
+    check_device(device)
+    dims = []
+    for arg, pos, v in (("n", 1, n), ("m", 2, n if m is None else m)):
+        try:
+            v = _as_index(v)
+        except TypeError:
+            raise TypeError(
+                f"eye(): argument '{arg}' (position {pos}) must be int, not {type_name(v)}"
+            ) from None
+        if v < 0:
+            raise RuntimeError(f"{arg} must be greater or equal to 0, got {v}")
+        dims.append(v)
+    dt = resolve_dtype(dtype, out, get_default_dtype())
+    return finish(np.eye(dims[0], dims[1], dtype=dt.np), requires_grad, out, "eye")

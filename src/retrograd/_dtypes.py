@@ -1,0 +1,224 @@
+"""dtypes as objects, the default float dtype, and PyTorch's type promotion rules.
+
+Each :class:`dtype` wraps one NumPy dtype. Promotion follows PyTorch, not NumPy: Python scalars
+are weak, 0-dim tensors do not promote dimensioned ones of the same category, and an integer
+tensor meeting a float scalar becomes the default float dtype.
+"""
+
+from __future__ import annotations
+
+import builtins as _builtins
+
+import numpy as np
+
+__all__ = [
+    "dtype", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
+    "bool", "half", "float", "double", "short", "int", "long",
+    "set_default_dtype", "get_default_dtype", "promote_types", "can_cast",
+]
+
+_builtin_bool = _builtins.bool
+_builtins_float = _builtins.float
+_builtins_int = _builtins.int
+
+
+class dtype:  # noqa: N801 - PyTorch's name
+    """A tensor element type, e.g. ``retrograd.float32``.
+
+    >>> import retrograd
+    >>> retrograd.float32.is_floating_point, retrograd.float32.itemsize
+    (True, 4)
+    """
+
+    __slots__ = ("name", "np", "is_floating_point", "is_signed", "itemsize", "_kind", "_rank")
+
+    def __init__(self, name: str, np_dtype, kind: int, rank: int):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        # kind: 0 bool, 1 integer, 2 floating; rank orders dtypes within a kind.
+        self._kind = kind
+        self._rank = rank
+        self.is_floating_point = kind == 2
+        self.is_signed = kind == 2 or (kind == 1 and self.np.kind == "i")
+        self.itemsize = self.np.itemsize
+
+    @property
+    def is_complex(self) -> _builtin_bool:
+        return False
+
+    def __repr__(self) -> str:
+        return "retrograd." + self.name
+
+    def __reduce__(self):
+        return self.name
+
+    def to_real(self) -> dtype:
+        return self
+
+
+bool = dtype("bool", np.bool_, 0, 0)  # noqa: A001 - PyTorch's name
+uint8 = dtype("uint8", np.uint8, 1, 0)
+int8 = dtype("int8", np.int8, 1, 0)
+int16 = dtype("int16", np.int16, 1, 1)
+int32 = dtype("int32", np.int32, 1, 2)
+int64 = dtype("int64", np.int64, 1, 3)
+float16 = dtype("float16", np.float16, 2, 0)
+float32 = dtype("float32", np.float32, 2, 1)
+float64 = dtype("float64", np.float64, 2, 2)
+
+half = float16
+float = float32  # noqa: A001
+double = float64
+short = int16
+int = int32  # noqa: A001
+long = int64
+
+ALL = (bool, uint8, int8, int16, int32, int64, float16, float32, float64)
+# NumPy dtype -> retrograd dtype; the hot path reads a tensor's dtype through this.
+FROM_NP: dict = {d.np: d for d in ALL}
+for _d in ALL:
+    FROM_NP[_d.np.type] = _d
+
+
+def from_numpy_dtype(np_dtype) -> dtype:
+    """The retrograd dtype of a NumPy dtype, or TypeError naming what is not supported."""
+    d = FROM_NP.get(np_dtype)
+    if d is None:
+        d = FROM_NP.get(np.dtype(np_dtype))
+        if d is None:
+            raise TypeError(
+                f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types "
+                "are: float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
+            )
+    return d
+
+
+def to_dtype(d) -> dtype:
+    """Accept a retrograd dtype, a NumPy dtype or a Python type (float, int, bool)."""
+    if d.__class__ is dtype:
+        return d
+    if d is _builtins_float:
+        return float64
+    if d is _builtins_int:
+        return int64
+    if d is _builtin_bool:
+        return bool
+    return from_numpy_dtype(d)
+
+
+
+_state = {"default": float32}
+
+
+def get_default_dtype() -> dtype:
+    """The dtype of floating tensors made from Python floats (float32 unless changed).
+
+    >>> import retrograd
+    >>> retrograd.get_default_dtype()
+    retrograd.float32
+    """
+    return _state["default"]
+
+
+def set_default_dtype(d: dtype) -> None:
+    """Set the default floating dtype (float32 or float64, as PyTorch allows).
+
+    >>> import retrograd
+    >>> retrograd.set_default_dtype(retrograd.float64)
+    >>> retrograd.tensor([1.5]).dtype
+    retrograd.float64
+    >>> retrograd.set_default_dtype(retrograd.float32)
+    """
+    d = to_dtype(d)
+    if not d.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    _state["default"] = d
+    _BINARY_CACHE.clear()
+
+
+def promote_types(a: dtype, b: dtype) -> dtype:
+    """The smallest dtype both ``a`` and ``b`` can be cast to, by PyTorch's table.
+
+    >>> import retrograd
+    >>> retrograd.promote_types(retrograd.int64, retrograd.float16)
+    retrograd.float16
+    """
+    a, b = to_dtype(a), to_dtype(b)
+    if a is b:
+        return a
+    if a._kind != b._kind:
+        return a if a._kind > b._kind else b
+    if a._kind == 1 and (a is uint8) != (b is uint8):
+        # uint8 with a signed type: the signed type if wider, else int16.
+        s = b if a is uint8 else a
+        return int16 if s is int8 else s
+    return a if a._rank >= b._rank else b
+
+
+def can_cast(from_: dtype, to: dtype) -> _builtin_bool:
+    """Whether PyTorch's in-place ops may write a ``from_`` result into a ``to`` tensor.
+
+    >>> import retrograd
+    >>> retrograd.can_cast(retrograd.float32, retrograd.int64)
+    False
+    """
+    from_, to = to_dtype(from_), to_dtype(to)
+    if from_._kind > to._kind or (to is bool and from_ is not bool):
+        return False
+    # PyTorch allows int -> unsigned casts in this check; only the category matters.
+    return True
+
+
+def _combine(higher, lower):
+    """Combine two promotion tiers: ``higher`` wins unless ``lower`` is of a higher category."""
+    if higher is None:
+        return lower
+    if lower is None:
+        return higher
+    if higher._kind == 2:
+        return higher
+    if higher is bool or lower._kind == 2:
+        return promote_types(higher, lower)
+    return higher
+
+
+def scalar_dtype(x) -> dtype:
+    """The dtype a Python scalar takes in promotion (floats take the default dtype)."""
+    t = x.__class__
+    if t is _builtin_bool or t is np.bool_:
+        return bool
+    if t is _builtins_float or (isinstance(x, np.floating)):
+        return _state["default"]
+    return int64
+
+
+def result_type_of(dims, zeros, scalars) -> dtype:
+    """Promote dimensioned tensors, 0-dim tensors and scalars, in PyTorch's three tiers."""
+    r_dim = r_zero = r_wrapped = None
+    for d in dims:
+        r_dim = d if r_dim is None else promote_types(r_dim, d)
+    for d in zeros:
+        r_zero = d if r_zero is None else promote_types(r_zero, d)
+    for s in scalars:
+        d = scalar_dtype(s)
+        r_wrapped = d if r_wrapped is None else promote_types(r_wrapped, d)
+    return _combine(r_dim, _combine(r_zero, r_wrapped))
+
+
+_BINARY_CACHE: dict = {}
+
+
+def binary_result(da: dtype, a_zero: _builtin_bool, db, b_zero: _builtin_bool) -> dtype:
+    """Cached promotion of two operands; ``db`` may be a Python scalar type (weak)."""
+    key = (da, a_zero, db, b_zero)
+    r = _BINARY_CACHE.get(key)
+    if r is None:
+        if db.__class__ is dtype:
+            dims = [d for d, z in ((da, a_zero), (db, b_zero)) if not z]
+            zeros = [d for d, z in ((da, a_zero), (db, b_zero)) if z]
+            r = result_type_of(dims, zeros, ())
+        else:
+            sample = db()
+            r = result_type_of(() if a_zero else (da,), (da,) if a_zero else (), (sample,))
+        _BINARY_CACHE[key] = r
+    return r

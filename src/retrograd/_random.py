@@ -1,0 +1,939 @@
+"""Random numbers: ``Generator``, seeding, sampling factories and in-place fillers.
+
+Each ``Generator`` wraps a NumPy ``Generator(PCG64)``; the same seed gives the same values on
+every run, though not the values PyTorch's Mersenne Twister would give. Floats are sampled in
+float64 and then cast to the target dtype. ``rand`` first rounds its float64 draw down to the
+target's precision so that a cast can never round it up to 1.0.
+
+The in-place fillers (``uniform_``, ``normal_``, ...) are plain functions taking the tensor
+first; ``TENSOR_METHODS`` lists them, with ``bernoulli`` and ``multinomial``, for binding as
+Tensor methods. They write into the tensor's array, so views see the new values, and bump its
+version counter.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import operator
+import os
+import warnings
+from typing import Any
+
+import numpy as np
+
+from . import _dtypes
+from ._creation import (
+    C_NAME,
+    SCALAR_NAME,
+    check_device,
+    check_tensor_arg,
+    finish,
+    fmt_number,
+    number,
+    parse_size,
+    resolve_dtype,
+    type_name,
+)
+from ._dtypes import dtype, get_default_dtype, to_dtype
+from ._tensor import CPU, Tensor, make
+from .autograd.grad_mode import state
+
+__all__ = [
+    "Generator", "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state",
+    "set_rng_state", "rand", "randn", "randint", "rand_like", "randn_like", "randint_like",
+    "randperm", "normal", "bernoulli", "multinomial", "poisson",
+]
+
+_DEFAULT_SEED = 67280421310721  # PyTorch's default seed, so initial_seed() reads the same
+_STATE_FORMAT = "retrograd.Generator/PCG64/1"
+# The C++ names PyTorch's random_/randint messages use for each dtype.
+_RANDOM_C_NAME = {
+    "bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short",
+    "int32": "int", "int64": "long", "float16": "c10::Half", "float32": "float",
+    "float64": "double",
+}
+
+
+def _seed_value(seed: Any) -> int:
+    """A seed as the unsigned 64-bit value PyTorch stores (negative seeds wrap around)."""
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}")
+    seed = int(seed)
+    if not -(2**63) <= seed < 2**64:
+        raise ValueError("Overflow when unpacking long long")
+    return seed % 2**64
+
+
+class Generator:
+    """A source of random numbers with its own state, passed as ``generator=`` to samplers.
+
+    >>> import retrograd as torch
+    >>> g = torch.Generator().manual_seed(42)
+    >>> a = torch.rand(3, generator=g)
+    >>> b = torch.rand(3, generator=g.manual_seed(42))
+    >>> a.tolist() == b.tolist(), g.initial_seed()
+    (True, 42)
+    """
+
+    def __init__(self, device: Any = "cpu") -> None:
+        check_device(device)
+        self._init(_DEFAULT_SEED)
+
+    def _init(self, seed: int) -> None:
+        self._seed = seed
+        self._bitgen = np.random.PCG64(seed)
+        self._rng = np.random.Generator(self._bitgen)
+
+    @property
+    def device(self):
+        return CPU
+
+    def manual_seed(self, seed: int) -> Generator:
+        """Reseed; returns the generator itself so that calls chain."""
+        self._init(_seed_value(seed))
+        return self
+
+    def seed(self) -> int:
+        """Reseed from the operating system's entropy and return the new seed."""
+        s = int.from_bytes(os.urandom(8), "little")
+        self._init(s)
+        return s
+
+    def initial_seed(self) -> int:
+        """The seed last set (by ``manual_seed`` or ``seed``)."""
+        return self._seed
+
+    def get_state(self) -> Tensor:
+        """The full state as a 1-D ``uint8`` tensor (UTF-8 JSON), for ``set_state``."""
+        doc = {"format": _STATE_FORMAT, "seed": self._seed, "bit_generator": self._bitgen.state}
+        raw = json.dumps(doc, sort_keys=True).encode("utf-8")
+        return make(np.frombuffer(raw, dtype=np.uint8).copy())
+
+    def set_state(self, new_state: Tensor) -> Generator:
+        """Restore a state returned by ``get_state``."""
+        if not isinstance(new_state, Tensor):
+            raise TypeError(
+                f"expected a retrograd.ByteTensor, but got {type_name(new_state)}"
+            )
+        if new_state.dtype is not _dtypes.uint8:
+            raise TypeError("RNG state must be a retrograd.ByteTensor")
+        try:
+            doc = json.loads(new_state._data.tobytes().decode("utf-8"))
+            bg = doc["bit_generator"]
+            seed = doc["seed"]
+            ok = (
+                doc["format"] == _STATE_FORMAT and bg["bit_generator"] == "PCG64"
+                and isinstance(seed, int) and 0 <= seed < 2**64
+                and all(isinstance(bg["state"][k], int) for k in ("state", "inc"))
+                and isinstance(bg["has_uint32"], int) and isinstance(bg["uinteger"], int)
+            )
+        except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+            ok = False
+        if not ok:
+            raise RuntimeError(
+                "invalid RNG state: expected a state returned by retrograd's get_state()"
+            )
+        bitgen = np.random.PCG64()
+        try:
+            bitgen.state = bg
+        except (ValueError, TypeError, OverflowError) as e:
+            raise RuntimeError(f"invalid RNG state: {e}") from None
+        self._seed = seed
+        self._bitgen = bitgen
+        self._rng = np.random.Generator(bitgen)
+        return self
+
+    def __repr__(self) -> str:
+        return f"<retrograd.Generator object at {id(self):#x}>"
+
+
+default_generator = Generator()
+
+
+def manual_seed(seed: int) -> Generator:
+    """Seed the default generator; returns it.
+
+    >>> import retrograd as torch
+    >>> g = torch.manual_seed(0)
+    >>> a = torch.rand(2)
+    >>> g = torch.manual_seed(0)
+    >>> b = torch.rand(2)
+    >>> a.tolist() == b.tolist(), torch.initial_seed()
+    (True, 0)
+    """
+    return default_generator.manual_seed(seed)
+
+
+def seed() -> int:
+    """Seed the default generator from the operating system's entropy; returns the seed.
+
+    >>> import retrograd as torch
+    >>> s = torch.seed()
+    >>> s == torch.initial_seed()
+    True
+    """
+    return default_generator.seed()
+
+
+def initial_seed() -> int:
+    """The default generator's seed.
+
+    >>> import retrograd as torch
+    >>> torch.manual_seed(7).initial_seed() == torch.initial_seed() == 7
+    True
+    """
+    return default_generator.initial_seed()
+
+
+def get_rng_state() -> Tensor:
+    """The default generator's state as a ``uint8`` tensor.
+
+    >>> import retrograd as torch
+    >>> state = torch.get_rng_state()
+    >>> a = torch.rand(2); torch.set_rng_state(state); b = torch.rand(2)
+    >>> a.tolist() == b.tolist(), state.dtype
+    (True, retrograd.uint8)
+    """
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state: Tensor) -> None:
+    """Restore the default generator's state from ``get_rng_state``.
+
+    >>> import retrograd as torch
+    >>> torch.set_rng_state(torch.get_rng_state())
+    """
+    default_generator.set_state(new_state)
+
+
+# -- helpers -----------------------------------------------------------------------------------
+def _rng(generator: Generator | None) -> np.random.Generator:
+    if generator is None:
+        return default_generator._rng
+    if not isinstance(generator, Generator):
+        raise TypeError(f"expected a retrograd.Generator, but got {type_name(generator)}")
+    return generator._rng
+
+
+def _not_implemented(kernel: str, dt: dtype) -> NotImplementedError:
+    return NotImplementedError(f"\"{kernel}\" not implemented for '{SCALAR_NAME[dt.name]}'")
+
+
+def _float_only(dt: dtype, kernel: str) -> None:
+    if not dt.is_floating_point:
+        raise _not_implemented(kernel, dt)
+
+
+def _uniform01(rng: np.random.Generator, shape: tuple, np_dt: np.dtype) -> np.ndarray:
+    """Uniform [0, 1) as float64, on the grid the target dtype can hold exactly."""
+    u = rng.random(shape)
+    if np_dt != np.float64:
+        # Keeping only as many bits as the target's mantissa holds makes the cast exact,
+        # so values just below 1 cannot round up to 1.
+        scale = float(2 ** (np.finfo(np_dt).nmant + 1))
+        u = np.floor(u * scale) / scale
+    return u
+
+
+def _as_float(x: Any, name: str, arg: str) -> float:
+    return float(number(x, name, arg))
+
+
+def _broadcast_shape(a: tuple, b: tuple) -> tuple:
+    """NumPy's broadcast shape, with PyTorch's message when the shapes do not match."""
+    n = max(len(a), len(b))
+    a2 = (1,) * (n - len(a)) + tuple(a)
+    b2 = (1,) * (n - len(b)) + tuple(b)
+    out = []
+    for i, (x, y) in enumerate(zip(a2, b2)):
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(
+                f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
+                f"non-singleton dimension {i}"
+            )
+        out.append(y if x == 1 else x)
+    return tuple(out)
+
+
+def _int_arg(x: Any, name: str, arg: str, pos: int) -> int:
+    if isinstance(x, (bool, np.bool_)):
+        raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be int, not bool")
+    try:
+        v = operator.index(x)
+    except TypeError:
+        raise TypeError(
+            f"{name}(): argument '{arg}' (position {pos}) must be int, not {type_name(x)}"
+        ) from None
+    if not -(2**63) <= v < 2**63:
+        raise ValueError("Overflow when unpacking long long")
+    return v
+
+
+def _check_random_range(lo: int, hi: int, dt: dtype) -> None:
+    """PyTorch's checks on a ``[lo, hi)`` range of integers for ``dt``."""
+    if lo >= hi:
+        raise RuntimeError(
+            f"random_ expects 'from' to be less than 'to', but got from={lo} >= to={hi}"
+        )
+    cname = _RANDOM_C_NAME[dt.name]
+    if dt.is_floating_point:
+        digits = np.finfo(dt.np).nmant + 1
+        bound = 2**digits
+        for label, v in (("from", lo), ("to - 1", hi - 1)):
+            if not -bound <= v <= bound:
+                warnings.warn(
+                    f"{label} is out of bounds [-(2^{digits}), 2^{digits}]. {cname} holds "
+                    "every integer only within this range, so sampled values may be rounded.",
+                    UserWarning, stacklevel=3,
+                )
+        return
+    if dt is _dtypes.bool:
+        vmin, vmax = 0, 1
+    else:
+        info = np.iinfo(dt.np)
+        vmin, vmax = int(info.min), int(info.max)
+    if not vmin <= lo <= vmax:
+        raise RuntimeError(f"from is out of bounds for {cname}")
+    if not vmin <= hi - 1 <= vmax:
+        raise RuntimeError(f"to - 1 is out of bounds for {cname}")
+
+
+def _integers(rng: np.random.Generator, lo: int, hi: int, shape: tuple,
+              np_dt: np.dtype) -> np.ndarray:
+    """Uniform integers in ``[lo, hi)`` (``hi`` at most 2**63), as ``np_dt``."""
+    return rng.integers(lo, hi, size=shape, dtype=np.int64).astype(np_dt)
+
+
+# -- sampling factories ------------------------------------------------------------------------
+def rand(*size: Any, generator: Generator | None = None, out: Tensor | None = None,
+         dtype: Any = None, layout: Any = None, device: Any = None,
+         requires_grad: bool = False, pin_memory: bool = False, **kwargs: Any) -> Tensor:
+    """Samples from the uniform distribution on ``[0, 1)``.
+
+    >>> import retrograd as torch
+    >>> x = torch.rand(2, 3)
+    >>> x.shape, x.dtype, all(0 <= v < 1 for row in x.tolist() for v in row)
+    (retrograd.Size([2, 3]), retrograd.float32, True)
+    """
+    check_device(device)
+    shape = parse_size(size, kwargs, "rand")
+    dt = resolve_dtype(dtype, out, get_default_dtype())
+    _float_only(dt, "check_uniform_bounds")
+    u = _uniform01(_rng(generator), shape, dt.np)
+    return finish(u.astype(dt.np), requires_grad, out, "rand")
+
+
+def randn(*size: Any, generator: Generator | None = None, out: Tensor | None = None,
+          dtype: Any = None, layout: Any = None, device: Any = None,
+          requires_grad: bool = False, pin_memory: bool = False, **kwargs: Any) -> Tensor:
+    """Samples from the standard normal distribution.
+
+    >>> import retrograd as torch
+    >>> torch.randn(4, dtype=torch.float64).dtype
+    retrograd.float64
+    """
+    check_device(device)
+    shape = parse_size(size, kwargs, "randn")
+    dt = resolve_dtype(dtype, out, get_default_dtype())
+    _float_only(dt, "normal_kernel_cpu")
+    z = _rng(generator).standard_normal(shape)
+    return finish(z.astype(dt.np), requires_grad, out, "randn")
+
+
+def _randint_bounds(args: tuple, kwargs: dict, name: str, first_pos: int) -> tuple:
+    """``(low, high)`` from ``(high)`` or ``(low, high)`` given positionally or by keyword."""
+    low = kwargs.pop("low", None)
+    high = kwargs.pop("high", None)
+    args = list(args)
+    if high is None:
+        if not args:
+            raise TypeError(f"{name}() missing required argument 'high'")
+        high = args.pop()
+    if args:
+        if low is not None or len(args) > 1:
+            raise TypeError(f"{name}() received too many positional arguments")
+        low = args[0]
+    high_pos = first_pos if low is None else first_pos + 1
+    low = 0 if low is None else _int_arg(low, name, "low", first_pos)
+    return low, _int_arg(high, name, "high", high_pos)
+
+
+def randint(*args: Any, size: Any = None, generator: Generator | None = None,
+            out: Tensor | None = None, dtype: Any = None, layout: Any = None,
+            device: Any = None, requires_grad: bool = False, pin_memory: bool = False,
+            **kwargs: Any) -> Tensor:
+    """Uniform integers in ``[low, high)``: ``randint(high, size)`` or ``randint(low, high, size)``.
+
+    The dtype is ``int64`` unless given.
+
+    >>> import retrograd as torch
+    >>> x = torch.randint(3, 10, (100,))
+    >>> x.dtype, all(3 <= v < 10 for v in x.tolist())
+    (retrograd.int64, True)
+    """
+    check_device(device)
+    args = list(args)
+    if size is None:
+        if not args:
+            raise TypeError("randint() missing required argument 'size'")
+        size = args.pop()
+    shape = parse_size((size,), {}, "randint", varargs=False)
+    low, high = _randint_bounds(tuple(args), kwargs, "randint", 1)
+    if kwargs:
+        raise TypeError(f"randint() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    dt = resolve_dtype(dtype, out, _dtypes.int64)
+    _check_random_range(low, high, dt)
+    arr = _integers(_rng(generator), low, high, shape, dt.np)
+    return finish(arr, requires_grad, out, "randint")
+
+
+def rand_like(input: Tensor, *, generator: Generator | None = None, dtype: Any = None,  # noqa: A002
+              layout: Any = None, device: Any = None, requires_grad: bool = False,
+              memory_format: Any = None) -> Tensor:
+    """``rand`` with the shape (and, unless given, the dtype) of ``input``.
+
+    >>> import retrograd as torch
+    >>> torch.rand_like(torch.zeros(2, dtype=torch.float64)).dtype
+    retrograd.float64
+    """
+    check_tensor_arg(input, "rand_like")
+    dt = input.dtype if dtype is None else to_dtype(dtype)
+    return rand(input._data.shape, generator=generator, dtype=dt, device=device,
+                requires_grad=requires_grad)
+
+
+def randn_like(input: Tensor, *, generator: Generator | None = None, dtype: Any = None,  # noqa: A002
+               layout: Any = None, device: Any = None, requires_grad: bool = False,
+               memory_format: Any = None) -> Tensor:
+    """``randn`` with the shape (and, unless given, the dtype) of ``input``.
+
+    >>> import retrograd as torch
+    >>> torch.randn_like(torch.zeros(2, 3)).shape
+    retrograd.Size([2, 3])
+    """
+    check_tensor_arg(input, "randn_like")
+    dt = input.dtype if dtype is None else to_dtype(dtype)
+    return randn(input._data.shape, generator=generator, dtype=dt, device=device,
+                 requires_grad=requires_grad)
+
+
+def randint_like(input: Tensor, *args: Any, generator: Generator | None = None,  # noqa: A002
+                 dtype: Any = None, layout: Any = None, device: Any = None,
+                 requires_grad: bool = False, memory_format: Any = None,
+                 **kwargs: Any) -> Tensor:
+    """``randint`` with the shape (and, unless given, the dtype) of ``input``:
+    ``randint_like(input, high)`` or ``randint_like(input, low, high)``.
+
+    >>> import retrograd as torch
+    >>> torch.randint_like(torch.zeros(3, dtype=torch.int32), 5).dtype
+    retrograd.int32
+    """
+    check_tensor_arg(input, "randint_like")
+    check_device(device)
+    low, high = _randint_bounds(args, kwargs, "randint_like", 2)
+    if kwargs:
+        raise TypeError(
+            f"randint_like() got an unexpected keyword argument '{next(iter(kwargs))}'"
+        )
+    dt = input.dtype if dtype is None else to_dtype(dtype)
+    _check_random_range(low, high, dt)
+    arr = _integers(_rng(generator), low, high, input._data.shape, dt.np)
+    return finish(arr, requires_grad)
+
+
+def randperm(n: int, *, generator: Generator | None = None, out: Tensor | None = None,
+             dtype: Any = None, layout: Any = None, device: Any = None,
+             requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """A random permutation of ``0 .. n-1`` (``int64`` unless given).
+
+    >>> import retrograd as torch
+    >>> sorted(torch.randperm(5).tolist())
+    [0, 1, 2, 3, 4]
+    """
+    check_device(device)
+    n = _int_arg(n, "randperm", "n", 1)
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    dt = resolve_dtype(dtype, out, _dtypes.int64)
+    if dt is _dtypes.bool:
+        raise _not_implemented("randperm", dt)
+    if dt.is_floating_point:
+        limit = 2 ** (np.finfo(dt.np).nmant + 1) + 1
+        if n > limit:
+            raise RuntimeError(
+                f"n cannot be greater than {limit} for {SCALAR_NAME[dt.name]} type."
+            )
+    elif n - 1 > np.iinfo(dt.np).max:
+        raise RuntimeError(
+            f"value cannot be converted to type {C_NAME[dt.name]} without overflow"
+        )
+    arr = _rng(generator).permutation(n).astype(dt.np)
+    return finish(arr, requires_grad, out, "randperm")
+
+
+_NORMAL_FORMS = (
+    "normal() takes (Tensor mean, Tensor std), (Tensor mean, float std=1), "
+    "(float mean, Tensor std) or (float mean, float std, tuple of ints size); "
+)
+
+
+def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Generator | None = None,
+           out: Tensor | None = None, dtype: Any = None, layout: Any = None,
+           device: Any = None, pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
+    """Samples from normal distributions: tensor means and/or stds (broadcast), or a float
+    ``mean`` and ``std`` with a ``size``.
+
+    >>> import retrograd as torch
+    >>> torch.normal(0.0, 1.0, (2, 3)).shape
+    retrograd.Size([2, 3])
+    >>> torch.normal(torch.zeros(4), 2.0).shape
+    retrograd.Size([4])
+    >>> torch.normal(torch.arange(3.0), 0.0)
+    tensor([0., 1., 2.])
+    """
+    check_device(device)
+    rng = _rng(generator)
+    mt, st = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if mt or st:
+        if size is not None or dtype is not None or requires_grad:
+            raise TypeError(
+                _NORMAL_FORMS + "size=, dtype= and requires_grad= only go with the last form"
+            )
+        dt = mean.dtype if mt else std.dtype
+        _float_only(dt, "normal_kernel_cpu")
+        if st:
+            s = std._data.astype(np.float64)
+            if s.size and not (s >= 0).all():
+                raise RuntimeError("normal expects all elements of std >= 0.0")
+        else:
+            s = _as_float(std, "normal", "std")
+            if not s >= 0:
+                raise RuntimeError(f"normal expects std >= 0.0, but found std {fmt_number(s)}")
+        m = mean._data.astype(np.float64) if mt else _as_float(mean, "normal", "mean")
+        shape = _broadcast_shape(np.shape(m), np.shape(s))
+        z = rng.standard_normal(shape)
+        arr = (m + s * z).astype(dt.np)
+        return finish(arr, False, out, "normal")
+    if size is None:
+        raise TypeError(_NORMAL_FORMS + "a float mean and std need a size")
+    m = _as_float(mean, "normal", "mean")
+    s = _as_float(std, "normal", "std")
+    if not s >= 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {fmt_number(s)}")
+    shape = parse_size((size,), {}, "normal", varargs=False)
+    dt = resolve_dtype(dtype, out, get_default_dtype())
+    _float_only(dt, "normal_kernel_cpu")
+    arr = (m + s * rng.standard_normal(shape)).astype(dt.np)
+    return finish(arr, requires_grad, out, "normal")
+
+
+_P_IN_RANGE = "Expected p_in >= 0 && p_in <= 1 to be true, but got false."
+
+
+def _bernoulli_scalar_p(p: Any) -> float:
+    p = _as_float(p, "bernoulli", "p")
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={fmt_number(p)}")
+    return p
+
+
+def _bernoulli_tensor_p(p: Tensor) -> np.ndarray:
+    if not p.dtype.is_floating_point:
+        raise _not_implemented("bernoulli_tensor_cpu_p_", p.dtype)
+    probs = p._data.astype(np.float64)
+    if probs.size and not ((probs >= 0) & (probs <= 1)).all():
+        raise RuntimeError(_P_IN_RANGE)
+    return probs
+
+
+def bernoulli(input: Tensor, p: Any = None, *, generator: Generator | None = None,  # noqa: A002
+              out: Tensor | None = None) -> Tensor:
+    """Draws 0 or 1 for each element: with probability ``input`` (a float tensor), or ``p``
+    for every element when ``p`` is given. The result has ``input``'s shape and dtype.
+
+    >>> import retrograd as torch
+    >>> torch.bernoulli(torch.tensor([0.0, 1.0, 1.0]))
+    tensor([0., 1., 1.])
+    >>> torch.bernoulli(torch.zeros(3, dtype=torch.int64), 1.0)
+    tensor([1, 1, 1])
+    """
+    check_tensor_arg(input, "bernoulli")
+    if p is None:
+        probs = _bernoulli_tensor_p(input)
+    elif isinstance(p, Tensor) and p._data.size != 1:
+        probs = _bernoulli_tensor_p(p)
+        _broadcast_shape(input._data.shape, probs.shape)
+        probs = np.broadcast_to(probs, input._data.shape)
+    else:
+        probs = _bernoulli_scalar_p(p)
+    u = _rng(generator).random(input._data.shape)
+    return finish((u < probs).astype(input._data.dtype), False, out, "bernoulli")
+
+
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  # noqa: A002
+                generator: Generator | None = None, out: Tensor | None = None) -> Tensor:
+    """Sample category indices from each row of unnormalised probabilities (1-D or 2-D).
+
+    Without replacement no index repeats within a row; zero-probability categories come only
+    after every positive one has been drawn.
+
+    >>> import retrograd as torch
+    >>> torch.multinomial(torch.tensor([0.0, 1.0, 0.0]), 1)
+    tensor([1])
+    >>> torch.multinomial(torch.ones(2, 5), 3).shape
+    retrograd.Size([2, 3])
+    """
+    check_tensor_arg(input, "multinomial")
+    num_samples = _int_arg(num_samples, "multinomial", "num_samples", 2)
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(
+            "multinomial only supports floating-point dtypes for input, got: "
+            f"{SCALAR_NAME[input.dtype.name]}"
+        )
+    p = input._data
+    if p.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    n_cat = p.shape[-1]
+    if not replacement and num_samples > n_cat:
+        raise RuntimeError(
+            "cannot sample n_sample > prob_dist.size(-1) samples without replacement"
+        )
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if n_cat > 2**24:
+        raise RuntimeError("number of categories cannot exceed 2^24")
+    rows = p.reshape(-1, n_cat).astype(np.float64)
+    if rows.size and not (np.isfinite(rows).all() and (rows >= 0).all()):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    totals = rows.sum(axis=1)
+    if (totals <= 0).any():
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    rng = _rng(generator)
+    n_rows = rows.shape[0]
+    if replacement:
+        cdf = np.cumsum(rows, axis=1)
+        u = rng.random((n_rows, num_samples)) * totals[:, None]
+        res = np.empty((n_rows, num_samples), np.int64)
+        last_pos = n_cat - 1 - np.argmax(rows[:, ::-1] > 0, axis=1)
+        for r in range(n_rows):
+            # the first category whose cumulative sum exceeds the draw; a zero-probability
+            # category never does, since its cumulative sum equals its predecessor's
+            idx = np.searchsorted(cdf[r], u[r], side="right")
+            res[r] = np.minimum(idx, last_pos[r])
+    else:
+        # An exponential race: the k smallest of E_i / p_i are a sample without replacement
+        # weighted by p (zero probabilities give infinite keys, so they come last).
+        e = rng.standard_exponential((n_rows, n_cat))
+        with np.errstate(divide="ignore"):
+            keys = e / rows
+        res = np.argsort(keys, axis=1, kind="stable")[:, :num_samples].astype(np.int64)
+    arr = res.reshape(p.shape[:-1] + (num_samples,))
+    return finish(arr, False, out, "multinomial")
+
+
+def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
+    """Samples from Poisson distributions with the rates in ``input`` (same shape and dtype).
+
+    >>> import retrograd as torch
+    >>> torch.poisson(torch.zeros(3))
+    tensor([0., 0., 0.])
+    """
+    check_tensor_arg(input, "poisson")
+    _float_only(input.dtype, "poisson_cpu")
+    lam = input._data.astype(np.float64)
+    if lam.size and not (lam >= 0).all():
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    rng = _rng(generator)
+    # NumPy refuses rates beyond about 1e19; there the normal approximation is exact to the
+    # precision of any float dtype, and an infinite rate gives infinity.
+    big = lam > 1e15
+    if big.any():
+        res = np.empty(lam.shape)
+        small = ~big
+        res[small] = rng.poisson(lam[small])
+        lb = lam[big]
+        with np.errstate(invalid="ignore"):
+            approx = np.round(lb + np.sqrt(lb) * rng.standard_normal(lb.shape))
+        res[big] = np.where(np.isinf(lb), np.inf, approx)
+    else:
+        res = rng.poisson(lam).astype(np.float64)
+    return make(res.astype(input._data.dtype))
+
+
+# -- in-place fillers --------------------------------------------------------------------------
+def _check_inplace(t: Any, name: str) -> None:
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{name}(): expected a retrograd.Tensor, got {type_name(t)}")
+    if state.grad_enabled and t.requires_grad:
+        if t.grad_fn is None:
+            raise RuntimeError(
+                "a leaf Variable that requires grad is being used in an in-place operation."
+            )
+        v = t._view
+        if v is not None and v[0]._grad_fn is None and v[0]._rg:
+            raise RuntimeError(
+                "a view of a leaf Variable that requires grad is being used in an in-place "
+                "operation."
+            )
+    if t._inference and not state.inference:
+        raise RuntimeError(
+            "Inplace update to inference tensor outside InferenceMode is not allowed.You can "
+            "make a clone to get a normal tensor before doing inplace update.See "
+            "https://github.com/pytorch/rfcs/pull/17 for more details."
+        )
+
+
+def _write(t: Tensor, values: np.ndarray) -> Tensor:
+    # writing through the existing array keeps views of it in step
+    with np.errstate(all="ignore"):
+        t._data[...] = values
+    t._vc[0] += 1
+    return t
+
+
+def _from_to(a: Any, b: Any, kwargs: dict, name: str) -> tuple:
+    # PyTorch's keywords are ``from`` and ``to``; ``from`` cannot be a Python parameter name.
+    a = kwargs.pop("from", a)
+    b = kwargs.pop("to", b)
+    if kwargs:
+        raise TypeError(f"{name}() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    return a, b
+
+
+def uniform_(t: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Generator | None = None,
+             **kwargs: Any) -> Tensor:
+    """Fill ``t`` in place with samples from the uniform distribution on ``[a, b)``.
+
+    >>> import retrograd as torch
+    >>> from retrograd._random import uniform_
+    >>> x = uniform_(torch.empty(1000), -2.0, 3.0)
+    >>> all(-2 <= v < 3 for v in x.tolist())
+    True
+    """
+    _check_inplace(t, "uniform_")
+    a, b = _from_to(a, b, kwargs, "uniform_")
+    a, b = _as_float(a, "uniform_", "from"), _as_float(b, "uniform_", "to")
+    dt = t.dtype
+    _float_only(dt, "check_uniform_bounds")
+    cname = _RANDOM_C_NAME[dt.name]
+    fmax = float(np.finfo(dt.np).max)
+    if not -fmax <= a <= fmax:
+        raise RuntimeError(f"from is out of bounds for {cname}")
+    if not -fmax <= b <= fmax:
+        raise RuntimeError(f"to is out of bounds for {cname}")
+    if a > b:
+        raise RuntimeError(
+            f"uniform_ expects to return a [from, to) range, but found from={fmt_number(a)} "
+            f"> to={fmt_number(b)}"
+        )
+    if b - a > fmax:
+        raise RuntimeError(
+            f"uniform_ expects to-from <= std::numeric_limits<{SCALAR_NAME[dt.name]}>::max(), "
+            f"but found to={fmt_number(b)} and from={fmt_number(a)} which result in to-from "
+            "to exceed the limit"
+        )
+    u = _uniform01(_rng(generator), t._data.shape, dt.np)
+    vals = (a + (b - a) * u).astype(dt.np)
+    if b > a:
+        # rounding to the dtype can land on b itself; keep the interval half-open
+        below = np.nextafter(dt.np.type(b), dt.np.type(a))
+        vals[vals >= dt.np.type(b)] = below
+    return _write(t, vals)
+
+
+def normal_(t: Tensor, mean: float = 0.0, std: float = 1.0, *,
+            generator: Generator | None = None) -> Tensor:
+    """Fill ``t`` in place with samples from a normal distribution.
+
+    >>> import retrograd as torch
+    >>> from retrograd._random import normal_
+    >>> normal_(torch.empty(2, 3), 5.0, 0.0)
+    tensor([[5., 5., 5.],
+            [5., 5., 5.]])
+    """
+    _check_inplace(t, "normal_")
+    _float_only(t.dtype, "normal_kernel_cpu")
+    m, s = _as_float(mean, "normal_", "mean"), _as_float(std, "normal_", "std")
+    if not s >= 0 and not math.isnan(s):
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {fmt_number(s)}")
+    z = _rng(generator).standard_normal(t._data.shape)
+    with np.errstate(invalid="ignore"):
+        vals = m + s * z
+    return _write(t, vals.astype(t._data.dtype))
+
+
+def bernoulli_(t: Tensor, p: Any = 0.5, *, generator: Generator | None = None) -> Tensor:
+    """Fill ``t`` in place with 0/1 draws, 1 with probability ``p`` (a float or a tensor
+    broadcastable to ``t``).
+
+    >>> import retrograd as torch
+    >>> from retrograd._random import bernoulli_
+    >>> bernoulli_(torch.zeros(3, dtype=torch.int64), 1.0)
+    tensor([1, 1, 1])
+    """
+    _check_inplace(t, "bernoulli_")
+    shape = t._data.shape
+    if isinstance(p, Tensor):
+        probs = _bernoulli_tensor_p(p)
+        try:
+            probs = np.broadcast_to(probs, shape)
+        except ValueError:
+            raise RuntimeError(_expand_message(probs.shape, shape)) from None
+    else:
+        probs = _bernoulli_scalar_p(p)
+    u = _rng(generator).random(shape)
+    return _write(t, (u < probs).astype(t._data.dtype))
+
+
+def _expand_message(src: tuple, dst: tuple) -> str:
+    for i in range(1, len(dst) + 1):
+        j = len(src) - i
+        if j >= 0 and src[j] != 1 and src[j] != dst[-i]:
+            return (
+                f"The expanded size of the tensor ({dst[-i]}) must match the existing size "
+                f"({src[j]}) at non-singleton dimension {len(dst) - i}.  Target sizes: "
+                f"{list(dst)}.  Tensor sizes: {list(src)}"
+            )
+    return (
+        f"the number of sizes provided ({len(dst)}) must be greater or equal to the number of "
+        f"dimensions in the tensor ({len(src)})"
+    )
+
+
+def exponential_(t: Tensor, lambd: float = 1.0, *,
+                 generator: Generator | None = None) -> Tensor:
+    """Fill ``t`` in place with samples from the exponential distribution of rate ``lambd``.
+
+    >>> import retrograd as torch
+    >>> from retrograd._random import exponential_
+    >>> min(exponential_(torch.empty(100), 2.0).tolist()) >= 0
+    True
+    """
+    _check_inplace(t, "exponential_")
+    dt = t.dtype
+    if not dt.is_floating_point:
+        raise RuntimeError(
+            "Exponential distribution is a continuous probability distribution. dtype must be "
+            f"a floating point but you specified {SCALAR_NAME[dt.name]}"
+        )
+    lam = _as_float(lambd, "exponential_", "lambd")
+    if not lam > 0:
+        raise RuntimeError(
+            f"exponential_ expects lambda > 0.0, but found lambda={fmt_number(lam)}"
+        )
+    e = _rng(generator).standard_exponential(t._data.shape)
+    return _write(t, (e / lam).astype(dt.np))
+
+
+def geometric_(t: Tensor, p: float, *, generator: Generator | None = None) -> Tensor:
+    """Fill ``t`` in place with the number of Bernoulli(``p``) trials up to the first success.
+
+    >>> import retrograd as torch
+    >>> from retrograd._random import geometric_
+    >>> min(geometric_(torch.zeros(100, dtype=torch.int64), 0.5).tolist()) >= 1
+    True
+    """
+    _check_inplace(t, "geometric_")
+    p = _as_float(p, "geometric_", "p")
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={fmt_number(p)}")
+    g = _rng(generator).geometric(p, t._data.shape)
+    return _write(t, g.astype(t._data.dtype))
+
+
+def log_normal_(t: Tensor, mean: float = 1.0, std: float = 2.0, *,
+                generator: Generator | None = None) -> Tensor:
+    """Fill ``t`` in place with ``exp(N(mean, std))`` samples.
+
+    >>> import retrograd as torch
+    >>> from retrograd._random import log_normal_
+    >>> min(log_normal_(torch.empty(100)).tolist()) > 0
+    True
+    """
+    _check_inplace(t, "log_normal_")
+    _float_only(t.dtype, "log_normal_cpu")
+    m, s = _as_float(mean, "log_normal_", "mean"), _as_float(std, "log_normal_", "std")
+    if not s > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={fmt_number(s)}")
+    z = _rng(generator).standard_normal(t._data.shape)
+    with np.errstate(over="ignore"):
+        return _write(t, np.exp(m + s * z).astype(t._data.dtype))
+
+
+def cauchy_(t: Tensor, median: float = 0.0, sigma: float = 1.0, *,
+            generator: Generator | None = None) -> Tensor:
+    """Fill ``t`` in place with samples from the Cauchy distribution.
+
+    >>> import retrograd as torch
+    >>> from retrograd._random import cauchy_
+    >>> cauchy_(torch.empty(2, 2)).shape
+    retrograd.Size([2, 2])
+    """
+    _check_inplace(t, "cauchy_")
+    if not t.dtype.is_floating_point:
+        raise RuntimeError(
+            "Cauchy distribution is a continuous probability distribution. dtype must be a "
+            f"floating point but you specified {SCALAR_NAME[t.dtype.name]}"
+        )
+    m, s = _as_float(median, "cauchy_", "median"), _as_float(sigma, "cauchy_", "sigma")
+    if not s > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={fmt_number(s)}")
+    c = _rng(generator).standard_cauchy(t._data.shape)
+    with np.errstate(over="ignore"):
+        return _write(t, (m + s * c).astype(t._data.dtype))
+
+
+_UNSET = object()
+
+
+def random_(t: Tensor, from_: Any = None, to: Any = _UNSET, *,
+            generator: Generator | None = None, **kwargs: Any) -> Tensor:
+    """Fill ``t`` in place with uniform integers, as PyTorch's ``random_``:
+
+    ``random_(t)`` covers ``[0, max]`` of the dtype (``[0, 2**mantissa_bits]`` for floats),
+    ``random_(t, to)`` covers ``[0, to)``, ``random_(t, from_, to)`` covers ``[from_, to)`` and
+    ``random_(t, from_, None)`` covers ``[from_, max]``.
+
+    >>> import retrograd as torch
+    >>> from retrograd._random import random_
+    >>> x = random_(torch.zeros(100, dtype=torch.int32), 5, 8)
+    >>> sorted(set(x.tolist())) <= [5, 6, 7]
+    True
+    """
+    _check_inplace(t, "random_")
+    if "from" in kwargs:
+        from_ = kwargs.pop("from")
+    if kwargs:
+        raise TypeError(f"random_() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    dt = t.dtype
+    if dt.is_floating_point:
+        top = 2 ** (np.finfo(dt.np).nmant + 1)
+    elif dt is _dtypes.bool:
+        top = 1
+    else:
+        top = int(np.iinfo(dt.np).max)
+    if to is _UNSET:
+        if from_ is None:
+            lo, hi = 0, top + 1
+        else:  # random_(to)
+            lo, hi = 0, _int_arg(from_, "random_", "to", 1)
+    else:
+        lo = 0 if from_ is None else _int_arg(from_, "random_", "from", 1)
+        hi = top + 1 if to is None else _int_arg(to, "random_", "to", 2)
+        if to is None and lo > top:
+            raise RuntimeError(
+                f"random_ expects 'from' casted to dtype to be less than or equal to 'to' "
+                f"casted to dtype, but got from={lo} > to={top}"
+            )
+    _check_random_range(lo, hi, dt)
+    vals = _integers(_rng(generator), lo, hi, t._data.shape, dt.np)
+    return _write(t, vals)
+
+
+TENSOR_METHODS = {
+    "uniform_": uniform_, "normal_": normal_, "bernoulli_": bernoulli_,
+    "exponential_": exponential_, "geometric_": geometric_, "log_normal_": log_normal_,
+    "cauchy_": cauchy_, "random_": random_, "bernoulli": bernoulli, "multinomial": multinomial,
+}
+"""The functions here that PyTorch also has as Tensor methods, by method name."""

@@ -1,0 +1,20 @@
+"""retrograd.autograd: the engine's fronts, Function, grad modes and gradcheck."""
+
+from . import graph
+from .engine import backward, grad
+from .function import Function, FunctionCtx, once_differentiable
+from .grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+
+__all__ = [
+    "backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad",
+    "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
+    "is_inference_mode_enabled", "gradcheck", "gradgradcheck", "GradcheckError", "graph",
+]

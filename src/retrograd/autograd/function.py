@@ -1,0 +1,330 @@
+"""``autograd.Function``: user-defined ops with a hand-written backward.
+
+A Function subclass gets a node class of its own, named ``<Name>Backward``; calling ``apply``
+runs ``forward`` without recording, then attaches an instance of that node exactly as built-in
+ops attach theirs. The node *is* the ``ctx`` the user's methods receive, as in PyTorch.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from .._tensor import Tensor, edge, make
+from .grad_mode import state
+from .graph import FREED_MSG, Node, modified_msg, next_seq
+
+__all__ = ["Function", "FunctionCtx", "once_differentiable", "BackwardCFunction"]
+
+
+class FunctionCtx:
+    """The methods a ``ctx`` offers; the node classes built for Functions inherit them."""
+
+    def save_for_backward(self, *tensors) -> None:
+        for t in tensors:
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(
+                    "save_for_backward can only save variables, but argument "
+                    f"{tensors.index(t)} is of type {type(t).__name__}"
+                )
+        self.to_save = tensors
+
+    def save_for_forward(self, *tensors) -> None:
+        self.saved_for_forward = tensors
+
+    def mark_dirty(self, *tensors) -> None:
+        self._dirty = tensors
+
+    def mark_non_differentiable(self, *tensors) -> None:
+        self._non_diff = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        self._materialize = bool(value)
+
+
+class BackwardCFunction(Node, FunctionCtx):
+    """The node of a user Function call; also its ``ctx``."""
+
+    _forward_cls = None
+    _dirty = ()
+    _non_diff = ()
+    to_save = ()
+    _saved_kinds = ()  # per saved entry: "in" (input tensor), "out" (output index) or None
+
+    @property
+    def saved_tensors(self) -> tuple:
+        saved = self._saved
+        if saved is None:
+            raise RuntimeError(FREED_MSG)
+        out = []
+        for kind, t, v in zip(self._saved_kinds, saved, self._versions):
+            if t is None:
+                out.append(None)
+                continue
+            if kind == "out":
+                arr, vc, version = t
+                if vc[0] != version:
+                    raise RuntimeError(
+                        "one of the variables needed for gradient computation has been modified "
+                        "by an inplace operation"
+                    )
+                r = make(arr, self if self._out_rg[self._saved_out_nr(arr)] else None,
+                         self._saved_out_nr(arr))
+                r._vc = vc
+                out.append(r)
+            else:
+                if t._vc[0] != v:
+                    raise RuntimeError(modified_msg(t, v))
+                out.append(t)
+        return tuple(out)
+
+    saved_variables = saved_tensors
+
+    def _saved_out_nr(self, arr) -> int:
+        for i, a in enumerate(self._out_arrays):
+            if a is arr:
+                return i
+        return 0
+
+    @property
+    def needs_input_grad(self) -> tuple:
+        return self._needs_input_grad
+
+    def backward(self, xp, *grads):
+        as_tensors = xp.TENSORS
+        if not as_tensors:
+            grads = tuple(None if g is None else make(np.asarray(g)) for g in grads)
+        cls = self._forward_cls
+        res = cls.backward(self, *grads)
+        if not isinstance(res, tuple):
+            res = (res,)
+        n_args = len(self._arg_is_tensor)
+        if len(res) != n_args:
+            if len(res) > n_args and all(r is None for r in res[n_args:]):
+                res = res[:n_args]
+            else:
+                raise RuntimeError(
+                    f"function {self.name()} returned an incorrect number of gradients "
+                    f"(expected {n_args}, got {len(res)})"
+                )
+        out = []
+        for is_t, g in zip(self._arg_is_tensor, res):
+            if not is_t:
+                continue
+            if g is not None and not isinstance(g, Tensor):
+                raise TypeError(
+                    f"function {self.name()} returned a gradient different than None at position "
+                    f"{len(out) + 1}, but the corresponding forward input was not a Variable"
+                    if not is_t else
+                    f"{self.name()}.backward returned a {type(g).__name__}; expected a Tensor "
+                    "or None"
+                )
+            out.append(g if g is None or as_tensors else g._data)
+        return tuple(out)
+
+    def release(self) -> None:
+        self._saved = None
+
+    def __repr__(self) -> str:
+        return f"<retrograd.autograd.function.{self.name()} object at {hex(id(self))}>"
+
+
+class _FunctionMeta(type):
+    """Gives each Function subclass its own node class, named ``<Name>Backward``."""
+
+    def __init__(cls, name, bases, attrs):
+        node_cls = type(name + "Backward", (BackwardCFunction,), {"_forward_cls": cls})
+        cls._backward_cls = node_cls
+        super().__init__(name, bases, attrs)
+
+
+class Function(metaclass=_FunctionMeta):
+    """Define an op by its forward and backward.
+
+    >>> import retrograd as torch
+    >>> class Square(torch.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return x * x
+    ...     @staticmethod
+    ...     def backward(ctx, g):
+    ...         (x,) = ctx.saved_tensors
+    ...         return 2 * x * g
+    >>> x = torch.tensor(3.0, requires_grad=True)
+    >>> Square.apply(x).backward(); x.grad
+    tensor(6.)
+    """
+
+    def __init__(self, *args, **kwargs) -> None:
+        pass
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError(
+            "You must implement the forward function for custom autograd.Function."
+        )
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for your custom "
+            "autograd.Function to use it with backward mode AD."
+        )
+
+    vjp = backward
+
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        raise NotImplementedError(
+            "You must implement the jvp function for custom autograd.Function to use it with "
+            "forward mode AD."
+        )
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        node = cls._backward_cls()
+        is_tensor = tuple(isinstance(a, Tensor) for a in args)
+        node._arg_is_tensor = is_tensor
+        node._needs_input_grad = tuple(
+            t and a.requires_grad for t, a in zip(is_tensor, args)
+        )
+        uses_setup = cls.setup_context is not Function.setup_context
+        prev = state.grad_enabled
+        state.grad_enabled = False
+        try:
+            if uses_setup:
+                output = cls.forward(*args, **kwargs)
+                cls.setup_context(node, args, output)
+            else:
+                output = cls.forward(node, *args, **kwargs)
+        finally:
+            state.grad_enabled = prev
+        return _attach(node, args, output, prev and any(node._needs_input_grad))
+
+
+def _attach(node, args, output, record: bool):
+    """Wire the node into the graph: edges to tensor inputs, outputs pointing back at it."""
+    single = not isinstance(output, tuple)
+    outs = (output,) if single else output
+    inputs = [a for a in args if isinstance(a, Tensor)]
+    dirty = node._dirty
+    non_diff = node._non_diff
+    results = []
+    if record:
+        node.next_functions = tuple(edge(a) for a in inputs)
+        node._seq = next_seq()
+        node._shapes = tuple(a._data.shape for a in inputs)
+        node._dtypes = tuple(a._data.dtype for a in inputs)
+    out_arrays = []
+    out_rg = []
+    for i, o in enumerate(outs):
+        if not isinstance(o, Tensor):
+            results.append(o)
+            out_arrays.append(None)
+            out_rg.append(False)
+            continue
+        is_dirty = any(o is d for d in dirty)
+        differentiable = record and not any(o is n for n in non_diff) and \
+            o._data.dtype.kind == "f"
+        if is_dirty:
+            if record and o._grad_fn is None and o._rg:
+                raise RuntimeError(
+                    "a leaf Variable that requires grad has been used in an in-place operation."
+                )
+            r = o
+            if differentiable:
+                r._grad_fn, r._nr, r._rg = node, i, True
+        elif any(o is a for a in inputs) or o._grad_fn is not None or o._rg:
+            # An input returned as is (or a tensor with a graph): the output is a new alias.
+            r = make(o._data, node if differentiable else None, i)
+            r._vc = o._vc
+        else:
+            r = o
+            if differentiable:
+                r._grad_fn, r._nr, r._rg = node, i, True
+        results.append(r)
+        out_arrays.append(r._data)
+        out_rg.append(differentiable)
+    node._out_arrays = out_arrays
+    node._out_rg = out_rg
+    node._n_out = len(outs)
+    node._out_meta = [
+        (r._data.shape, r._data.dtype) if isinstance(r, Tensor) else ((), np.float32)
+        for r in results
+    ]
+    _save(node, inputs, results)
+    return results[0] if single else tuple(results)
+
+
+def _save(node, inputs, results) -> None:
+    """Turn ``ctx.to_save`` into version-checked saved tensors; outputs are kept as arrays so
+    that no reference cycle forms through the output's grad_fn."""
+    kinds, saved, versions = [], [], []
+    for t in node.to_save:
+        if t is None:
+            kinds.append(None)
+            saved.append(None)
+            versions.append(None)
+        elif any(t is r for r in results):
+            kinds.append("out")
+            saved.append((t._data, t._vc, t._vc[0]))
+            versions.append(None)
+        else:
+            if t._inference:
+                raise RuntimeError(
+                    "Inference tensors cannot be saved for backward. To work around you can make "
+                    "a clone to get a normal tensor and use it in autograd."
+                )
+            kinds.append("in")
+            saved.append(t)
+            versions.append(t._vc[0])
+    node._saved_kinds = kinds
+    node._saved = tuple(saved)
+    node._versions = versions
+    node.to_save = ()
+
+
+class _DelayedError(Node):
+    def backward(self, xp, *grads):
+        raise RuntimeError(self._msg)
+
+
+def once_differentiable(fn):
+    """Mark a Function's backward as not differentiable: it runs without recording, and a
+    second-order backward through it raises."""
+
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        prev = state.grad_enabled
+        state.grad_enabled = False
+        try:
+            outputs = fn(ctx, *args)
+        finally:
+            state.grad_enabled = prev
+        if not prev:
+            return outputs
+        requires = any(isinstance(a, Tensor) and a.requires_grad for a in args)
+        if not requires:
+            return outputs
+        single = not isinstance(outputs, tuple)
+        outs = (outputs,) if single else outputs
+        res = []
+        for o in outs:
+            if isinstance(o, Tensor):
+                node = _DelayedError()
+                node._msg = (
+                    "trying to differentiate twice a function that was marked with "
+                    "@once_differentiable"
+                )
+                node.next_functions = tuple(edge(a) for a in args if isinstance(a, Tensor))
+                o = make(o._data, node, 0)
+            res.append(o)
+        return res[0] if single else tuple(res)
+
+    return wrapper

@@ -1,0 +1,256 @@
+"""The autograd graph: a ``Node`` is the backward of one op call.
+
+A node holds ``next_functions`` (one ``(node or None, input_nr)`` edge per input), the tensors its
+backward needs (checked against their version when unpacked, freed after backward unless the
+graph is retained) and hooks. Leaves that require grad are reached through an
+``AccumulateGrad`` node, which the leaf holds only weakly so that no reference cycle forms.
+
+A node's ``backward(xp, *grads)`` returns one gradient (or None) per input. ``xp`` is the
+namespace its formula calls: NumPy arrays (``ops._array``) for a plain backward, or retrograd's
+own differentiable ops (``ops``) when ``create_graph=True``; so one formula serves both, and
+every order of derivative comes from the same line.
+"""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+
+__all__ = ["Node", "AccumulateGrad", "RemovableHandle"]
+
+# Creation order of nodes: the engine runs newer nodes first (see engine._run).
+next_seq = itertools.count(1).__next__
+
+FREED_MSG = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you "
+    "call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward "
+    "through the graph a second time or if you need to access saved tensors after calling "
+    "backward."
+)
+
+_TYPE_NAMES = {
+    "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+    "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor",
+    "uint8": "ByteTensor", "bool": "BoolTensor",
+}
+
+
+def type_name(arr) -> str:
+    """PyTorch's legacy type name of an array's dtype, as its error messages print it."""
+    return "torch." + _TYPE_NAMES.get(arr.dtype.name, arr.dtype.name)
+
+
+class RemovableHandle:
+    """Returned by ``register_*hook``: ``remove()`` takes the hook out again."""
+
+    __slots__ = ("_hooks", "_fn")
+
+    def __init__(self, hooks: list, fn) -> None:
+        self._hooks = hooks
+        self._fn = fn
+
+    def remove(self) -> None:
+        try:
+            self._hooks.remove(self._fn)
+        except ValueError:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+
+class Node:
+    """The backward of one op call. Subclasses define ``backward(self, xp, *grads)``.
+
+    >>> import retrograd as torch
+    >>> x = torch.tensor([2.0, 3.0], requires_grad=True)
+    >>> (x * x).sum().grad_fn.name()
+    'SumBackward0'
+    """
+
+    # Class-level defaults keep node creation to the few attributes an op actually sets.
+    next_functions: tuple = ()
+    _saved = ()           # tensors the backward needs; None once freed
+    _versions = ()        # their versions when saved
+    _out = None           # (array, version counter, version) of a saved output
+    _shapes = ()          # input shapes, for undoing broadcasting
+    _dtypes = None        # input NumPy dtypes, when they differ from the output's
+    _pre_hooks = None
+    _post_hooks = None
+    _tensor_hooks = None  # {output_nr: [hook, ...]} from Tensor.register_hook on non-leaves
+    _retain = None        # {output_nr: weakref to a tensor that retains its grad}
+    _n_out = 1
+    _materialize = True
+    _seq = 0              # creation order, set when the node is attached to its output
+    _hooked = False       # any of the hooks above (or retain_grad) present: one check per node
+    _name = "Node"
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        # Internal variants (say a tensor-times-scalar MulBackward0) set ``_name`` themselves.
+        if "_name" not in cls.__dict__:
+            cls._name = cls.__name__
+
+    def name(self) -> str:
+        return self._name
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+    @property
+    def metadata(self) -> dict:
+        d = self.__dict__.get("_metadata")
+        if d is None:
+            d = self._metadata = {}
+        return d
+
+    def backward(self, xp, *grads):
+        raise NotImplementedError(f"{self.name()} has no backward")
+
+    # -- saved tensors -------------------------------------------------------------------------
+    def save(self, *tensors) -> None:
+        """Keep input tensors (or None, or numbers) for backward; versions are checked when
+        unpacked."""
+        versions = []
+        for t in tensors:
+            if t is None or t.__class__ in _CONSTANTS:
+                versions.append(None)
+            elif t._inference:
+                raise RuntimeError(_INFERENCE_SAVE)
+            else:
+                versions.append(t._vc[0])
+        self._saved = tensors
+        self._versions = versions
+
+    def save_output(self, t) -> None:
+        """Keep an output without a reference cycle: its array, not the tensor."""
+        self._out = (t._data, t._vc, t._vc[0])
+
+    def saved(self, as_tensors: bool):
+        """The saved inputs, as arrays or (for create_graph) as tensors."""
+        saved = self._saved
+        if saved is None:
+            raise RuntimeError(FREED_MSG)
+        out = []
+        for t, v in zip(saved, self._versions):
+            if v is not None:
+                if t._vc[0] != v:
+                    raise RuntimeError(modified_msg(t, v))
+                if not as_tensors:
+                    t = t._data
+            out.append(t)
+        return out
+
+    def saved_output(self, as_tensor: bool):
+        """The saved output; as a tensor its grad_fn is this node, as PyTorch unpacks it."""
+        out = self._out
+        if out is None:
+            raise RuntimeError(FREED_MSG)
+        arr, vc, version = out
+        if vc[0] != version:
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: [{type_name(arr)} {list(arr.shape)}], which is output 0 of "
+                f"{self.name()}, is at version {vc[0]}; expected version {version} instead. "
+                + _HINT
+            )
+        if not as_tensor:
+            return arr
+        t = make_tensor(arr, self, 0)
+        t._vc = vc
+        return t
+
+    def release(self) -> None:
+        """Free saved tensors once the backward that needed them has run."""
+        self._saved = None
+        self._out = None
+
+    # -- hooks ---------------------------------------------------------------------------------
+    def register_prehook(self, fn) -> RemovableHandle:
+        """``fn(grad_outputs)`` runs before this node; it may return new grad_outputs."""
+        self._hooked = True
+        if self._pre_hooks is None:
+            self._pre_hooks = []
+        self._pre_hooks.append(fn)
+        return RemovableHandle(self._pre_hooks, fn)
+
+    def register_hook(self, fn) -> RemovableHandle:
+        """``fn(grad_inputs, grad_outputs)`` runs after this node; it may return new grad_inputs."""
+        if self._post_hooks is None:
+            self._post_hooks = []
+        self._post_hooks.append(fn)
+        return RemovableHandle(self._post_hooks, fn)
+
+    def _add_tensor_hook(self, nr: int, fn) -> RemovableHandle:
+        self._hooked = True
+        if self._tensor_hooks is None:
+            self._tensor_hooks = {}
+        hooks = self._tensor_hooks.setdefault(nr, [])
+        hooks.append(fn)
+        return RemovableHandle(hooks, fn)
+
+    def _needs(self, i: int) -> bool:
+        return self.next_functions[i][0] is not None
+
+    @property
+    def needs_input_grad(self) -> tuple:
+        return tuple(fn is not None for fn, _ in self.next_functions)
+
+
+_INFERENCE_SAVE = (
+    "Inference tensors cannot be saved for backward. To work around you can make a clone to get "
+    "a normal tensor and use it in autograd."
+)
+
+# Python numbers saved beside tensors (``x * 2`` keeps the 2): no version to check.
+_CONSTANTS = (int, float, bool, complex)
+
+_HINT = (
+    "Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
+    "with torch.autograd.set_detect_anomaly(True, check_nan=False)."
+)
+
+
+def modified_msg(t, expected: int) -> str:
+    arr = t._data
+    where = ""
+    if t._grad_fn is not None:
+        where = f", which is output {t._nr} of {t._grad_fn.name()},"
+    return (
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: [{type_name(arr)} {list(arr.shape)}]{where} is at version {t._vc[0]}; "
+        f"expected version {expected} instead. " + _HINT
+    )
+
+
+class AccumulateGrad(Node):
+    """The node behind a leaf that requires grad: it adds incoming gradients to ``.grad``."""
+
+    def __init__(self, variable) -> None:
+        self.variable = variable
+        self._seq = next_seq()
+
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"
+
+    def __repr__(self) -> str:
+        return f"<AccumulateGrad object at {hex(id(self))}>"
+
+
+def make_tensor(arr, grad_fn, nr):
+    """Set by ``_tensor`` at import: builds a tensor with a grad_fn (avoids an import cycle)."""
+    raise RuntimeError("retrograd._tensor is not loaded")
+
+
+def accumulate_node(t) -> AccumulateGrad:
+    """The leaf's AccumulateGrad, made on first use and shared while the graph holds it."""
+    ref = t._acc
+    acc = ref() if ref is not None else None
+    if acc is None:
+        acc = AccumulateGrad(t)
+        t._acc = weakref.ref(acc)
+    return acc

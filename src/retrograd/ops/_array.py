@@ -1,0 +1,159 @@
+"""The NumPy namespace backward formulas use when the backward is not recorded.
+
+Every function here has a twin of the same name and signature among retrograd's differentiable
+ops (the ``ops`` package, which formulas get as ``xp`` under ``create_graph=True``). A formula
+written as ``g * xp.cos(x)`` therefore runs on plain arrays for a first-order backward, at
+NumPy's speed, and on tensors, recording a graph, for higher orders.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+TENSORS = False  # formulas get arrays, not tensors, from this namespace
+
+exp = np.exp
+log = np.log
+sin = np.sin
+cos = np.cos
+tanh = np.tanh
+sqrt = np.sqrt
+sign = np.sign
+abs = np.abs  # noqa: A001
+matmul = np.matmul
+reciprocal = np.reciprocal
+
+
+def sum(x, dim=None, keepdim=False):  # noqa: A001
+    return np.sum(x, axis=dim, keepdims=keepdim)
+
+
+def sum_to(g, shape):
+    """Sum ``g`` over the dimensions broadcasting added or stretched, down to ``shape``."""
+    gshape = g.shape
+    if gshape == shape:
+        return g
+    lead = len(gshape) - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + k for k, s in enumerate(shape) if s == 1 and gshape[lead + k] != 1
+    )
+    r = np.sum(g, axis=axes, keepdims=True) if axes else g
+    if lead:
+        r = r.reshape(shape)
+    return r
+
+
+def expand(x, shape):
+    return np.broadcast_to(x, shape)
+
+
+def cast(x, np_dtype):
+    return np.asarray(x).astype(np_dtype)
+
+
+def where(cond, a, b):
+    return np.where(cond, a, b)
+
+
+def reshape(x, shape):
+    return np.reshape(x, shape)
+
+
+def transpose(x, d0, d1):
+    return np.swapaxes(x, d0, d1)
+
+
+def permute(x, dims):
+    return np.transpose(x, dims)
+
+
+def unsqueeze(x, dim):
+    return np.expand_dims(x, dim)
+
+
+def squeeze(x, dim=None):
+    return np.squeeze(x, axis=dim)
+
+
+def zeros_meta(meta):
+    shape, np_dtype = meta
+    return np.zeros(shape, np_dtype)
+
+
+def zeros_like(x):
+    return np.zeros_like(x)
+
+
+def pow(x, e):  # noqa: A001
+    return np.power(x, e)
+
+
+def select(x, dim, index):
+    return x[(slice(None),) * dim + (index,)]
+
+
+def slice_dim(x, dim, start, stop, step):
+    sl = [slice(None)] * x.ndim
+    sl[dim] = slice(start, stop, step)
+    return x[tuple(sl)]
+
+
+def getitem(x, index):
+    return x[index]
+
+
+def alias(x):
+    return x
+
+
+def scatter_into(g, index, shape):
+    """Zeros of ``shape`` with ``g`` added at ``index`` (repeats add up): indexing's backward."""
+    out = np.zeros(shape, dtype=g.dtype)
+    np.add.at(out, index, g)
+    return out
+
+
+def embed_slice(g, shape, dim, start, stop, step):
+    out = np.zeros(shape, dtype=g.dtype)
+    out[(slice(None),) * dim + (slice(start, stop, step),)] = g
+    return out
+
+
+def embed_select(g, shape, dim, index):
+    out = np.zeros(shape, dtype=g.dtype)
+    out[(slice(None),) * dim + (index,)] = g
+    return out
+
+
+def take_along(x, idx, dim):
+    return np.take_along_axis(x, idx, axis=dim)
+
+
+def scatter_along(g, idx, dim, shape):
+    """Zeros of ``shape`` with ``g`` added at ``idx`` along ``dim`` (gather's backward)."""
+    out = np.zeros(shape, dtype=g.dtype)
+    grids = list(np.indices(idx.shape, sparse=True))
+    grids[dim] = idx
+    np.add.at(out, tuple(grids), g)
+    return out
+
+
+def index_zero(g, index):
+    out = np.array(g, copy=True)
+    out[index] = 0
+    return out
+
+
+def replay(x, steps):
+    """Apply a view's recorded steps to ``x`` (see ``ops.shape.make_view``)."""
+    ns = globals()
+    for name, args in steps:
+        x = ns[name](x, *args)
+    return x
+
+
+def embed_view(x, steps, base_shape):
+    """Zeros of ``base_shape`` with ``x`` in the region a view's ``steps`` select."""
+    out = np.zeros(base_shape, dtype=x.dtype)
+    replay(out, steps)[...] = x
+    return out

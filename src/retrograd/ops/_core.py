@@ -1,0 +1,159 @@
+"""What every op shares: turning arguments into arrays, PyTorch's promotion, and the node.
+
+An op reads as: arrays in (``operands``), NumPy computes, and if recording is on and an input
+requires grad, a node of the op's Backward class is attached (``record``) with one edge per input
+and whatever its formula needs saved.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtypes
+from .._dtypes import FROM_NP, binary_result
+from .._tensor import Tensor, edge, make
+from ..autograd.grad_mode import state
+
+ndarray = np.ndarray
+asarray = np.asarray
+NONE_EDGE = (None, 0)
+_SCALARS = (int, float, bool)
+
+
+def default_float():
+    return _dtypes.get_default_dtype().np
+
+
+def as_tensor_arg(x) -> Tensor:
+    """A Tensor from an op argument that may be a number, a NumPy array or a list."""
+    if isinstance(x, Tensor):
+        return x
+    from .._creation import tensor
+
+    return tensor(x)
+
+
+def scalar_value(b):
+    """A Python number from a number-like argument, or None if it is not one."""
+    t = b.__class__
+    if t is float or t is int or t is bool:
+        return b
+    if isinstance(b, np.generic):
+        return b.item()
+    return None
+
+
+def operands(a: Tensor, b):
+    """The arrays for a binary op, promoted as PyTorch promotes; ``b`` may stay a weak scalar."""
+    ad = a._data
+    if isinstance(b, Tensor):
+        bd = b._data
+        if ad.dtype is not bd.dtype and ad.dtype != bd.dtype:
+            rt = binary_result(FROM_NP[ad.dtype], ad.ndim == 0, FROM_NP[bd.dtype],
+                               bd.ndim == 0).np
+            if ad.dtype != rt:
+                ad = ad.astype(rt)
+            if bd.dtype != rt:
+                bd = bd.astype(rt)
+        return ad, bd
+    if b.__class__ is float:
+        if ad.dtype.kind != "f":
+            ad = ad.astype(default_float())
+        return ad, b
+    if b.__class__ is int or b.__class__ is bool:
+        if b.__class__ is int and ad.dtype.kind == "b":
+            ad = ad.astype(np.int64)
+        return ad, b
+    return operands(a, _coerce(b))
+
+
+def _coerce(b):
+    v = scalar_value(b)
+    if v is not None:
+        return v
+    if isinstance(b, (np.ndarray, list, tuple)):
+        return as_tensor_arg(b)
+    raise TypeError(f"unsupported operand type for a tensor op: {type(b).__name__}")
+
+
+def wrap(out) -> Tensor:
+    """An output that records nothing."""
+    if out.__class__ is not ndarray:
+        out = asarray(out)
+    return make(out)
+
+
+def needs_grad(t) -> bool:
+    """Whether ``t`` (a tensor, a number or None) requires grad; a view may first need to
+    re-derive its history after an in-place op on its base."""
+    if t.__class__ is Tensor or isinstance(t, Tensor):
+        return t._rg or (t._view is not None and t.requires_grad)
+    return False
+
+
+def recording(*args) -> bool:
+    """Whether an op on these arguments records a node: grad mode on and some input needs it."""
+    if not state.grad_enabled:
+        return False
+    for t in args:
+        if needs_grad(t):
+            return True
+    return False
+
+
+def record(node, out, *inputs) -> Tensor:
+    """Attach ``node`` as the grad_fn of the output array ``out``; one edge per input.
+
+    Inputs that are not tensors (Python numbers) get an empty edge, as in PyTorch.
+    """
+    if out.__class__ is not ndarray:
+        out = asarray(out)
+    if len(inputs) == 1:
+        node.next_functions = (edge(inputs[0]),)
+    else:
+        node.next_functions = tuple(
+            edge(t) if isinstance(t, Tensor) else NONE_EDGE for t in inputs
+        )
+    return make(out, node)
+
+
+def broadcast_meta(node, a, b, ad, bd) -> None:
+    """Record input shapes and dtypes on a binary node when the engine must undo broadcasting or
+    promotion for them."""
+    a_shape = a._data.shape
+    if isinstance(b, Tensor):
+        b_shape = b._data.shape
+        if a_shape != b_shape:
+            node._shapes = (a_shape, b_shape)
+        if a._data.dtype != ad.dtype or b._data.dtype != bd.dtype:
+            node._dtypes = (a._data.dtype, b._data.dtype)
+    elif a._data.dtype != ad.dtype:
+        node._dtypes = (a._data.dtype, None)
+
+
+def float_array(x: Tensor):
+    """The values of ``x`` as floats: integer inputs of float ops take the default dtype."""
+    a = x._data
+    if a.dtype.kind != "f":
+        a = a.astype(default_float())
+    return a
+
+
+def wrap_dim(dim: int, ndim: int) -> int:
+    n = ndim if ndim > 0 else 1
+    if not -n <= dim < n:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
+        )
+    return dim + n if dim < 0 else dim
+
+
+def wrap_dims(dim, ndim: int):
+    if dim is None:
+        return None
+    if isinstance(dim, (tuple, list)):
+        return tuple(wrap_dim(d, ndim) for d in dim)
+    return wrap_dim(dim, ndim)
+
+
+Tensor  # noqa: B018 - re-exported for op modules

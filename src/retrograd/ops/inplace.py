@@ -1,0 +1,361 @@
+"""In-place ops: ``x.add_(y)``, ``x += y``, ``x[i] = v``, ``copy_``, ``fill_``, ...
+
+Without a graph to record, an in-place op writes into the tensor's array (so every view sees it)
+and bumps the shared version counter. With one, it runs the out-of-place op on a snapshot of the
+old value and then takes over the result's history:
+
+- on a plain tensor, its grad_fn becomes the op's node (``MulBackward0`` for ``mul_``);
+- on a view, the *base* gets a ``CopySlices`` node that routes the view's part of the gradient
+  through the op and the rest to the base's old history. Other views of that base notice that
+  the base's grad_fn changed and re-derive their own (``_tensor._sync_view``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._dtypes import FROM_NP, can_cast
+from .._tensor import Tensor, edge, make
+from ..autograd.grad_mode import state
+from ..autograd.graph import AccumulateGrad, Node, next_seq
+from . import _array
+from ._core import needs_grad, record, scalar_value
+
+_LEGACY = {
+    "float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+    "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+}
+
+
+def _check_writable(self: Tensor) -> None:
+    if self._inference and not state.inference:
+        raise RuntimeError(
+            "Inplace update to inference tensor outside InferenceMode is not allowed.You can "
+            "make a clone to get a normal tensor before doing inplace update.See "
+            "https://github.com/pytorch/rfcs/pull/17 for more details."
+        )
+
+
+def write(self: Tensor, arr) -> None:
+    """Write a result into ``self``'s memory, with PyTorch's dtype and shape checks."""
+    dst = self._data
+    arr = np.asarray(arr)
+    if arr.dtype != dst.dtype and not can_cast(FROM_NP[arr.dtype], FROM_NP[dst.dtype]):
+        raise RuntimeError(
+            f"result type {_LEGACY[arr.dtype.name]} can't be cast to the desired output type "
+            f"{_LEGACY[dst.dtype.name]}"
+        )
+    if arr.shape != dst.shape:
+        try:
+            np.broadcast_shapes(arr.shape, dst.shape)
+            ok = np.broadcast_shapes(arr.shape, dst.shape) == dst.shape
+        except ValueError:
+            ok = False
+        if not ok:
+            raise RuntimeError(
+                f"output with shape {list(dst.shape)} doesn't match the broadcast shape "
+                f"{list(np.broadcast_shapes(arr.shape, dst.shape)) if _bc(arr, dst) else []}"
+            )
+    if not dst.flags.writeable:
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers to a "
+            "single memory location. Please clone() the tensor before performing the operation."
+        )
+    np.copyto(dst, arr, casting="unsafe")
+    self._vc[0] += 1
+
+
+def _bc(a, b) -> bool:
+    try:
+        np.broadcast_shapes(a.shape, b.shape)
+        return True
+    except ValueError:
+        return False
+
+
+def _snapshot(self: Tensor) -> Tensor:
+    """The old value of ``self``, with its history, for the out-of-place op to consume."""
+    fn, nr = edge(self)
+    old = make(self._data.copy())
+    if fn is not None:
+        old._grad_fn, old._nr, old._rg = fn, nr, True
+    return old
+
+
+def _check_leaf(self: Tensor) -> None:
+    fn, _ = edge(self)
+    if fn.__class__ is AccumulateGrad:
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation."
+        )
+    v = self._view
+    if v is not None and v[0]._grad_fn is None and v[0]._rg:
+        raise RuntimeError(
+            "a view of a leaf Variable that requires grad is being used in an in-place operation."
+        )
+
+
+class CopySlices(Node):
+    """The base's new history after an in-place op on one of its views.
+
+    As in PyTorch it wraps the op's node ``fn``: its edges are the base's old history and
+    ``fn``'s other inputs. The view's part of the gradient goes through ``fn``; what ``fn``
+    returns for its first input (the view's old value) lands back in the view's region.
+    """
+
+    _name = "torch::autograd::CopySlices"
+
+    _mask = None
+
+    def backward(self, xp, g):
+        fn, steps = self._fn, self._steps
+        res = fn.backward(xp, _replay(xp, g, steps))
+        if not isinstance(res, tuple):
+            res = (res,)
+        mask = self._mask
+        if mask is None:
+            mask = np.zeros(self._base_shape, bool)
+            _array.replay(mask, steps)[...] = True
+            self._mask = mask
+        gb = xp.where(mask, 0.0, g)
+        if res[0] is not None:
+            gb = gb + xp.embed_view(res[0], steps, self._base_shape)
+        return (gb,) + tuple(res[1:])
+
+    def release(self) -> None:
+        self._fn.release()
+
+
+def _replay(xp, x, steps):
+    for name, args in steps:
+        x = getattr(xp, name)(x, *args)
+    return x
+
+
+def replay_view(base: Tensor, steps) -> Tensor:
+    """Re-make a view of ``base`` from its recorded steps, recording the graph."""
+    from .. import ops
+
+    prev = state.grad_enabled
+    state.grad_enabled = True
+    try:
+        return _replay(ops, base, steps)
+    finally:
+        state.grad_enabled = prev
+
+
+def commit(self: Tensor, r: Tensor) -> Tensor:
+    """Make ``self`` hold the result ``r`` of an out-of-place op on its old value."""
+    if r._grad_fn is None:
+        write(self, r._data)
+        return self
+    v = self._view
+    if v is None:
+        write(self, r._data)
+        self._grad_fn, self._nr, self._rg = r._grad_fn, r._nr, True
+        return self
+    base, steps, _ = v
+    fn = r._grad_fn
+    node = CopySlices()
+    node._fn = fn
+    node._steps = steps
+    node._base_shape = base._data.shape
+    if fn._shapes:
+        node._shapes = (base._data.shape,) + tuple(fn._shapes[1:])
+    if fn._dtypes is not None:
+        node._dtypes = (base._data.dtype,) + tuple(fn._dtypes[1:])
+    node.next_functions = (edge(base),) + tuple(fn.next_functions[1:])
+    write(self, r._data)
+    node._seq = next_seq()
+    base._grad_fn, base._nr, base._rg = node, 0, True
+    return self
+
+
+def apply_inplace(self: Tensor, fn, *args, **kwargs) -> Tensor:
+    """Run ``fn(self, *args)`` in place on ``self``: PyTorch's in-place semantics."""
+    _check_writable(self)
+    if state.grad_enabled and (needs_grad(self) or any(needs_grad(a) for a in args)
+                               or any(needs_grad(a) for a in kwargs.values())):
+        _check_leaf(self)
+        r = fn(_snapshot(self), *args, **kwargs)
+        return commit(self, r)
+    r = fn(self, *args, **kwargs)
+    write(self, r._data)
+    return self
+
+
+def inplace_method(fn, name: str):
+    """``x.name_(...)``: the in-place form of the out-of-place op ``fn``."""
+
+    def method(self, *args, **kwargs):
+        return apply_inplace(self, fn, *args, **kwargs)
+
+    method.__name__ = name
+    method.__doc__ = f"In-place form of ``{fn.__name__}``: writes into the tensor and returns it."
+    return method
+
+
+def _fast_ufunc(ufunc, fn, name):
+    """An in-place method with a no-graph fast path straight into the array (optimizer steps)."""
+
+    def method(self, other, *, alpha=None):
+        if not state.grad_enabled or not (self._rg or needs_grad(other) or
+                                          self._view is not None):
+            d = self._data
+            if d.dtype.kind == "f" and d.flags.writeable:
+                o = other._data if isinstance(other, Tensor) else scalar_value(other)
+                if o is not None and (o.__class__ in (int, float, bool) or
+                                      (o.dtype == d.dtype and
+                                       np.broadcast_shapes(o.shape, d.shape) == d.shape)):
+                    _check_writable(self)
+                    if alpha is not None and alpha != 1:
+                        o = o * alpha
+                    ufunc(d, o, out=d)
+                    self._vc[0] += 1
+                    return self
+        if alpha is not None:
+            return apply_inplace(self, fn, other, alpha=alpha)
+        return apply_inplace(self, fn, other)
+
+    method.__name__ = name
+    method.__doc__ = f"In-place form of ``{fn.__name__}``."
+    return method
+
+
+# -- ops that exist to be applied in place -----------------------------------------------------
+
+
+class CopyBackwards(Node):
+    def backward(self, xp, g):
+        nf = self.next_functions
+        return (g * 0 if nf[0][0] is not None else None), g
+
+
+def _copy(self: Tensor, src) -> Tensor:
+    """What ``self.copy_(src)`` computes: ``src`` cast to ``self``'s dtype and broadcast."""
+    if not isinstance(src, Tensor):
+        from .._creation import tensor
+
+        src = tensor(src)
+    s = src._data
+    out = np.broadcast_to(s, self._data.shape).astype(self._data.dtype)
+    if state.grad_enabled and (self.requires_grad or src.requires_grad):
+        node = CopyBackwards()
+        node._shapes = (self._data.shape, s.shape)
+        node._dtypes = (self._data.dtype, s.dtype)
+        return record(node, out, self, src)
+    return make(out)
+
+
+def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
+    """Copy ``src`` (broadcast, cast) into ``self``.
+
+    >>> import retrograd as torch
+    >>> torch.zeros(2).copy_(torch.tensor([1, 2]))
+    tensor([1., 2.])
+    """
+    return apply_inplace(self, _copy, src)
+
+
+class FillBackward0(Node):
+    def backward(self, xp, g):
+        return g * 0
+
+
+class FillBackward1(Node):
+    def backward(self, xp, g):
+        return g * 0, xp.sum(g)
+
+
+class ZeroBackward0(FillBackward0):
+    pass
+
+
+def _fill(self: Tensor, value) -> Tensor:
+    if isinstance(value, Tensor):
+        if value._data.ndim != 0:
+            raise RuntimeError(
+                "fill_ only supports 0-dimension value tensor but got tensor with "
+                f"{value._data.ndim} dimensions."
+            )
+        out = np.full(self._data.shape, value._data, dtype=self._data.dtype)
+        if state.grad_enabled and (self.requires_grad or value.requires_grad):
+            node = FillBackward1()
+            node._dtypes = (self._data.dtype, value._data.dtype)
+            return record(node, out, self, value)
+        return make(out)
+    out = np.full(self._data.shape, value, dtype=self._data.dtype)
+    if state.grad_enabled and self.requires_grad:
+        return record(FillBackward0(), out, self)
+    return make(out)
+
+
+def _zero(self: Tensor) -> Tensor:
+    out = np.zeros_like(self._data)
+    if state.grad_enabled and self.requires_grad:
+        return record(ZeroBackward0(), out, self)
+    return make(out)
+
+
+def fill_(self: Tensor, value) -> Tensor:
+    """Set every element to ``value``.
+
+    >>> import retrograd as torch
+    >>> torch.zeros(2).fill_(3)
+    tensor([3., 3.])
+    """
+    if not state.grad_enabled or not (self.requires_grad or needs_grad(value)):
+        _check_writable(self)
+        v = value._data if isinstance(value, Tensor) else value
+        write(self, np.full(self._data.shape, v, dtype=self._data.dtype))
+        return self
+    return apply_inplace(self, _fill, value)
+
+
+def zero_(self: Tensor) -> Tensor:
+    """Set every element to zero.
+
+    >>> import retrograd as torch
+    >>> torch.ones(2).zero_()
+    tensor([0., 0.])
+    """
+    if not state.grad_enabled or not self.requires_grad:
+        _check_writable(self)
+        if not self._data.flags.writeable:
+            write(self, np.zeros_like(self._data))
+            return self
+        self._data[...] = 0
+        self._vc[0] += 1
+        return self
+    return apply_inplace(self, _zero)
+
+
+def setitem(self: Tensor, index, value) -> None:
+    """``self[index] = value``: a copy into a view (basic index) or an index_put (advanced)."""
+    from .indexing import getitem, index_put, is_basic_index, np_index
+
+    if isinstance(value, (list, tuple, np.ndarray)):
+        from .._creation import tensor
+
+        value = tensor(value, dtype=self.dtype)
+    if is_basic_index(index):
+        with _grad_mode(state.grad_enabled):
+            view = getitem(self, index)
+        copy_(view, value)
+        return
+    idx = np_index(index)
+    apply_inplace(self, index_put, idx, value)
+
+
+class _grad_mode:
+    __slots__ = ("mode", "prev")
+
+    def __init__(self, mode):
+        self.mode = mode
+
+    def __enter__(self):
+        self.prev = state.grad_enabled
+        state.grad_enabled = self.mode
+
+    def __exit__(self, *exc):
+        state.grad_enabled = self.prev

@@ -1,0 +1,95 @@
+"""Generic op tests, run over every entry of the op table (``op_table.OPS``).
+
+- gradcheck and gradgradcheck in float64, by finite differences (no torch needed);
+- against torch, where installed: values, dtype and shape in float32 and float64, the grad_fn
+  name, and first- and second-order gradients with random upstream gradients.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import retrograd
+from retrograd.autograd import gradcheck, gradgradcheck
+
+from .op_table import OPS, make_inputs
+
+CASES = [(op, shapes) for op in OPS for shapes in op.samples]
+IDS = [i for op in OPS for i in op.ids()]
+
+
+def _rng(op, shapes):
+    return np.random.default_rng(abs(hash((op.name, str(shapes)))) % 2**32)
+
+
+def _tensors(lib, arrays, requires_grad=True):
+    return [lib.tensor(a, requires_grad=requires_grad) for a in arrays]
+
+
+@pytest.mark.parametrize("op,shapes", CASES, ids=IDS)
+def test_gradcheck(op, shapes):
+    if not op.grad:
+        pytest.skip("not differentiable")
+    xs = _tensors(retrograd, make_inputs(op, shapes, _rng(op, shapes)))
+    assert gradcheck(lambda *t: op.fn(retrograd, *t), xs)
+
+
+@pytest.mark.parametrize("op,shapes", CASES, ids=IDS)
+def test_gradgradcheck(op, shapes):
+    if not (op.grad and op.gradgrad):
+        pytest.skip("no second order")
+    xs = _tensors(retrograd, make_inputs(op, shapes, _rng(op, shapes)))
+    assert gradgradcheck(lambda *t: op.fn(retrograd, *t), xs)
+
+
+torch = pytest.importorskip("torch", reason="torch is the oracle for the comparisons below")
+
+
+def _np(t):
+    return t.detach().numpy(force=True) if t is not None else None
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("op,shapes", CASES, ids=IDS)
+def test_against_torch(op, shapes, dtype):
+    arrays = [a.astype(dtype) for a in make_inputs(op, shapes, _rng(op, shapes))]
+    rg_in = _tensors(retrograd, arrays, op.grad)
+    t_in = _tensors(torch, arrays, op.grad)
+    out = op.fn(retrograd, *rg_in)
+    ref = op.fn(torch, *t_in)
+
+    assert tuple(out.shape) == tuple(ref.shape)
+    assert out.dtype.name == str(ref.dtype).replace("torch.", "")
+    tol = dict(rtol=1e-5, atol=1e-6) if dtype == "float64" else dict(rtol=2e-4, atol=2e-5)
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), **tol)
+    if not op.grad:
+        return
+    assert (out.grad_fn.name() if out.grad_fn else None) == \
+        (ref.grad_fn.name() if ref.grad_fn else None)
+
+    # First order, with a random upstream gradient.
+    rng = np.random.default_rng(1)
+    v = rng.standard_normal(ref.shape).astype(dtype)
+    g = retrograd.autograd.grad(out, rg_in, retrograd.tensor(v), create_graph=True,
+                                allow_unused=True)
+    tg = torch.autograd.grad(ref, t_in, torch.tensor(v), create_graph=True, allow_unused=True)
+    for a, b, x in zip(g, tg, arrays):
+        a = np.zeros_like(x) if a is None else _np(a)
+        b = np.zeros_like(x) if b is None else _np(b)
+        np.testing.assert_allclose(a, b, **tol)
+
+    # Second order: the gradient of <grad, w> with respect to the inputs.
+    ws = [rng.standard_normal(x.shape).astype(dtype) for x in arrays]
+    rg_s = [(gi * retrograd.tensor(w)).sum() for gi, w in zip(g, ws) if gi is not None]
+    t_s = [(gi * torch.tensor(w)).sum() for gi, w in zip(tg, ws) if gi is not None]
+    rg_s = [s for s in rg_s if s.requires_grad]
+    t_s = [s for s in t_s if s.requires_grad]
+    g2 = retrograd.autograd.grad(sum(rg_s), rg_in, allow_unused=True) if rg_s else \
+        [None] * len(arrays)
+    tg2 = torch.autograd.grad(sum(t_s), t_in, allow_unused=True) if t_s else \
+        [None] * len(arrays)
+    for a, b, x in zip(g2, tg2, arrays):
+        a = np.zeros_like(x) if a is None else _np(a)
+        b = np.zeros_like(x) if b is None else _np(b)
+        np.testing.assert_allclose(a, b, **tol)
