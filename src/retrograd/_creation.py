@@ -85,10 +85,11 @@ def _as_index(x: Any) -> int:
     return operator.index(x)
 
 
-def parse_size(args: tuple, kwargs: dict, name: str, varargs: bool = True) -> tuple:
+def parse_size(args: tuple, kwargs: dict, name: str, varargs: bool = True, pos: int = 1) -> tuple:
     """The shape from ``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` or ``f(size=(2, 3))``.
 
     ``kwargs`` holds what the factory did not name itself: only ``size`` is allowed there.
+    ``pos`` is the size argument's position, for error messages.
     """
     size = kwargs.pop("size", None)
     if kwargs:
@@ -114,12 +115,12 @@ def parse_size(args: tuple, kwargs: dict, name: str, varargs: bool = True) -> tu
                 seq = (_as_index(seq),)
             except TypeError:
                 raise TypeError(
-                    f"{name}(): argument 'size' (position 1) must be tuple of ints, not "
+                    f"{name}(): argument 'size' (position {pos}) must be tuple of ints, not "
                     f"{type_name(seq)}"
                 ) from None
         else:
             raise TypeError(
-                f"{name}(): argument 'size' (position 1) must be tuple of ints, not "
+                f"{name}(): argument 'size' (position {pos}) must be tuple of ints, not "
                 f"{type_name(seq)}"
             )
     shape = []
@@ -128,7 +129,7 @@ def parse_size(args: tuple, kwargs: dict, name: str, varargs: bool = True) -> tu
             shape.append(_as_index(s))
         except TypeError:
             raise TypeError(
-                f"{name}(): argument 'size' (position 1) must be tuple of ints, but found element "
+                f"{name}(): argument 'size' (position {pos}) must be tuple of ints, but found element "
                 f"of type {type_name(s)} at pos {i}"
             ) from None
     shape = tuple(shape)
@@ -800,6 +801,39 @@ def _steps_arg(steps: Any, name: str) -> int:
     return steps
 
 
+def _fma_type(dt: np.dtype):
+    """A type wide enough that ``a * k + b`` rounds once when cast back to ``dt``, which is
+    what PyTorch's fused multiply-add gives (long double where the platform has one)."""
+    if dt == np.float64:
+        return np.longdouble
+    return np.float64
+
+
+def _linspace_values(s: Any, e: Any, steps: int, dt: dtype) -> np.ndarray:
+    """The first half counts up from ``s`` and the second half down from ``e``, so that both
+    ends come out exact; the step is a float of the dtype (float64 for integers)."""
+    idx = np.arange(steps, dtype=np.int64)
+    half = steps // 2
+    up, down = idx[:half], steps - idx[half:] - 1
+    with np.errstate(all="ignore"):
+        if dt is _dtypes.float16:
+            # half precision rounds after every operation
+            h = np.float16
+            step = (h(e) - h(s)) / h(steps - 1)
+            lo = h(s) + step * up.astype(h)
+            hi = h(e) - step * down.astype(h)
+        else:
+            work = dt.np.type if dt.is_floating_point else np.float64
+            step = (work(e) - work(s)) / work(steps - 1)
+            w = _fma_type(np.dtype(work))
+            lo = w(s) + w(step) * up.astype(w)
+            hi = w(e) - w(step) * down.astype(w)
+        vals = np.concatenate([lo, hi])
+        if not dt.is_floating_point:
+            vals = vals.astype(np.float64)  # round as a double would before truncating
+        return vals.astype(dt.np)
+
+
 def linspace(start: Any, end: Any, steps: Any, *, out: Tensor | None = None, dtype: Any = None,
              layout: Any = None, device: Any = None, requires_grad: bool = False,
              pin_memory: bool = False) -> Tensor:
@@ -818,24 +852,12 @@ def linspace(start: Any, end: Any, steps: Any, *, out: Tensor | None = None, dty
     dt = resolve_dtype(dtype, out, get_default_dtype())
     if dt is _dtypes.bool:
         raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
-    s, e = scalar_to(start, dt), scalar_to(end, dt)
     if steps == 0:
         arr = np.empty(0, dt.np)
     elif steps == 1:
-        arr = np.full(1, s, dt.np)
+        arr = np.full(1, scalar_to(start, dt), dt.np)
     else:
-        # The first half counts up from start and the second half down from end, so that both
-        # ends come out exact. Floats compute in their own precision, rounding after each
-        # operation (as PyTorch's half arithmetic does), integers in float64.
-        work = dt.np.type if dt.is_floating_point else np.float64
-        s_w, e_w = work(s), work(e)
-        step = (e_w - s_w) / work(steps - 1)
-        idx = np.arange(steps, dtype=np.int64)
-        half = steps // 2
-        with np.errstate(all="ignore"):
-            lo = s_w + step * idx[:half].astype(work)
-            hi = e_w - step * (steps - idx[half:] - 1).astype(work)
-            arr = np.concatenate([lo, hi]).astype(dt.np)
+        arr = _linspace_values(scalar_to(start, dt), scalar_to(end, dt), steps, dt)
     return finish(arr, requires_grad, out, "linspace")
 
 
@@ -863,7 +885,9 @@ def logspace(start: Any, end: Any, steps: Any, base: float = 10.0, *,
         if steps == 0:
             exps = np.empty(0)
         elif steps == 1:
-            exps = np.array([float(start)])
+            # one value: base ** start, converted with the overflow check of ``full``
+            arr = np.full(1, scalar_to(float(base) ** float(start), dt), dt.np)
+            return finish(arr, requires_grad, out, "logspace")
         else:
             s, e = scalar_to(start, dt), scalar_to(end, dt)
             # the span is taken in the dtype itself (so rounded for float16/float32), the

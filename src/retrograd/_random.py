@@ -374,11 +374,12 @@ def randint(*args: Any, size: Any = None, generator: Generator | None = None,
     """
     check_device(device)
     args = list(args)
+    pos = len(args)
     if size is None:
         if not args:
             raise TypeError("randint() missing required argument 'size'")
         size = args.pop()
-    shape = parse_size((size,), {}, "randint", varargs=False)
+    shape = parse_size((size,), {}, "randint", varargs=False, pos=pos)
     low, high = _randint_bounds(tuple(args), kwargs, "randint", 1)
     if kwargs:
         raise TypeError(f"randint() got an unexpected keyword argument '{next(iter(kwargs))}'")

@@ -154,7 +154,7 @@ def _chain_inplace(a, b):
     y = a * 1
     y.add_(b).mul_(b).sub_(1).div_(b)
     y += a
-    y *= 2
+    y *= 0.25
     return y.tanh_()
 
 

@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 import pytest
 
@@ -20,7 +22,8 @@ IDS = [i for op in OPS for i in op.ids()]
 
 
 def _rng(op, shapes):
-    return np.random.default_rng(abs(hash((op.name, str(shapes)))) % 2**32)
+    # A stable seed per case (str hashes change between runs).
+    return np.random.default_rng(zlib.crc32(f"{op.name}{shapes}".encode()))
 
 
 def _tensors(lib, arrays, requires_grad=True):
@@ -89,6 +92,8 @@ def test_against_torch(op, shapes, dtype):
         [None] * len(arrays)
     tg2 = torch.autograd.grad(sum(t_s), t_in, allow_unused=True) if t_s else \
         [None] * len(arrays)
+    if dtype == "float32":
+        tol = dict(rtol=1e-3, atol=1e-4)  # second order compounds float32 rounding
     for a, b, x in zip(g2, tg2, arrays):
         a = np.zeros_like(x) if a is None else _np(a)
         b = np.zeros_like(x) if b is None else _np(b)
