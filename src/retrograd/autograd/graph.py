@@ -16,6 +16,8 @@ from __future__ import annotations
 import itertools
 import weakref
 
+import numpy as np
+
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle"]
 
 # Creation order of nodes: the engine runs newer nodes first (see engine._run).
@@ -135,6 +137,20 @@ class Node:
         saved = self._saved
         if saved is None:
             raise RuntimeError(FREED_MSG)
+        if len(saved) == 2:
+            a, b = saved
+            va, vb = self._versions
+            if va is not None:
+                if a._vc[0] != va:
+                    raise RuntimeError(modified_msg(a, va))
+                if not as_tensors:
+                    a = a._data
+            if vb is not None:
+                if b._vc[0] != vb:
+                    raise RuntimeError(modified_msg(b, vb))
+                if not as_tensors:
+                    b = b._data
+            return a, b
         out = []
         for t, v in zip(saved, self._versions):
             if v is not None:
@@ -207,7 +223,7 @@ _INFERENCE_SAVE = (
 )
 
 # Python numbers saved beside tensors (``x * 2`` keeps the 2): no version to check.
-_CONSTANTS = (int, float, bool, complex)
+_CONSTANTS = (int, float, bool, complex, np.ndarray)
 
 _HINT = (
     "Hint: enable anomaly detection to find the operation that failed to compute its gradient, "

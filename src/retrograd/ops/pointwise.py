@@ -135,6 +135,7 @@ def _binary(cls, fn, a, b):
             if b_tensor and ad.shape != bd.shape or ad.dtype is not a._data.dtype or \
                     (b_tensor and bd.dtype is not b._data.dtype):
                 broadcast_meta(node, a, b, ad, bd)
+            node._other = b if b_tensor else bd  # a number stays a 0-d array for backward
             return node, make(out, node)
     return None, make(out)
 
@@ -211,7 +212,7 @@ def mul(input, other) -> Tensor:  # noqa: A002
     if node is not None:
         nf = node.next_functions
         node.save(input if nf[1][0] is not None else None,
-                  other if nf[0][0] is not None else None)
+                  node._other if nf[0][0] is not None else None)
     return out
 
 
@@ -239,7 +240,7 @@ def div(input, other, *, rounding_mode=None) -> Tensor:  # noqa: A002
     node, out = _binary(DivBackward0, _true_div, input, other)
     if node is not None:
         need_b = node.next_functions[1][0] is not None
-        node.save(input if need_b else None, other)
+        node.save(input if need_b else None, node._other)
     return out
 
 
