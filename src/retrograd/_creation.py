@@ -129,8 +129,8 @@ def parse_size(args: tuple, kwargs: dict, name: str, varargs: bool = True, pos: 
             shape.append(_as_index(s))
         except TypeError:
             raise TypeError(
-                f"{name}(): argument 'size' (position {pos}) must be tuple of ints, but found element "
-                f"of type {type_name(s)} at pos {i}"
+                f"{name}(): argument 'size' (position {pos}) must be tuple of ints, but found "
+                f"element of type {type_name(s)} at pos {i}"
             ) from None
     shape = tuple(shape)
     for s in shape:
@@ -660,8 +660,9 @@ def _like_dtype(input: Tensor, dt: Any) -> dtype:  # noqa: A002
     return input.dtype if dt is None else to_dtype(dt)
 
 
-def zeros_like(input: Tensor, *, dtype: Any = None, layout: Any = None, device: Any = None,  # noqa: A002
-               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+def zeros_like(input: Tensor, *, dtype: Any = None, layout: Any = None,  # noqa: A002
+               device: Any = None, requires_grad: bool = False,
+               memory_format: Any = None) -> Tensor:
     """Zeros with the shape (and, unless given, the dtype) of ``input``.
 
     >>> import retrograd as torch
@@ -674,8 +675,9 @@ def zeros_like(input: Tensor, *, dtype: Any = None, layout: Any = None, device: 
     return finish(np.zeros(input._data.shape, dt.np), requires_grad)
 
 
-def ones_like(input: Tensor, *, dtype: Any = None, layout: Any = None, device: Any = None,  # noqa: A002
-              requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+def ones_like(input: Tensor, *, dtype: Any = None, layout: Any = None,  # noqa: A002
+              device: Any = None, requires_grad: bool = False,
+              memory_format: Any = None) -> Tensor:
     """Ones with the shape (and, unless given, the dtype) of ``input``.
 
     >>> import retrograd as torch
@@ -689,8 +691,9 @@ def ones_like(input: Tensor, *, dtype: Any = None, layout: Any = None, device: A
     return finish(np.ones(input._data.shape, dt.np), requires_grad)
 
 
-def empty_like(input: Tensor, *, dtype: Any = None, layout: Any = None, device: Any = None,  # noqa: A002
-               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+def empty_like(input: Tensor, *, dtype: Any = None, layout: Any = None,  # noqa: A002
+               device: Any = None, requires_grad: bool = False,
+               memory_format: Any = None) -> Tensor:
     """An uninitialised tensor with the shape (and, unless given, the dtype) of ``input``.
 
     >>> import retrograd as torch
@@ -703,8 +706,8 @@ def empty_like(input: Tensor, *, dtype: Any = None, layout: Any = None, device: 
     return finish(np.empty(input._data.shape, dt.np), requires_grad)
 
 
-def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, layout: Any = None,  # noqa: A002
-              device: Any = None, requires_grad: bool = False,
+def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None,  # noqa: A002
+              layout: Any = None, device: Any = None, requires_grad: bool = False,
               memory_format: Any = None) -> Tensor:
     """``fill_value`` in the shape (and, unless given, the dtype) of ``input``.
 

@@ -389,9 +389,9 @@ def randint(*args: Any, size: Any = None, generator: Generator | None = None,
     return finish(arr, requires_grad, out, "randint")
 
 
-def rand_like(input: Tensor, *, generator: Generator | None = None, dtype: Any = None,  # noqa: A002
-              layout: Any = None, device: Any = None, requires_grad: bool = False,
-              memory_format: Any = None) -> Tensor:
+def rand_like(input: Tensor, *, generator: Generator | None = None,  # noqa: A002
+              dtype: Any = None, layout: Any = None, device: Any = None,
+              requires_grad: bool = False, memory_format: Any = None) -> Tensor:
     """``rand`` with the shape (and, unless given, the dtype) of ``input``.
 
     >>> import retrograd as torch
@@ -404,9 +404,9 @@ def rand_like(input: Tensor, *, generator: Generator | None = None, dtype: Any =
                 requires_grad=requires_grad)
 
 
-def randn_like(input: Tensor, *, generator: Generator | None = None, dtype: Any = None,  # noqa: A002
-               layout: Any = None, device: Any = None, requires_grad: bool = False,
-               memory_format: Any = None) -> Tensor:
+def randn_like(input: Tensor, *, generator: Generator | None = None,  # noqa: A002
+               dtype: Any = None, layout: Any = None, device: Any = None,
+               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
     """``randn`` with the shape (and, unless given, the dtype) of ``input``.
 
     >>> import retrograd as torch

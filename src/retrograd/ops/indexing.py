@@ -427,3 +427,10 @@ def embed_view(x, steps, base_shape) -> Tensor:
         node._steps = steps
         return record(node, out, x)
     return make(out)
+
+
+__all__ = ["select", "narrow", "masked_fill", "nonzero"]
+XP = ["getitem", "slice_dim", "index_put", "embed_select", "embed_slice", "embed_view",
+      "scatter_into", "index_zero", "take_along", "scatter_along"]
+METHODS = {name: globals()[name] for name in __all__}
+INPLACE = {"masked_fill_": masked_fill}

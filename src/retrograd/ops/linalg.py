@@ -190,3 +190,9 @@ def bmm(input, mat2) -> Tensor:  # noqa: A002
     if mat2.dim() != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
     return _product(BmmBackward0, input, mat2)
+
+
+__all__ = ["matmul", "mm", "mv", "dot", "bmm"]
+XP: list = []
+METHODS = {name: globals()[name] for name in __all__}
+INPLACE: dict = {}

@@ -829,3 +829,30 @@ def cast(x: Tensor, np_dtype) -> Tensor:
     from .shape import to_dtype_op
 
     return to_dtype_op(x, np_dtype)
+
+
+__all__ = [
+    "add", "sub", "rsub", "mul", "div", "true_divide", "neg", "reciprocal", "pow", "exp", "log",
+    "sin", "cos", "tanh", "sigmoid", "relu", "abs", "sqrt", "sign", "clamp", "clip", "where",
+    "eq", "ne", "lt", "le", "gt", "ge", "greater", "less", "greater_equal", "less_equal",
+    "not_equal", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "logical_not",
+    "logical_and", "logical_or", "logical_xor", "isnan", "isinf", "isfinite", "equal",
+    "allclose", "isclose", "multiply", "divide", "subtract", "negative", "absolute",
+]
+XP = ["cast", "rdiv"]  # used by backward formulas and operators, not public functions
+
+multiply = mul
+divide = div
+subtract = sub
+negative = neg
+absolute = abs
+
+METHODS = {name: globals()[name] for name in __all__ if name not in ("where",)}
+METHODS["where"] = lambda self, condition, other: where(condition, self, other)
+INPLACE = {
+    "pow_": pow, "neg_": neg, "exp_": exp, "log_": log, "sin_": sin, "cos_": cos,
+    "tanh_": tanh, "sigmoid_": sigmoid, "relu_": relu, "abs_": abs, "sqrt_": sqrt,
+    "sign_": sign, "clamp_": clamp, "clip_": clamp, "reciprocal_": reciprocal,
+    "true_divide_": div, "multiply_": mul, "divide_": div, "subtract_": sub, "negative_": neg,
+    "absolute_": abs, "eq_": eq, "ne_": ne, "lt_": lt, "le_": le, "gt_": gt, "ge_": ge,
+}

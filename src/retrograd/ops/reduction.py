@@ -7,8 +7,6 @@ input_shape)`` undoes it in either namespace.
 
 from __future__ import annotations
 
-import builtins
-
 import numpy as np
 
 from .._dtypes import to_dtype
@@ -344,4 +342,8 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None) -> Tensor:  # noqa
     return vector_norm(input, p, dim, keepdim, dtype=dtype)
 
 
-builtins  # noqa: B018
+
+__all__ = ["sum", "mean", "max", "min", "argmax", "argmin", "norm"]
+XP = ["vector_norm"]
+METHODS = {name: globals()[name] for name in __all__}
+INPLACE: dict = {}

@@ -521,3 +521,15 @@ def sum_to(g: Tensor, shape) -> Tensor:
     if lead:
         r = reshape(r, tuple(shape))
     return r
+
+
+__all__ = [
+    "view", "reshape", "flatten", "transpose", "swapaxes", "swapdims", "t", "permute",
+    "expand", "broadcast_to", "squeeze", "unsqueeze", "clone", "unbind",
+]
+XP = ["alias", "sum_to", "expand_as", "view_as", "reshape_as", "contiguous", "to",
+      "type_as", "to_dtype_op", "unsafe_view", "squeeze_dims_", "matrix_t", "mT"]
+METHODS = {name: globals()[name] for name in __all__ if name != "broadcast_to"}
+METHODS.update(view_as=view_as, reshape_as=reshape_as, expand_as=expand_as,
+               contiguous=contiguous, to=to, type_as=type_as)
+INPLACE: dict = {}
