@@ -44,7 +44,8 @@ C_NAME = {
 _SUPPORTED = "float64, float32, float16, int64, int32, int16, int8, uint8, and bool"
 _COPY_WARNING = (
     "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
-    "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor)."
+    "sourceTensor.detach().clone().requires_grad_(True), rather than "
+    "retrograd.tensor(sourceTensor)."
 )
 _NOT_WRITABLE_WARNING = (
     "The given NumPy array is not writable, and retrograd does not support non-writable tensors: "
@@ -206,9 +207,9 @@ def check_tensor_arg(x: Any, name: str, arg: str = "input") -> None:
 def number(x: Any, name: str, arg: str) -> int | float:
     """A Python int or float from a number-like argument (numpy scalar, 1-element tensor)."""
     if isinstance(x, Tensor):
-        if x._data.size != 1:
-            raise ValueError("only one element tensors can be converted to Python scalars")
-        x = x._data.reshape(()).item()
+        if x._data.ndim != 0:
+            raise TypeError(f"{name}(): argument '{arg}' must be Number, not Tensor")
+        x = x._data.item()
     elif isinstance(x, np.generic):
         x = x.item()
     if isinstance(x, bool):
@@ -401,7 +402,7 @@ class _Walk:
         if isinstance(obj, complex):
             raise TypeError("retrograd has no complex dtypes; can't convert complex data")
         if isinstance(obj, str):
-            raise ValueError("too many dimensions 'str'")
+            raise TypeError("new(): invalid data type 'str'")
         if isinstance(obj, np.ndarray) or _is_sequence(obj):
             # PyTorch fails on this while storing, with a message that depends on the dtype;
             # note it and keep inferring.
@@ -468,7 +469,7 @@ def _ints_to(ints: list, target: dtype) -> np.ndarray:
 
 
 def _data_to_array(data: Any, dt: dtype | None) -> np.ndarray:
-    """A new array holding ``data`` (not a Tensor), converted as ``torch.tensor`` would."""
+    """A new array holding ``data`` (not a Tensor), converted as PyTorch's ``tensor`` would."""
     if isinstance(data, np.ndarray):
         _np_dtype_check(data)
         if dt is None or dt.np == data.dtype:
@@ -792,6 +793,15 @@ def arange(start: Any = 0, end: Any = None, step: Any = 1, *, out: Tensor | None
     return finish(arr, requires_grad, out, "arange")
 
 
+def _endpoint(x: Any, name: str, arg: str) -> int | float:
+    if isinstance(x, Tensor) and x._data.ndim != 0:
+        raise RuntimeError(
+            f"{name} only supports 0-dimensional start and end tensors, but got {arg} with "
+            f"{x._data.ndim} dimension(s)."
+        )
+    return number(x, name, arg)
+
+
 def _steps_arg(steps: Any, name: str) -> int:
     try:
         steps = _as_index(steps)
@@ -849,8 +859,8 @@ def linspace(start: Any, end: Any, steps: Any, *, out: Tensor | None = None, dty
     tensor([ 0,  3,  6, 10])
     """
     check_device(device)
-    start = number(start, "linspace", "start")
-    end = number(end, "linspace", "end")
+    start = _endpoint(start, "linspace", "start")
+    end = _endpoint(end, "linspace", "end")
     steps = _steps_arg(steps, "linspace")
     dt = resolve_dtype(dtype, out, get_default_dtype())
     if dt is _dtypes.bool:
@@ -877,8 +887,8 @@ def logspace(start: Any, end: Any, steps: Any, base: float = 10.0, *,
     tensor([1, 2, 4, 8])
     """
     check_device(device)
-    start = number(start, "logspace", "start")
-    end = number(end, "logspace", "end")
+    start = _endpoint(start, "logspace", "start")
+    end = _endpoint(end, "logspace", "end")
     steps = _steps_arg(steps, "logspace")
     base = float(number(base, "logspace", "base"))
     dt = resolve_dtype(dtype, out, get_default_dtype())

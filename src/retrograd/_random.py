@@ -495,9 +495,13 @@ def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Generator 
     """
     check_device(device)
     rng = _rng(generator)
+    if size is not None:
+        # with a size, 0-dim tensors stand for their numbers (the float, float, size form)
+        mean = _as_float(mean, "normal", "mean")
+        std = _as_float(std, "normal", "std")
     mt, st = isinstance(mean, Tensor), isinstance(std, Tensor)
     if mt or st:
-        if size is not None or dtype is not None or requires_grad:
+        if dtype is not None or requires_grad:
             raise TypeError(
                 _NORMAL_FORMS + "size=, dtype= and requires_grad= only go with the last form"
             )

@@ -62,6 +62,9 @@ class Size(tuple):
     def __add__(self, other):
         return Size(tuple.__add__(self, tuple(other)))
 
+    def __radd__(self, other):
+        return Size(tuple(other) + tuple(self))
+
 
 class device:  # noqa: N801 - PyTorch's name
     """The only device retrograd computes on: ``cpu``."""
@@ -95,6 +98,20 @@ class device:  # noqa: N801 - PyTorch's name
 
 CPU = device("cpu")
 _NONE_EDGE = (None, 0)
+_NON_LEAF_RG = (
+    "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+    "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
+)
+# How PyTorch's messages name dtypes: legacy scalar names, and C type names.
+_LEGACY_NAMES = {
+    "float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+    "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+}
+_C_NAMES = {
+    "float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+    "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+    "bool": "bool",
+}
 
 
 class Tensor:
@@ -117,11 +134,15 @@ class Tensor:
     def __init__(self, *args, **kwargs) -> None:
         # PyTorch's legacy constructor: Tensor([1, 2]) copies data, Tensor(2, 3) is uninitialised.
         dt = _dtypes.get_default_dtype().np
-        if len(args) == 1 and not isinstance(args[0], int):
+        if not args:
+            arr = np.zeros((0,), dtype=dt)
+        elif len(args) == 1 and not isinstance(args[0], (int, Size)):
             data = args[0]
+            if isinstance(data, (float, bool, complex)):
+                raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
             arr = np.array(data._data if isinstance(data, Tensor) else data, dtype=dt)
         else:
-            shape = args[0] if len(args) == 1 and isinstance(args[0], tuple) else args
+            shape = args[0] if len(args) == 1 and isinstance(args[0], Size) else args
             arr = np.zeros(tuple(shape), dtype=dt)
         _init(self, arr)
 
@@ -155,6 +176,8 @@ class Tensor:
     def size(self, dim: int | None = None):
         if dim is None:
             return Size(self._data.shape)
+        if self._data.ndim == 0:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         return self._data.shape[_wrap_dim(dim, self._data.ndim)]
 
     def dim(self) -> int:
@@ -238,14 +261,12 @@ class Tensor:
         value = bool(value)
         if self.grad_fn is not None:
             if value:
-                return
-            raise RuntimeError(
-                "you can only change requires_grad flags of leaf variables. If you want to use a "
-                "computed variable in a subgraph that doesn't require differentiation use "
-                "var_no_grad = var.detach()."
-            )
+                raise RuntimeError("you can only change requires_grad flags of leaf variables.")
+            raise RuntimeError(_NON_LEAF_RG)
         if value and self._data.dtype.kind != "f":
-            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+            raise RuntimeError(
+                "only Tensors of floating point and complex dtype can require gradients"
+            )
         if value and self._inference and not state.inference:
             raise RuntimeError(
                 "Setting requires_grad=True on inference tensor outside InferenceMode is not "
@@ -254,6 +275,13 @@ class Tensor:
         self._rg = value
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set ``requires_grad`` in place (on leaves) and return the tensor."""
+        if self.grad_fn is not None:
+            if requires_grad:
+                return self
+            raise RuntimeError(_NON_LEAF_RG)
+        if requires_grad and self._data.dtype.kind != "f":
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self.requires_grad = requires_grad
         return self
 
@@ -266,7 +294,7 @@ class Tensor:
                 "want the .grad field to be populated for a non-leaf Tensor, use .retain_grad() "
                 "on the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure "
                 "you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 "
-                "for more informations.",
+                "for more information.",
                 UserWarning,
                 stacklevel=2,
             )
@@ -282,10 +310,22 @@ class Tensor:
                 )
             if value is self:
                 raise RuntimeError("can't assign Variable as its own grad")
-            if value._data.dtype != self._data.dtype:
-                raise RuntimeError("assigned grad has data of a different type")
             if value._data.shape != self._data.shape:
-                raise RuntimeError("assigned grad has data of a different size")
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value._data.shape)}' to a "
+                    f"tensor of size '{list(self._data.shape)}'. Please ensure that the gradient "
+                    "and the tensor are the same size"
+                )
+            if value._data.dtype != self._data.dtype:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype "
+                    f"'{_C_NAMES[value._data.dtype.name]}' to a tensor with grad_dtype "
+                    f"'{_LEGACY_NAMES[self._data.dtype.name]}'. The gradient must match the "
+                    "tensor's grad_dtype (defaults to the tensor's dtype). You can set the "
+                    "tensor's grad_dtype attribute with a specific dtype, or None to allow any "
+                    "dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor and its "
+                    "gradient may break downstream systems that assume they match."
+                )
         self._grad = value
 
     @grad.deleter
@@ -307,6 +347,7 @@ class Tensor:
         if fn._retain is None:
             fn._retain = {}
         fn._retain[self._nr] = weakref.ref(self)
+        fn._hooked = True
 
     def register_hook(self, hook):
         """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a new one.
@@ -384,7 +425,9 @@ class Tensor:
     @data.setter
     def data(self, value: Tensor) -> None:
         if not isinstance(value, Tensor):
-            raise TypeError(f"data must be a Tensor, not {type(value).__name__}")
+            raise TypeError(
+                f"Variable data has to be a tensor, but got {type(value).__name__}"
+            )
         self._data = value._data
 
     # -- conversions ---------------------------------------------------------------------------
@@ -438,10 +481,21 @@ class Tensor:
         return bool(self._data.reshape(()).item())
 
     def __float__(self) -> float:
-        return float(self.item())
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        if self._rg:
+            warnings.warn(
+                "Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
+                "behavior.\nConsider using tensor.detach() first.",
+                UserWarning,
+                stacklevel=2,
+            )
+        return float(self._data.reshape(()).item())
 
     def __int__(self) -> int:
-        return int(self.item())
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return int(self._data.reshape(()).item())
 
     def __index__(self) -> int:
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
@@ -523,6 +577,8 @@ def _init(t: Tensor, arr: np.ndarray) -> None:
 
 def _wrap_dim(dim: int, ndim: int) -> int:
     """A dim index in range, PyTorch's IndexError otherwise."""
+    if ndim == 0 and dim not in (0, -1):
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     n = max(ndim, 1)
     if not -n <= dim < n:
         raise IndexError(
@@ -545,14 +601,15 @@ def edge(t: Tensor) -> tuple:
 
 def _sync_view(t: Tensor) -> None:
     """Re-derive a view's grad_fn when an in-place op has rewritten its base's history."""
-    base, ops, synced_fn = t._view
+    base, steps, synced_fn = t._view
     if base._grad_fn is synced_fn:
         return
-    from .ops.inplace import replay_view
+    from .ops.inplace import as_strided_node
 
-    r = replay_view(base, ops)
-    t._grad_fn, t._nr, t._rg = r._grad_fn, r._nr, r._rg
-    t._view = (base, ops, base._grad_fn)
+    t._grad_fn = as_strided_node(base, steps)
+    t._nr = 0
+    t._rg = t._grad_fn is not None
+    t._view = (base, steps, base._grad_fn)
 
 
 def make(arr: np.ndarray, grad_fn=None, nr: int = 0) -> Tensor:

@@ -1,12 +1,13 @@
 """The engine: one iterative walk over the graph, behind both ``backward`` and ``grad``.
 
-1. Discover the graph from the roots and count, for each node, how many edges lead into it.
-2. Seed the roots' gradients; a node runs once every consumer has delivered its gradient.
-3. Run the node's pre-hooks, call its ``backward``, free its saved tensors (unless the graph is
-   retained), then undo broadcasting (``sum_to``) and dtype promotion for each input, and add the
-   result into the next node's buffer. Buffers live only for the pass.
+1. Seed the roots' gradients into per-pass buffers and queue the roots' nodes.
+2. Take the newest queued node (a heap ordered by creation). Every consumer of a node was made
+   after it, so by then all of the node's gradients have arrived: no counting pass is needed.
+3. Run its hooks, call its ``backward``, free its saved tensors (unless the graph is retained),
+   undo broadcasting (``sum_to``) and dtype promotion for each input, and add the results into
+   the next nodes' buffers.
 4. AccumulateGrad nodes write ``.grad`` on leaves; for ``autograd.grad`` the wanted gradients are
-   captured instead and nothing is accumulated.
+   captured instead, and only nodes that lead to them run.
 
 There is no recursion anywhere, so a chain of a million ops runs backward like a short one.
 Without ``create_graph`` the formulas run on NumPy arrays (``ops._array``); with it they run on
@@ -40,15 +41,13 @@ def _size_str(shape) -> str:
     return f"torch.Size({list(shape)})"
 
 
-def _seed_grads(outputs, grad_outputs, create_graph: bool, is_grads_batched=False):
+def _seed_grads(outputs, grad_outputs):
     """Validate the roots and make their starting gradients (ones for scalar outputs)."""
-    grads = []
-    if len(grad_outputs) != len(outputs):
+    if len(grad_outputs) < len(outputs):
         raise RuntimeError(
-            f"grad_tensors/grad_outputs should be a sequence of length {len(outputs)} "
-            f"(got {len(grad_outputs)})" if grad_outputs else
-            f"got {len(grad_outputs)} tensors and {len(outputs)} gradients"
+            f"got {len(outputs)} tensors and {len(grad_outputs)} gradients"
         )
+    grads = []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
         if g is None:
             if out.requires_grad:
@@ -87,6 +86,14 @@ def _root_edges(outputs) -> list:
     return edges
 
 
+def _check_inputs(inputs) -> None:
+    for t in inputs:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"grad expects Tensors as inputs, got {type(t).__name__}")
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None,
              inputs=None) -> None:
     """Accumulate into the leaves' ``.grad`` the gradient of ``tensors``.
@@ -100,21 +107,18 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if grad_tensors is None and grad_variables is not None:
         grad_tensors = grad_variables
     grads = _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(outputs)
-    if isinstance(grad_tensors, Tensor):
-        grads = (grad_tensors,)
     if retain_graph is None:
         retain_graph = create_graph
-    inputs = _as_tuple(inputs)
-    if inputs:
+    if inputs is not None:
+        inputs = _as_tuple(inputs)
+        if not inputs:
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+        _check_inputs(inputs)
         for t in inputs:
-            if not isinstance(t, Tensor):
-                raise TypeError("inputs to backward() must be Tensors")
-            if not t.requires_grad:
-                raise RuntimeError("One of the differentiated Tensors does not require grad")
-    else:
-        inputs = None
-    seeds = _seed_grads(outputs, grads, create_graph)
-    _run(outputs, seeds, retain_graph, create_graph, inputs, accumulate=True)
+            if t.grad_fn is not None:
+                t.retain_grad()  # PyTorch marks non-leaf inputs as retaining their grad
+    seeds = _seed_grads(outputs, grads)
+    _Pass(retain_graph, create_graph, inputs, accumulate=True).run(outputs, seeds)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -133,24 +137,16 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         )
     if allow_unused is None:
         allow_unused = materialize_grads
-    single_input = isinstance(inputs, Tensor)
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
     if not inputs:
         raise RuntimeError("grad requires non-empty inputs.")
-    for t in inputs:
-        if not isinstance(t, Tensor):
-            raise TypeError(f"grad expects Tensors as inputs, got {type(t).__name__}")
-        if not t.requires_grad:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
-    if grad_outputs is None:
-        grads = (None,) * len(outputs)
-    else:
-        grads = _as_tuple(grad_outputs)
+    _check_inputs(inputs)
+    grads = (None,) * len(outputs) if grad_outputs is None else _as_tuple(grad_outputs)
     if retain_graph is None:
         retain_graph = create_graph
-    seeds = _seed_grads(outputs, grads, create_graph)
-    result = _run(outputs, seeds, retain_graph, create_graph, inputs, accumulate=False)
+    seeds = _seed_grads(outputs, grads)
+    result = _Pass(retain_graph, create_graph, inputs, accumulate=False).run(outputs, seeds)
     out = []
     for i, (t, g) in enumerate(zip(inputs, result)):
         if g is None:
@@ -162,58 +158,60 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                     "the graph. Set allow_unused=True if this is the desired behavior."
                 )
         out.append(g)
-    del single_input
     return tuple(out)
 
 
-def _tensor_grad(g, create_graph: bool):
-    """A gradient from the walk as a Tensor (in array mode the walk carries plain arrays)."""
-    if create_graph:
-        return g
-    if g.__class__ is not np.ndarray:
-        g = np.asarray(g)
-    return make(g)
+class _Pass:
+    """The state of one backward pass: its options, buffers and what it captures."""
 
+    def __init__(self, retain_graph: bool, create_graph: bool, inputs, accumulate: bool):
+        self.retain_graph = retain_graph
+        self.create_graph = create_graph
+        self.inputs = inputs
+        self.accumulate = accumulate
+        self.xp = _ops if create_graph else _array
+        # Arrays that user code saw (hooks, roots, captures) or that a leaf took as its .grad:
+        # a leaf must copy these rather than take them, so no two tensors share a gradient.
+        self.given: set = set()
+        self.capture = None      # {edge: [input index, ...]}
+        self.captured = []
+        self.reach = None        # nodes from which a target can be reached (None: all)
+        self.run_targets = ()
 
-def _run_hooks(hooks, g, create_graph: bool):
-    """Tensor hooks: each sees a Tensor and may return a replacement."""
-    t = _tensor_grad(g, create_graph)
-    for hook in tuple(hooks):
-        r = hook(t)
-        if r is not None:
-            t = r
-    return t if create_graph else t._data
+    def run(self, outputs, seeds) -> list:
+        """The walk. Returns the captured gradients of ``inputs`` when not accumulating."""
+        root_edges = _root_edges(outputs)
+        if self.inputs is not None:
+            capture = self.capture = {}
+            for i, t in enumerate(self.inputs):
+                capture.setdefault(edge(t), []).append(i)
+            targets = {fn for fn, _ in capture}
+            self.reach = _reaching(root_edges, targets)
+            # backward(inputs=) runs a non-leaf input's own node too (its outputs go nowhere),
+            # as PyTorch does; autograd.grad stops at it.
+            self.run_targets = targets if self.accumulate else ()
+            self.captured = [None] * len(self.inputs)
+        prev_mode = state.grad_enabled
+        state.grad_enabled = self.create_graph
+        try:
+            self._walk(root_edges, seeds)
+        finally:
+            state.grad_enabled = prev_mode
+        return self.captured
 
-
-def _run(outputs, seeds, retain_graph: bool, create_graph: bool, inputs, accumulate: bool):
-    """The walk. Returns the captured gradients of ``inputs`` when not accumulating."""
-    xp = _ops if create_graph else _array
-    root_edges = _root_edges(outputs)
-
-    # Targets: where to capture (grad) or to which tensors to limit accumulation (inputs=);
-    # then only nodes from which a target can be reached run.
-    capture = None
-    needed = None
-    if inputs is not None:
-        capture = {}
-        for i, t in enumerate(inputs):
-            capture.setdefault(edge(t), []).append(i)
-        needed = _needed_nodes(root_edges, {fn for fn, _ in capture})
-    captured = [None] * (len(inputs) if inputs is not None else 0)
-    pruned = needed is not None
-
-    prev_mode = state.grad_enabled
-    state.grad_enabled = create_graph
-    try:
-        # Nodes wait in a heap ordered by creation, newest first. Every consumer of a node was
-        # created after it, so when a node comes out all gradients for it are in: a valid
-        # order with no separate pass to count dependencies.
+    def _walk(self, root_edges, seeds) -> None:
+        xp = self.xp
+        create_graph = self.create_graph
+        retain_graph = self.retain_graph
+        special = self.capture is not None
+        reach = self.reach
+        pruned = reach is not None
+        run_targets = self.run_targets
         bufs: dict = {}
         heap: list = []
-        given = set()  # arrays a leaf took as its .grad in this pass: never give one twice
         for (fn, nr), g in zip(root_edges, seeds):
             g = g if create_graph else g._data
-            given.add(id(g))
+            self.given.add(id(g))
             _deliver(bufs, heap, fn, nr, g)
 
         while heap:
@@ -221,25 +219,18 @@ def _run(outputs, seeds, retain_graph: bool, create_graph: bool, inputs, accumul
             buf = bufs.pop(fn)
 
             if fn.__class__ is AccumulateGrad:
-                _accumulate(fn, buf, create_graph, capture, captured, accumulate, inputs, given)
+                self._leaf(fn, buf)
                 continue
 
             single = fn._n_out == 1
-            if fn._hooked or capture is not None:
+            if fn._hooked or special:
                 # Hooks and captures work on the per-output list.
-                buf = [buf] if single else buf
-                if fn._hooked:
-                    buf = _before_node(fn, buf, create_graph, accumulate, inputs)
-                if capture is not None:
-                    for nr, g in enumerate(buf):
-                        idx = capture.get((fn, nr))
-                        if idx is not None:
-                            _capture(captured, idx, g, create_graph, accumulate, inputs)
+                buf = self._before_node(fn, [buf] if single else list(buf))
                 if single:
                     buf = buf[0]
 
             grads = None
-            if buf is not None and (not pruned or fn in needed):
+            if buf is not None and (not pruned or _runs(fn, reach) or fn in run_targets):
                 if single:
                     grads = fn.backward(xp, buf)
                 else:
@@ -248,10 +239,10 @@ def _run(outputs, seeds, retain_graph: bool, create_graph: bool, inputs, accumul
                     grads = fn.backward(xp, *buf)
                 if grads.__class__ is not tuple:
                     grads = (grads,)
-            if not retain_graph:
-                fn.release()
+                if not retain_graph:
+                    fn.release()
             if fn._post_hooks is not None:
-                grads = _node_post_hooks(fn, grads, [buf] if single else buf, create_graph)
+                grads = self._post_hooks(fn, grads, [buf] if single else buf)
             if grads is None:
                 continue
 
@@ -259,7 +250,7 @@ def _run(outputs, seeds, retain_graph: bool, create_graph: bool, inputs, accumul
             if fn._shapes or fn._dtypes is not None:
                 grads = _fix_meta(fn, grads, xp)
             for (nxt, nr), g in zip(fn.next_functions, grads):
-                if nxt is not None and g is not None and (not pruned or nxt in needed):
+                if nxt is not None and g is not None and (not pruned or nxt in reach):
                     if nxt._n_out == 1:
                         old = bufs.get(nxt)
                         if old is None:
@@ -269,9 +260,131 @@ def _run(outputs, seeds, retain_graph: bool, create_graph: bool, inputs, accumul
                             bufs[nxt] = old + g
                     else:
                         _deliver(bufs, heap, nxt, nr, g)
-    finally:
-        state.grad_enabled = prev_mode
-    return captured
+
+    # -- what user code sees -------------------------------------------------------------------
+    def _expose(self, g):
+        """A gradient as the Tensor user code receives; its array may no longer be taken."""
+        if self.create_graph:
+            self.given.add(id(g))
+            return g
+        if g.__class__ is not np.ndarray:
+            g = np.asarray(g)
+        self.given.add(id(g))
+        return make(g)
+
+    def _unexpose(self, t):
+        if self.create_graph:
+            self.given.add(id(t))
+            return t
+        self.given.add(id(t._data))
+        return t._data
+
+    def _run_hooks(self, hooks, g):
+        """Tensor hooks: each sees a Tensor and may return a replacement."""
+        t = self._expose(g)
+        for hook in tuple(hooks):
+            r = hook(t)
+            if r is not None:
+                t = r
+        return self._unexpose(t)
+
+    def _before_node(self, fn, buf: list) -> list:
+        """Tensor hooks on outputs, retain_grad, node pre-hooks, then captures."""
+        th = fn._tensor_hooks
+        if th:
+            for nr, hooks in th.items():
+                if hooks and buf[nr] is not None:
+                    buf[nr] = self._run_hooks(hooks, buf[nr])
+        rt = fn._retain
+        if rt:
+            for nr, ref in rt.items():
+                t = ref()
+                g = buf[nr]
+                if t is None or g is None or t._grad_fn is not fn:
+                    continue
+                gt = self._expose(g)
+                if t._grad is None:
+                    t._grad = gt if self.create_graph else make(gt._data.copy())
+                else:
+                    t._grad = t._grad + gt
+        if fn._pre_hooks is not None:
+            gs = tuple(None if g is None else self._expose(g) for g in buf)
+            for hook in tuple(fn._pre_hooks):
+                r = hook(gs)
+                if r is not None:
+                    gs = tuple(r)
+            buf = [None if g is None else self._unexpose(g) for g in gs]
+        if self.capture is not None:
+            for nr, g in enumerate(buf):
+                idx = self.capture.get((fn, nr))
+                if idx is not None and g is not None:
+                    self._capture(idx, g)
+        return buf
+
+    def _post_hooks(self, fn, grads, buf):
+        gi = tuple(None if g is None else self._expose(g) for g in (grads or ()))
+        go = tuple(None if g is None else self._expose(g) for g in buf)
+        for hook in tuple(fn._post_hooks):
+            r = hook(gi, go)
+            if r is not None:
+                gi = tuple(r)
+        return tuple(None if g is None else self._unexpose(g) for g in gi)
+
+    def _capture(self, idx, g) -> None:
+        if self.accumulate:
+            # backward(inputs=...) on a non-leaf: it retains its grad (done in _before_node).
+            return
+        for i in idx:
+            self.captured[i] = self._expose(g)
+
+    # -- leaves --------------------------------------------------------------------------------
+    def _leaf(self, fn, g) -> None:
+        var = fn.variable
+        d = var.__dict__
+        hooks = d.get("_hooks") if d else None
+        if hooks:
+            g = self._run_hooks(hooks, g)
+        if self.capture is not None:
+            idx = self.capture.get((fn, 0))
+            if idx is None:
+                return  # not one of the inputs: leave its .grad alone
+            if not self.accumulate:
+                self._capture(idx, g)
+                return
+        if not self.accumulate:
+            return
+        self._accumulate_into(var, g)
+        post = d.get("_post_acc_hooks") if d else None
+        if post:
+            for hook in tuple(post):
+                hook(var)
+
+    def _accumulate_into(self, var, g) -> None:
+        """PyTorch's AccumulateGrad: take the first gradient, add later ones in place."""
+        old = var._grad
+        given = self.given
+        if self.create_graph:
+            if old is None:
+                var._grad = g if id(g) not in given else g.clone()
+                given.add(id(var._grad))
+            else:
+                var._grad = old + g
+            return
+        if g.__class__ is not np.ndarray:
+            g = np.asarray(g)
+        if g.dtype != var._data.dtype:
+            g = g.astype(var._data.dtype)
+        if old is None:
+            # Take the array when nothing else can see it; copy otherwise.
+            if not (g.flags.owndata and g.flags.writeable) or id(g) in given:
+                g = g.copy()
+            given.add(id(g))
+            var._grad = make(g)
+        elif old._rg:
+            var._grad = make(old._data + g)
+        else:
+            old._data += g
+            old._vc[0] += 1
 
 
 def _deliver(bufs, heap, fn, nr, g) -> None:
@@ -291,6 +404,38 @@ def _deliver(bufs, heap, fn, nr, g) -> None:
     buf[nr] = g if buf[nr] is None else buf[nr] + g
 
 
+def _runs(fn, reach) -> bool:
+    """With targets, a node runs only if one of its inputs leads to a target."""
+    for nxt, _ in fn.next_functions:
+        if nxt is not None and nxt in reach:
+            return True
+    return False
+
+
+def _reaching(root_edges, targets) -> set:
+    """The nodes from which some target can be reached (targets included)."""
+    reach = set()
+    done = set()
+    for root, _ in root_edges:
+        if root in done:
+            continue
+        done.add(root)
+        stack = [(root, iter(root.next_functions))]
+        while stack:
+            fn, it = stack[-1]
+            for nxt, _ in it:
+                if nxt is not None and nxt not in done:
+                    done.add(nxt)
+                    stack.append((nxt, iter(nxt.next_functions)))
+                    break
+            else:
+                stack.pop()
+                if fn in targets or any(n is not None and n in reach
+                                        for n, _ in fn.next_functions):
+                    reach.add(fn)
+    return reach
+
+
 def _fix_meta(fn, grads, xp) -> tuple:
     """Undo broadcasting and dtype promotion for the inputs that need it."""
     shapes, dtypes = fn._shapes, fn._dtypes
@@ -305,151 +450,6 @@ def _fix_meta(fn, grads, xp) -> tuple:
             g = xp.cast(g, dtypes[i])
         out[i] = g
     return tuple(out)
-
-
-def _needed_nodes(root_edges, target_fns) -> set:
-    """Nodes from which some target can be reached: only those run for ``inputs=``/``grad``."""
-    needed = set()
-    # Iterative post-order: a node is needed if it is a target or any successor is needed.
-    state_of: dict = {}
-    for root, _ in root_edges:
-        if root in state_of:
-            continue
-        stack = [(root, iter(root.next_functions))]
-        state_of[root] = 1
-        while stack:
-            fn, it = stack[-1]
-            advanced = False
-            for nxt, _ in it:
-                if nxt is not None and nxt not in state_of:
-                    state_of[nxt] = 1
-                    stack.append((nxt, iter(nxt.next_functions)))
-                    advanced = True
-                    break
-            if advanced:
-                continue
-            stack.pop()
-            if fn in target_fns or any(
-                n is not None and n in needed for n, _ in fn.next_functions
-            ):
-                needed.add(fn)
-    return needed
-
-
-def _accumulate(fn, g, create_graph, capture, captured, accumulate, inputs, given) -> None:
-    var = fn.variable
-    if g is None:
-        return
-    hooks = var.__dict__.get("_hooks") if var.__dict__ else None
-    if hooks:
-        g = _run_hooks(hooks, g, create_graph)
-    if capture is not None:
-        idx = capture.get((fn, 0))
-        if idx is not None:
-            _capture(captured, idx, g, create_graph, accumulate, inputs)
-            if not accumulate:
-                return
-        elif inputs is not None:
-            return
-    if not accumulate:
-        return
-    _accumulate_into(var, g, create_graph, given)
-    post = var.__dict__.get("_post_acc_hooks") if var.__dict__ else None
-    if post:
-        for hook in tuple(post):
-            hook(var)
-
-
-def _accumulate_into(var, g, create_graph: bool, given) -> None:
-    """PyTorch's AccumulateGrad: take the first gradient, add later ones in place."""
-    old = var._grad
-    if create_graph:
-        if old is None:
-            var._grad = g if id(g) not in given else g.clone()
-            given.add(id(var._grad))
-        else:
-            var._grad = old + g
-        return
-    if g.__class__ is not np.ndarray:
-        g = np.asarray(g)
-    if old is None:
-        # Take the array when nothing else can see it; copy otherwise.
-        if not (g.flags.owndata and g.flags.writeable) or id(g) in given:
-            g = g.copy()
-        given.add(id(g))
-        var._grad = make(g)
-    elif old._rg:
-        var._grad = make(old._data + g)
-    else:
-        old._data += g
-        old._vc[0] += 1
-
-
-def _capture(captured, idx, g, create_graph, accumulate, inputs) -> None:
-    if g is None:
-        return
-    if accumulate:
-        # backward(inputs=...) on a non-leaf: treat like retain_grad.
-        for i in idx:
-            t = inputs[i]
-            if t.grad_fn is not None:
-                gt = _tensor_grad(g, create_graph)
-                t._grad = gt.clone() if t._grad is None else t._grad + gt
-        return
-    for i in idx:
-        captured[i] = _tensor_grad(g, create_graph)
-
-
-def _before_node(fn, buf, create_graph, accumulate, inputs):
-    """Hooks that run before a node: tensor hooks, retain_grad, then node pre-hooks."""
-    buf = list(buf)
-    if fn._tensor_hooks is not None or fn._retain is not None:
-        _output_hooks(fn, buf, create_graph, accumulate, inputs)
-    if fn._pre_hooks is not None:
-        buf = _node_pre_hooks(fn, buf, create_graph)
-    return buf
-
-
-def _output_hooks(fn, buf, create_graph, accumulate, inputs) -> None:
-    """Tensor.register_hook on non-leaves, then retain_grad, as PyTorch orders them."""
-    th = fn._tensor_hooks
-    if th:
-        for nr, hooks in th.items():
-            if hooks and buf[nr] is not None:
-                buf[nr] = _run_hooks(hooks, buf[nr], create_graph)
-    rt = fn._retain
-    if rt and accumulate:
-        for nr, ref in rt.items():
-            t = ref()
-            g = buf[nr]
-            if t is None or g is None or t._grad_fn is not fn:
-                continue
-            if inputs is not None and not any(t is i for i in inputs):
-                continue
-            gt = _tensor_grad(g, create_graph)
-            if t._grad is None:
-                t._grad = gt.clone() if not create_graph else gt
-            else:
-                t._grad = t._grad + gt
-
-
-def _node_pre_hooks(fn, buf, create_graph):
-    gs = tuple(None if g is None else _tensor_grad(g, create_graph) for g in buf)
-    for hook in tuple(fn._pre_hooks):
-        r = hook(gs)
-        if r is not None:
-            gs = tuple(r)
-    return [None if g is None else (g if create_graph else g._data) for g in gs]
-
-
-def _node_post_hooks(fn, grads, buf, create_graph):
-    gi = tuple(None if g is None else _tensor_grad(g, create_graph) for g in (grads or ()))
-    go = tuple(None if g is None else _tensor_grad(g, create_graph) for g in buf)
-    for hook in tuple(fn._post_hooks):
-        r = hook(gi, go)
-        if r is not None:
-            gi = tuple(r)
-    return tuple(None if g is None else (g if create_graph else g._data) for g in gi)
 
 
 def _materialize(fn, buf, xp):
@@ -470,4 +470,3 @@ def _sum_to(fn, i, g, shape, xp):
             f"{list(gshape)} but expected shape compatible with {list(shape)}"
         )
     return xp.sum_to(g, shape)
-

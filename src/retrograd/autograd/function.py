@@ -13,7 +13,16 @@ import numpy as np
 
 from .._tensor import Tensor, edge, make
 from .grad_mode import state
-from .graph import FREED_MSG, Node, modified_msg, next_seq
+from .graph import (
+    FREED_MSG,
+    HINT,
+    Node,
+    modified_msg,
+    next_seq,
+    op_name,
+    type_name,
+    unpacked_output,
+)
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable", "BackwardCFunction"]
 
@@ -22,11 +31,11 @@ class FunctionCtx:
     """The methods a ``ctx`` offers; the node classes built for Functions inherit them."""
 
     def save_for_backward(self, *tensors) -> None:
-        for t in tensors:
+        for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, Tensor):
                 raise TypeError(
-                    "save_for_backward can only save variables, but argument "
-                    f"{tensors.index(t)} is of type {type(t).__name__}"
+                    f"save_for_backward can only save variables, but argument {i} is of type "
+                    f"{type(t).__name__}"
                 )
         self.to_save = tensors
 
@@ -67,11 +76,16 @@ class BackwardCFunction(Node, FunctionCtx):
                 if vc[0] != version:
                     raise RuntimeError(
                         "one of the variables needed for gradient computation has been modified "
-                        "by an inplace operation"
+                        f"by an inplace operation: [{type_name(arr)} {list(arr.shape)}], which is "
+                        f"output {self._saved_out_nr(arr)} of {op_name(self)}, is at version "
+                        f"{vc[0]}; expected version {version} instead. " + HINT
                     )
-                r = make(arr, self if self._out_rg[self._saved_out_nr(arr)] else None,
-                         self._saved_out_nr(arr))
-                r._vc = vc
+                nr = self._saved_out_nr(arr)
+                if self._out_rg[nr]:
+                    r = unpacked_output(arr, vc, self, nr)
+                else:
+                    r = make(arr)
+                    r._vc = vc
                 out.append(r)
             else:
                 if t._vc[0] != v:
@@ -109,17 +123,17 @@ class BackwardCFunction(Node, FunctionCtx):
                     f"(expected {n_args}, got {len(res)})"
                 )
         out = []
-        for is_t, g in zip(self._arg_is_tensor, res):
+        for pos, (is_t, g) in enumerate(zip(self._arg_is_tensor, res)):
             if not is_t:
+                if g is not None:
+                    raise RuntimeError(
+                        f"function {self.name()} returned a gradient different than None at "
+                        f"position {pos + 1}, but the corresponding forward input was not a "
+                        "Variable"
+                    )
                 continue
             if g is not None and not isinstance(g, Tensor):
-                raise TypeError(
-                    f"function {self.name()} returned a gradient different than None at position "
-                    f"{len(out) + 1}, but the corresponding forward input was not a Variable"
-                    if not is_t else
-                    f"{self.name()}.backward returned a {type(g).__name__}; expected a Tensor "
-                    "or None"
-                )
+                raise RuntimeError(f"expected Variable or None (got {type(g).__name__})")
             out.append(g if g is None or as_tensors else g._data)
         return tuple(out)
 
@@ -238,6 +252,7 @@ def _attach(node, args, output, record: bool):
                     "a leaf Variable that requires grad has been used in an in-place operation."
                 )
             r = o
+            r._vc[0] += 1  # PyTorch bumps a dirty tensor's version once more
             if differentiable:
                 r._grad_fn, r._nr, r._rg = node, i, True
         elif any(o is a for a in inputs) or o._grad_fn is not None or o._rg:

@@ -8,6 +8,7 @@ previous state so that modes nest.
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 
 __all__ = [
@@ -37,11 +38,40 @@ class _Mode:
     def __call__(self, fn):
         if isinstance(fn, type):
             raise TypeError(f"{type(self).__name__} cannot decorate a class")
+        if inspect.isgeneratorfunction(fn):
+            return self._wrap_generator(fn)
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             with self._clone():
                 return fn(*args, **kwargs)
+
+        return wrapper
+
+    def _wrap_generator(self, fn):
+        """A generator runs each of its steps inside the mode, as PyTorch's decorators do."""
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            gen = fn(*args, **kwargs)
+            try:
+                with self._clone():
+                    response = gen.send(None)
+                while True:
+                    try:
+                        request = yield response
+                    except GeneratorExit:
+                        with self._clone():
+                            gen.close()
+                        raise
+                    except BaseException as e:  # noqa: BLE001 - forwarded into the generator
+                        with self._clone():
+                            response = gen.throw(e)
+                    else:
+                        with self._clone():
+                            response = gen.send(request)
+            except StopIteration as e:
+                return e.value
 
         return wrapper
 
@@ -98,13 +128,27 @@ class set_grad_enabled(_Mode):  # noqa: N801
         self.mode = bool(mode)
         state.grad_enabled = self.mode
 
-    def _clone(self):
-        # As a decorator the mode applies only while the function runs.
+    def __call__(self, fn):
+        # As a decorator the mode applies only while the function runs: undo it at once.
         state.grad_enabled = self._prev
-        return set_grad_enabled(self.mode)
+        return super().__call__(fn)
+
+    def _clone(self):
+        return _SetGradMode(self.mode)
 
     def __enter__(self) -> None:
         pass
+
+
+class _SetGradMode(_Mode):
+    """set_grad_enabled's context for one call of a decorated function."""
+
+    def __init__(self, mode: bool) -> None:
+        self.mode = mode
+
+    def __enter__(self) -> None:
+        self._prev = state.grad_enabled
+        state.grad_enabled = self.mode
 
 
 def is_grad_enabled() -> bool:
@@ -135,11 +179,9 @@ class inference_mode(_Mode):  # noqa: N801
     def __enter__(self) -> None:
         self._prev = state.grad_enabled
         self._prev_inf = state.inference
-        if self.mode:
-            state.grad_enabled = False
-            state.inference = True
-        else:
-            state.inference = False
+        # inference_mode(False) turns grad mode back on, as PyTorch's does.
+        state.grad_enabled = not self.mode
+        state.inference = self.mode
 
     def __exit__(self, *exc) -> None:
         state.grad_enabled = self._prev

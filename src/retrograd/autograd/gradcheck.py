@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor, make
-from .grad_mode import no_grad
+from .grad_mode import enable_grad, no_grad
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
@@ -93,17 +93,17 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
     wrt = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
     if not wrt:
         raise ValueError(
-            "gradcheck expects at least one input tensor to require gradient, but none of the "
-            "them have requires_grad=True."
+            "gradcheck expects at least one input tensor to require gradient, but none of them "
+            "have requires_grad=True."
         )
     for i in wrt:
         if inputs[i]._data.dtype != np.float64:
             import warnings
 
             warnings.warn(
-                f"Input #{i} requires gradient and is not a double precision floating point. "
-                "This check will likely fail if all the inputs are not of double precision "
-                "floating point. ",
+                f"Input #{i} requires gradient and is not a double precision floating point or "
+                "complex. This check will likely fail if all the inputs are not of double "
+                "precision floating point or complex. ",
                 UserWarning,
                 stacklevel=2,
             )
@@ -166,12 +166,15 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
     n_in = len(inputs)
 
     def vjp(*args):
-        xs, vs = args[:n_in], args[n_in:]
-        os = _outputs(func, xs)
-        diff = [(o, v) for o, v in zip(os, vs) if o.requires_grad]
-        gs = _grad([o for o, _ in diff], [xs[i] for i in wrt], [v for _, v in diff],
-                   create_graph=True, allow_unused=True)
-        return tuple(g for g in gs if g is not None)
+        # The numerical side evaluates this under no_grad; the VJP itself needs the graph.
+        with enable_grad():
+            xs, vs = args[:n_in], args[n_in:]
+            os = _outputs(func, xs)
+            diff = [(o, v) for o, v in zip(os, vs) if o.requires_grad]
+            gs = _grad([o for o, _ in diff], [xs[i] for i in wrt], [v for _, v in diff],
+                       create_graph=True, allow_unused=True)
+            return tuple(g if g is not None else make(np.zeros_like(xs[i]._data))
+                         for i, g in zip(wrt, gs))
 
     return gradcheck(vjp, inputs + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,
                      raise_exception=raise_exception)

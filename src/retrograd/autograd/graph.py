@@ -14,6 +14,7 @@ every order of derivative comes from the same line.
 from __future__ import annotations
 
 import itertools
+import re
 import weakref
 
 import numpy as np
@@ -171,14 +172,12 @@ class Node:
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an "
                 f"inplace operation: [{type_name(arr)} {list(arr.shape)}], which is output 0 of "
-                f"{self.name()}, is at version {vc[0]}; expected version {version} instead. "
-                + _HINT
+                f"{op_name(self)}, is at version {vc[0]}; expected version {version} instead. "
+                + HINT
             )
         if not as_tensor:
             return arr
-        t = make_tensor(arr, self, 0)
-        t._vc = vc
-        return t
+        return unpacked_output(arr, vc, self, 0)
 
     def release(self) -> None:
         """Free saved tensors once the backward that needed them has run."""
@@ -218,28 +217,48 @@ class Node:
 
 
 _INFERENCE_SAVE = (
-    "Inference tensors cannot be saved for backward. To work around you can make a clone to get "
-    "a normal tensor and use it in autograd."
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+    "inference mode in computation tracked by autograd. To work around this, you can make a "
+    "clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
+    "`torch.inference_mode()`."
 )
 
 # Python numbers saved beside tensors (``x * 2`` keeps the 2): no version to check.
 _CONSTANTS = (int, float, bool, complex, np.ndarray)
 
-_HINT = (
+HINT = (
     "Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
     "with torch.autograd.set_detect_anomaly(True, check_nan=False)."
 )
+
+
+def op_name(fn) -> str:
+    """How PyTorch's version error names the op behind a node: ``Exp`` for ``ExpBackward0``."""
+    return _BACKWARD_SUFFIX.sub("", fn.name())
+
+
+_BACKWARD_SUFFIX = re.compile(r"Backward\d*$")
+
+
+def unpacked_output(arr, vc, node, nr):
+    """A saved output unpacked for a recorded backward: a tensor whose grad_fn is ``node``.
+
+    It keeps the node's place in the engine's order (no new sequence number)."""
+    t = make_tensor(arr)
+    t._grad_fn, t._nr, t._rg = node, nr, True
+    t._vc = vc
+    return t
 
 
 def modified_msg(t, expected: int) -> str:
     arr = t._data
     where = ""
     if t._grad_fn is not None:
-        where = f", which is output {t._nr} of {t._grad_fn.name()},"
+        where = f", which is output {t._nr} of {op_name(t._grad_fn)},"
     return (
         "one of the variables needed for gradient computation has been modified by an inplace "
         f"operation: [{type_name(arr)} {list(arr.shape)}]{where} is at version {t._vc[0]}; "
-        f"expected version {expected} instead. " + _HINT
+        f"expected version {expected} instead. " + HINT
     )
 
 
@@ -257,7 +276,7 @@ class AccumulateGrad(Node):
         return f"<AccumulateGrad object at {hex(id(self))}>"
 
 
-def make_tensor(arr, grad_fn, nr):
+def make_tensor(arr, grad_fn=None, nr=0):
     """Set by ``_tensor`` at import: builds a tensor with a grad_fn (avoids an import cycle)."""
     raise RuntimeError("retrograd._tensor is not loaded")
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor, make
-from . import indexing, inplace, linalg, pointwise, reduction, shape
+from . import indexing, inplace, join, linalg, pointwise, reduction, shape
 from .inplace import copy_, fill_, inplace_method, setitem, zero_
 
 TENSORS = True  # formulas get tensors from this namespace (see _array)
 
-FAMILIES = (pointwise, reduction, shape, indexing, linalg)
+FAMILIES = (pointwise, reduction, shape, indexing, linalg, join)
 
 __all__: list = []
 for _mod in FAMILIES:
@@ -63,8 +63,8 @@ def _bind_methods() -> None:
     T.__radd__ = p.add
     T.__sub__ = p.sub
     T.__rsub__ = p.rsub
-    T.__mul__ = p.mul
-    T.__rmul__ = p.mul
+    T.__mul__ = p.mul_operator
+    T.__rmul__ = p.mul_operator
     T.__truediv__ = p.div
     T.__rtruediv__ = p.rdiv
     T.__pow__ = p.pow
@@ -111,6 +111,10 @@ def _bind_methods() -> None:
     T.byte = _cast(np.uint8)
     T.bool = _cast(np.bool_)
     T.cpu = lambda self, memory_format=None: self
+    from .. import _random
+
+    for name, fn in _random.TENSOR_METHODS.items():
+        setattr(T, name, fn)
     T.cuda = _no_cuda
 
 

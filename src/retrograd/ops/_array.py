@@ -89,7 +89,8 @@ def pow(x, e):  # noqa: A001
 
 
 def select(x, dim, index):
-    return x[(slice(None),) * dim + (index,)]
+    # The trailing Ellipsis keeps a 0-d result a view (a plain int index returns a scalar).
+    return x[(slice(None),) * dim + (index, Ellipsis)]
 
 
 def slice_dim(x, dim, start, stop, step):
@@ -157,3 +158,7 @@ def embed_view(x, steps, base_shape):
     out = np.zeros(base_shape, dtype=x.dtype)
     replay(out, steps)[...] = x
     return out
+
+
+def stack(arrays, dim):
+    return np.stack(arrays, axis=dim)

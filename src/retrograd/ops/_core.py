@@ -64,12 +64,20 @@ def operands(a: Tensor, b):
         kind = ad.dtype.kind
         if kind == "f":
             return ad, scalar_array(b, ad.dtype)
-        if b.__class__ is int and kind == "b":
-            ad = ad.astype(np.int64)
+        if b.__class__ is int:
+            if kind == "b":
+                ad = ad.astype(np.int64)
+            else:
+                lo, hi = _INT_RANGE[ad.dtype.char]
+                if not lo <= b <= hi:
+                    # PyTorch wraps an out-of-range number into the tensor's dtype.
+                    b = np.array(b & 0xFFFFFFFFFFFFFFFF, dtype=np.uint64).astype(ad.dtype)
         return ad, b
     return operands(a, _coerce(b))
 
 
+_INT_RANGE = {np.dtype(t).char: (int(np.iinfo(t).min), int(np.iinfo(t).max))
+              for t in (np.int8, np.int16, np.int32, np.int64, np.uint8)}
 _SCALARS_CACHE: dict = {}
 
 

@@ -93,6 +93,13 @@ def _check_leaf(self: Tensor) -> None:
         raise RuntimeError(
             "a view of a leaf Variable that requires grad is being used in an in-place operation."
         )
+    if v is not None and fn is not None and fn._n_out > 1:
+        raise RuntimeError(
+            f"Output {self._nr} of {fn.name().replace('Backward0', '')} is a view and is being "
+            "modified inplace. This view is the output of a function that returns multiple "
+            "views. Such functions do not allow the output views to be modified inplace. You "
+            "should replace the inplace operation by an out-of-place one."
+        )
 
 
 class CopySlices(Node):
@@ -132,16 +139,31 @@ def _replay(xp, x, steps):
     return x
 
 
-def replay_view(base: Tensor, steps) -> Tensor:
-    """Re-make a view of ``base`` from its recorded steps, recording the graph."""
-    from .. import ops
+class AsStridedBackward0(Node):
+    """A view's history re-derived from its base after an in-place op rewrote the base's."""
 
-    prev = state.grad_enabled
-    state.grad_enabled = True
-    try:
-        return _replay(ops, base, steps)
-    finally:
-        state.grad_enabled = prev
+    def backward(self, xp, g):
+        return xp.embed_view(g, self._steps, self._base_shape)
+
+
+def as_strided_node(base: Tensor, steps):
+    """The grad_fn a view takes after its base's history changed (PyTorch's AsStrided)."""
+    e = edge(base)
+    if e[0] is None:
+        return None
+    node = AsStridedBackward0()
+    node._steps, node._base_shape = steps, base._data.shape
+    node.next_functions = (e,)
+    node._seq = next_seq()
+    return node
+
+
+def _adopt_saved_output(fn, r: Tensor, self: Tensor) -> None:
+    """An op that saved its output (relu_, exp_, ...) now saves ``self``, the tensor that holds
+    it, so that later in-place changes to ``self`` or its base are caught as in PyTorch."""
+    out = fn._out
+    if out is not None and out[0] is r._data:
+        fn._out = (self._data, self._vc, self._vc[0])
 
 
 def commit(self: Tensor, r: Tensor) -> Tensor:
@@ -153,6 +175,7 @@ def commit(self: Tensor, r: Tensor) -> Tensor:
     if v is None:
         write(self, r._data)
         self._grad_fn, self._nr, self._rg = r._grad_fn, r._nr, True
+        _adopt_saved_output(r._grad_fn, r, self)
         return self
     base, steps, _ = v
     fn = r._grad_fn
@@ -166,6 +189,7 @@ def commit(self: Tensor, r: Tensor) -> Tensor:
         node._dtypes = (base._data.dtype,) + tuple(fn._dtypes[1:])
     node.next_functions = (edge(base),) + tuple(fn.next_functions[1:])
     write(self, r._data)
+    _adopt_saved_output(fn, r, self)
     node._seq = next_seq()
     base._grad_fn, base._nr, base._rg = node, 0, True
     return self
@@ -174,6 +198,14 @@ def commit(self: Tensor, r: Tensor) -> Tensor:
 def apply_inplace(self: Tensor, fn, *args, **kwargs) -> Tensor:
     """Run ``fn(self, *args)`` in place on ``self``: PyTorch's in-place semantics."""
     _check_writable(self)
+    if self._view is not None and state.grad_enabled and self.__dict__.get("_no_grad_view"):
+        raise RuntimeError(
+            "A view was created in no_grad mode and is being modified inplace with grad mode "
+            "enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You "
+            "can clarify your code by moving both the view and the inplace either both inside "
+            "the no_grad block (if you don't want the inplace to be tracked) or both outside (if "
+            "you want the inplace to be tracked)."
+        )
     if state.grad_enabled and (needs_grad(self) or any(needs_grad(a) for a in args)
                                or any(needs_grad(a) for a in kwargs.values())):
         _check_leaf(self)
@@ -226,6 +258,8 @@ def _fast_ufunc(ufunc, fn, name):
 
 
 class CopyBackwards(Node):
+    _name = "torch::autograd::CopyBackwards"
+
     def backward(self, xp, g):
         nf = self.next_functions
         return (g * 0 if nf[0][0] is not None else None), g
@@ -257,17 +291,21 @@ def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
     return apply_inplace(self, _copy, src)
 
 
-class FillBackward0(Node):
+class FillBackward2(Node):
+    """fill_ with a number."""
+
     def backward(self, xp, g):
         return g * 0
 
 
-class FillBackward1(Node):
+class FillBackward3(Node):
+    """fill_ with a 0-dim tensor."""
+
     def backward(self, xp, g):
         return g * 0, xp.sum(g)
 
 
-class ZeroBackward0(FillBackward0):
+class ZeroBackward0(FillBackward2):
     pass
 
 
@@ -280,13 +318,13 @@ def _fill(self: Tensor, value) -> Tensor:
             )
         out = np.full(self._data.shape, value._data, dtype=self._data.dtype)
         if state.grad_enabled and (self.requires_grad or value.requires_grad):
-            node = FillBackward1()
+            node = FillBackward3()
             node._dtypes = (self._data.dtype, value._data.dtype)
             return record(node, out, self, value)
         return make(out)
     out = np.full(self._data.shape, value, dtype=self._data.dtype)
     if state.grad_enabled and self.requires_grad:
-        return record(FillBackward0(), out, self)
+        return record(FillBackward2(), out, self)
     return make(out)
 
 

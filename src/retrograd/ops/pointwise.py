@@ -167,12 +167,7 @@ def sub(input, other, *, alpha=1) -> Tensor:  # noqa: A002
     """
     if not isinstance(input, Tensor):
         input = as_tensor_arg(input)
-    if input._data.dtype.kind == "b" and isinstance(other, Tensor) and \
-            other._data.dtype.kind == "b":
-        raise RuntimeError(
-            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
-            "or `logical_xor()` operator instead."
-        )
+    _check_bool_sub(input, other)
     if alpha != 1:
         node, out = _binary(SubBackward0, lambda x, y: x - alpha * y, input, other)
     else:
@@ -182,10 +177,26 @@ def sub(input, other, *, alpha=1) -> Tensor:  # noqa: A002
     return out
 
 
+def _check_bool_sub(a, b) -> None:
+    a_bool = a._data.dtype.kind == "b"
+    b_bool = b._data.dtype.kind == "b" if isinstance(b, Tensor) else b.__class__ is bool
+    if a_bool and b_bool:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
+            "or `logical_xor()` operator instead."
+        )
+    if a_bool or b_bool:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+            "trying to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+
+
 def rsub(input, other, *, alpha=1) -> Tensor:  # noqa: A002
     """``other - alpha * input`` (what ``2 - x`` runs)."""
     if isinstance(other, Tensor):
         return sub(other, input, alpha=alpha)
+    _check_bool_sub(input, other)
     ad, b = operands(input, other)
     out = b - alpha * ad if alpha != 1 else b - ad
     if out.__class__ is not ndarray:
@@ -197,6 +208,15 @@ def rsub(input, other, *, alpha=1) -> Tensor:  # noqa: A002
             node._dtypes = (input._data.dtype,)
         return record(node, out, input)
     return make(out)
+
+
+def mul_operator(self, other):
+    """``self * other``; a Python sequence is repeated instead, as Python does with ints."""
+    if other.__class__ is Tensor or other.__class__ is float or other.__class__ is int:
+        return mul(self, other)
+    if isinstance(other, (str, list, tuple)):
+        return NotImplemented
+    return mul(self, other)
 
 
 def mul(input, other) -> Tensor:  # noqa: A002

@@ -9,12 +9,14 @@ tensors.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .._dtypes import to_dtype
-from .._tensor import Tensor, make
+from .._tensor import Tensor, edge, make
 from ..autograd.grad_mode import state
-from ..autograd.graph import Node
+from ..autograd.graph import Node, next_seq
 from ._core import asarray, ndarray, record, wrap_dim
 
 
@@ -28,6 +30,8 @@ def make_view(out: np.ndarray, x: Tensor, step: tuple, node) -> Tensor:
         t = make(out)
     t._vc = x._vc
     t._inference = x._inference
+    if not state.grad_enabled and x._rg:
+        t.__dict__["_no_grad_view"] = True
     v = x._view
     if v is None:
         t._view = (x, (step,), x._grad_fn)
@@ -247,6 +251,15 @@ def permute(input, *dims) -> Tensor:  # noqa: A002
 def matrix_t(input) -> Tensor:  # noqa: A002
     """``x.T``: all dims reversed."""
     n = input._data.ndim
+    if n != 2:
+        warnings.warn(
+            "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
+            "deprecated and it will throw an error in a future release. Consider `x.mT` to "
+            "transpose batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to "
+            "reverse the dimensions of a tensor.",
+            UserWarning,
+            stacklevel=2,
+        )
     if n < 2:
         return input if n == 0 else permute(input, (0,))
     return permute(input, tuple(range(n - 1, -1, -1)))
@@ -495,15 +508,46 @@ def type_as(input, other) -> Tensor:  # noqa: A002
     return to_dtype_op(input, other._data.dtype)
 
 
-def unbind(input, dim=0) -> tuple:  # noqa: A002
-    """Split along ``dim`` into a tuple of views, one per index."""
-    from .indexing import select
+class UnbindBackward0(Node):
+    """One node for all the slices; missing gradients count as zeros."""
 
+    _materialize = False
+
+    def backward(self, xp, *grads):
+        dim, shape = self._dim, self._in_shape
+        first = next(g for g in grads if g is not None)
+        parts = [xp.zeros_meta((shape[:dim] + shape[dim + 1:], first.dtype)) if g is None else g
+                 for g in grads]
+        return xp.stack(parts, dim)
+
+
+def unbind(input, dim=0) -> tuple:  # noqa: A002
+    """Split along ``dim`` into a tuple of views, one per index.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([[1, 2], [3, 4]]).unbind(1)
+    (tensor([1, 3]), tensor([2, 4]))
+    """
     a = input._data
     if a.ndim == 0:
-        raise RuntimeError("Dimension specified as 0 but tensor has no dimensions")
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     d = wrap_dim(dim, a.ndim)
-    return tuple(select(input, d, i) for i in range(a.shape[d]))
+    n = a.shape[d]
+    node = None
+    if _recording(input):
+        node = UnbindBackward0()
+        node._dim, node._in_shape, node._n_out = d, a.shape, n
+        node.next_functions = (edge(input),)
+    outs = []
+    lead = (slice(None),) * d
+    for i in range(n):
+        t = make_view(a[lead + (i, Ellipsis)], input, ("select", (d, i)), None)
+        if node is not None:
+            t._grad_fn, t._nr, t._rg = node, i, True
+        outs.append(t)
+    if node is not None:
+        node._seq = next_seq()
+    return tuple(outs)
 
 
 def sum_to(g: Tensor, shape) -> Tensor:

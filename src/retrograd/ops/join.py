@@ -1,0 +1,122 @@
+"""Joining tensors: cat and stack.
+
+Their backward cuts the gradient back into the inputs' pieces with ``slice_dim`` (cat) or
+``select`` (stack), views that exist in both namespaces.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._tensor import Tensor, make
+from ..autograd.grad_mode import state
+from ..autograd.graph import Node
+from ._core import as_tensor_arg, record, wrap_dim
+
+
+def _tensors(tensors, name: str) -> list:
+    if isinstance(tensors, Tensor):
+        raise TypeError(
+            f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor"
+        )
+    ts = [t if isinstance(t, Tensor) else as_tensor_arg(t) for t in tensors]
+    if not ts:
+        raise RuntimeError(f"{name}(): expected a non-empty list of Tensors")
+    return ts
+
+
+def _common(ts) -> np.dtype:
+    dt = ts[0]._data.dtype
+    for t in ts[1:]:
+        if t._data.dtype != dt:
+            return np.result_type(*[t._data for t in ts])
+    return dt
+
+
+class CatBackward0(Node):
+    def backward(self, xp, g):
+        dim = self._dim
+        out = []
+        start = 0
+        for size in self._sizes:
+            out.append(None if size is None else xp.slice_dim(g, dim, start, start + size, 1))
+            start += size or 0
+        return tuple(out)
+
+
+def cat(tensors, dim=0) -> Tensor:
+    """Concatenate along an existing ``dim``.
+
+    >>> import retrograd as torch
+    >>> torch.cat([torch.zeros(1, 2), torch.ones(2, 2)]).shape
+    retrograd.Size([3, 2])
+    """
+    ts = _tensors(tensors, "cat")
+    # PyTorch skips 1-D empty tensors (legacy behaviour) when joining.
+    parts = [t for t in ts if not (t._data.ndim == 1 and t._data.shape[0] == 0)] or ts[:1]
+    ndim = parts[0]._data.ndim
+    if ndim == 0:
+        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
+    d = wrap_dim(dim, ndim)
+    ref = parts[0]._data.shape
+    for i, t in enumerate(parts):
+        s = t._data.shape
+        if len(s) != ndim:
+            raise RuntimeError(
+                f"Tensors must have same number of dimensions: got {ndim} and {len(s)}"
+            )
+        for k in range(ndim):
+            if k != d and s[k] != ref[k]:
+                raise RuntimeError(
+                    f"Sizes of tensors must match except in dimension {d}. Expected size "
+                    f"{ref[k]} but got size {s[k]} for tensor number {i} in the list."
+                )
+    dt = _common(parts)
+    out = np.concatenate([t._data for t in parts], axis=d, dtype=dt)
+    if state.grad_enabled and any(t.requires_grad for t in ts):
+        node = CatBackward0()
+        node._dim = d
+        node._sizes = [None if t not in parts else t._data.shape[d] for t in ts]
+        node._dtypes = tuple(t._data.dtype for t in ts)
+        return record(node, out, *ts)
+    return make(out)
+
+
+concat = cat
+concatenate = cat
+
+
+class StackBackward0(Node):
+    def backward(self, xp, g):
+        return tuple(xp.select(g, self._dim, i) for i in range(self._n))
+
+
+def stack(tensors, dim=0) -> Tensor:
+    """Join along a new ``dim``.
+
+    >>> import retrograd as torch
+    >>> torch.stack([torch.zeros(2), torch.ones(2)], dim=1).shape
+    retrograd.Size([2, 2])
+    """
+    ts = _tensors(tensors, "stack")
+    shape = ts[0]._data.shape
+    for i, t in enumerate(ts):
+        if t._data.shape != shape:
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got {list(shape)} at entry 0 "
+                f"and {list(t._data.shape)} at entry {i}"
+            )
+    d = wrap_dim(dim, len(shape) + 1)
+    out = np.stack([t._data for t in ts], axis=d).astype(_common(ts), copy=False)
+    if state.grad_enabled and any(t.requires_grad for t in ts):
+        node = StackBackward0()
+        node._dim, node._n = d, len(ts)
+        node._dtypes = tuple(t._data.dtype for t in ts)
+        return record(node, out, *ts)
+    return make(out)
+
+
+__all__ = ["cat", "concat", "concatenate", "stack"]
+XP: list = []
+METHODS: dict = {}
+INPLACE: dict = {}
