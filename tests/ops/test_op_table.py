@@ -7,6 +7,9 @@
 
 from __future__ import annotations
 
+import importlib
+import os
+import pkgutil
 import zlib
 
 import numpy as np
@@ -15,7 +18,14 @@ import pytest
 import retrograd
 from retrograd.autograd import gradcheck, gradgradcheck
 
-from .op_table import OPS, make_inputs
+from . import op_table
+from .op_table import make_inputs
+
+# The table is op_table.OPS plus the OPS of every op_table_<family>.py beside it.
+OPS = list(op_table.OPS)
+for _info in sorted(pkgutil.iter_modules([os.path.dirname(__file__)]), key=lambda m: m.name):
+    if _info.name.startswith("op_table_"):
+        OPS += importlib.import_module(f"{__package__}.{_info.name}").OPS
 
 CASES = [(op, shapes) for op in OPS for shapes in op.samples]
 IDS = [i for op in OPS for i in op.ids()]

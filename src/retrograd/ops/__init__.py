@@ -12,12 +12,12 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor, make
-from . import indexing, inplace, join, linalg, pointwise, reduction, shape
+from . import decomp, indexing, inplace, join, linalg, pointwise, reduction, shape, sorting, special
 from .inplace import copy_, fill_, inplace_method, setitem, zero_
 
 TENSORS = True  # formulas get tensors from this namespace (see _array)
 
-FAMILIES = (pointwise, reduction, shape, indexing, linalg, join)
+FAMILIES = (pointwise, special, reduction, sorting, shape, join, indexing, linalg, decomp)
 
 __all__: list = []
 for _mod in FAMILIES:
@@ -111,10 +111,11 @@ def _bind_methods() -> None:
     T.byte = _cast(np.uint8)
     T.bool = _cast(np.bool_)
     T.cpu = lambda self, memory_format=None: self
-    from .. import _random
+    from .. import _creation, _random
 
-    for name, fn in _random.TENSOR_METHODS.items():
-        setattr(T, name, fn)
+    for mod in (_creation, _random):
+        for name, fn in getattr(mod, "TENSOR_METHODS", {}).items():
+            setattr(T, name, fn)
     T.cuda = _no_cuda
 
 

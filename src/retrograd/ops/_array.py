@@ -12,6 +12,19 @@ import numpy as np
 
 TENSORS = False  # formulas get arrays, not tensors, from this namespace
 
+
+def register(**fns) -> None:
+    """Add array twins from an op family module: ``_array.register(cumsum=...)``.
+
+    Each name must also be reachable in the ``ops`` namespace (through the family's ``__all__``
+    or ``XP``), with the same signature, so formulas can call ``xp.<name>`` in both modes.
+    """
+    g = globals()
+    for name, fn in fns.items():
+        if name in g and g[name] is not fn:
+            raise RuntimeError(f"array twin {name!r} is defined twice")
+        g[name] = fn
+
 exp = np.exp
 log = np.log
 sin = np.sin
