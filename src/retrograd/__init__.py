@@ -101,3 +101,9 @@ __all__ = list(_creation_all) + list(_random_all) + list(_ops_all) + [
     "result_type", "promote_types", "can_cast", "get_default_dtype", "set_default_dtype",
     "is_tensor", "set_printoptions", "get_printoptions", "return_types",
 ]
+
+# Added last: these modules read retrograd's public names when their functions run.
+from . import utils  # noqa: E402
+from .serialization import load, save  # noqa: E402
+
+__all__ += ["save", "load", "utils"]

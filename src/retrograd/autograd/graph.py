@@ -87,6 +87,7 @@ class Node:
     _tensor_hooks = None  # {output_nr: [hook, ...]} from Tensor.register_hook on non-leaves
     _retain = None        # {output_nr: weakref to a tensor that retains its grad}
     _n_out = 1
+    _multi_view = False   # a view op with several outputs (split, unbind): no in-place on them
     _materialize = True
     _seq = 0              # creation order, set when the node is attached to its output
     _hooked = False       # any of the hooks above (or retain_grad) present: one check per node

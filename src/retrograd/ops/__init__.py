@@ -48,8 +48,8 @@ def _bind_methods() -> None:
     T.zero_ = zero_
     T.T = property(shape.matrix_t)
     T.mT = property(shape.mT)
-    T.H = property(shape.matrix_t)
-    T.mH = property(shape.mT)
+    T.H = property(shape.H)
+    T.mH = property(shape.mH)
 
     # In place with a no-graph fast path (optimizer steps use these).
     fast = inplace._fast_ufunc

@@ -93,7 +93,7 @@ def _check_leaf(self: Tensor) -> None:
         raise RuntimeError(
             "a view of a leaf Variable that requires grad is being used in an in-place operation."
         )
-    if v is not None and fn is not None and fn._n_out > 1:
+    if v is not None and fn is not None and (fn._n_out > 1 or fn._multi_view):
         raise RuntimeError(
             f"Output {self._nr} of {fn.name().replace('Backward0', '')} is a view and is being "
             "modified inplace. This view is the output of a function that returns multiple "

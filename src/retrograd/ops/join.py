@@ -11,7 +11,9 @@ import numpy as np
 from .._tensor import Tensor, make
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node
+from . import _array
 from ._core import as_tensor_arg, record, wrap_dim
+from .shape import reshape, unsqueeze
 
 
 def _tensors(tensors, name: str) -> list:
@@ -76,7 +78,8 @@ def cat(tensors, dim=0) -> Tensor:
     if state.grad_enabled and any(t.requires_grad for t in ts):
         node = CatBackward0()
         node._dim = d
-        node._sizes = [None if t not in parts else t._data.shape[d] for t in ts]
+        kept = {id(t) for t in parts}
+        node._sizes = [t._data.shape[d] if id(t) in kept else None for t in ts]
         node._dtypes = tuple(t._data.dtype for t in ts)
         return record(node, out, *ts)
     return make(out)
@@ -116,7 +119,83 @@ def stack(tensors, dim=0) -> Tensor:
     return make(out)
 
 
-__all__ = ["cat", "concat", "concatenate", "stack"]
+def _atleast(t: Tensor, n: int) -> Tensor:
+    """``t`` with dims of size 1 added as ``atleast_1d/2d/3d`` add them."""
+    nd = t._data.ndim
+    if nd >= n:
+        return t
+    if nd == 0:
+        return reshape(t, (1,) * n)
+    if n == 2 or nd == 2:
+        return unsqueeze(t, 0 if n == 2 else -1)
+    return unsqueeze(unsqueeze(t, 0), -1)  # 1-D to 3-D: (1, n, 1)
+
+
+def _nonempty(tensors, name: str) -> list:
+    ts = list(tensors) if not isinstance(tensors, Tensor) else _tensors(tensors, name)
+    if not ts:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+    return [t if isinstance(t, Tensor) else as_tensor_arg(t) for t in ts]
+
+
+def hstack(tensors) -> Tensor:
+    """Join along dim 1 (dim 0 for 1-D tensors).
+
+    >>> import retrograd as torch
+    >>> torch.hstack([torch.tensor([1, 2]), torch.tensor([3])])
+    tensor([1, 2, 3])
+    """
+    ts = [_atleast(t, 1) for t in _nonempty(tensors, "hstack")]
+    return cat(ts, 0 if ts[0]._data.ndim == 1 else 1)
+
+
+def vstack(tensors) -> Tensor:
+    """Join along dim 0, 1-D tensors taken as rows.
+
+    >>> import retrograd as torch
+    >>> torch.vstack([torch.tensor([1, 2]), torch.tensor([3, 4])])
+    tensor([[1, 2],
+            [3, 4]])
+    """
+    return cat([_atleast(t, 2) for t in _nonempty(tensors, "vstack")], 0)
+
+
+def row_stack(tensors) -> Tensor:
+    """``vstack``."""
+    return cat([_atleast(t, 2) for t in _nonempty(tensors, "row_stack")], 0)
+
+
+def dstack(tensors) -> Tensor:
+    """Join along dim 2 (depth), after making every tensor at least 3-D.
+
+    >>> import retrograd as torch
+    >>> torch.dstack([torch.tensor([1, 2]), torch.tensor([3, 4])]).shape
+    retrograd.Size([1, 2, 2])
+    """
+    return cat([_atleast(t, 3) for t in _nonempty(tensors, "dstack")], 2)
+
+
+def column_stack(tensors) -> Tensor:
+    """Join along dim 1, 0-D and 1-D tensors taken as columns.
+
+    >>> import retrograd as torch
+    >>> torch.column_stack([torch.tensor([1, 2]), torch.tensor([3, 4])])
+    tensor([[1, 3],
+            [2, 4]])
+    """
+    ts = _nonempty(tensors, "column_stack")
+    ts = [reshape(t, (t._data.size, 1)) if t._data.ndim <= 1 else t for t in ts]
+    return hstack(ts)
+
+
+def _cat_array(arrays, dim=0):
+    return np.concatenate(arrays, axis=dim)
+
+
+_array.register(cat=_cat_array)
+
+__all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "row_stack", "dstack",
+           "column_stack"]
 XP: list = []
 METHODS: dict = {}
 INPLACE: dict = {}

@@ -14,10 +14,12 @@ import warnings
 import numpy as np
 
 from .._dtypes import to_dtype
-from .._tensor import Tensor, edge, make
+from .._tensor import Size, Tensor, edge, make
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node, next_seq
-from ._core import asarray, ndarray, record, wrap_dim
+from . import _array
+from ._core import asarray, ndarray, needs_grad, record, wrap_dim
+from .inplace import _check_leaf, _check_writable
 
 
 def make_view(out: np.ndarray, x: Tensor, step: tuple, node) -> Tensor:
@@ -251,7 +253,10 @@ def permute(input, *dims) -> Tensor:  # noqa: A002
 def matrix_t(input) -> Tensor:  # noqa: A002
     """``x.T``: all dims reversed."""
     n = input._data.ndim
-    if n != 2:
+    if n == 0:
+        warnings.warn("Tensor.T is deprecated on 0-D tensors. This function is the identity in "
+                      "these cases.", UserWarning, stacklevel=2)
+    elif n != 2:
         warnings.warn(
             "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
             "deprecated and it will throw an error in a future release. Consider `x.mT` to "
@@ -260,8 +265,6 @@ def matrix_t(input) -> Tensor:  # noqa: A002
             UserWarning,
             stacklevel=2,
         )
-    if n < 2:
-        return input if n == 0 else permute(input, (0,))
     return permute(input, tuple(range(n - 1, -1, -1)))
 
 
@@ -511,13 +514,14 @@ def type_as(input, other) -> Tensor:  # noqa: A002
 class UnbindBackward0(Node):
     """One node for all the slices; missing gradients count as zeros."""
 
+    _multi_view = True
+
     _materialize = False
 
     def backward(self, xp, *grads):
         dim, shape = self._dim, self._in_shape
-        first = next(g for g in grads if g is not None)
-        parts = [xp.zeros_meta((shape[:dim] + shape[dim + 1:], first.dtype)) if g is None else g
-                 for g in grads]
+        meta = (shape[:dim] + shape[dim + 1:], self._np_dtype)
+        parts = [xp.zeros_meta(meta) if g is None else g for g in grads]
         return xp.stack(parts, dim)
 
 
@@ -537,6 +541,7 @@ def unbind(input, dim=0) -> tuple:  # noqa: A002
     if _recording(input):
         node = UnbindBackward0()
         node._dim, node._in_shape, node._n_out = d, a.shape, n
+        node._np_dtype = a.dtype
         node.next_functions = (edge(input),)
     outs = []
     lead = (slice(None),) * d
@@ -567,13 +572,1119 @@ def sum_to(g: Tensor, shape) -> Tensor:
     return r
 
 
+# -- more views: unflatten, ravel, movedim, adjoint, diagonal, unfold ----------------------------
+
+
+def unflatten(input, dim, sizes) -> Tensor:  # noqa: A002
+    """Split dim ``dim`` into ``sizes`` (one of them may be -1); a view.
+
+    >>> import retrograd as torch
+    >>> torch.zeros(2, 6).unflatten(1, (3, -1)).shape
+    retrograd.Size([2, 3, 2])
+    """
+    a = input._data
+    d = wrap_dim(dim, a.ndim)
+    sizes = tuple(int(s) for s in sizes)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    n = a.shape[d] if a.ndim else 1
+    known = 1
+    for s in sizes:
+        if s != -1:
+            known *= s
+    if sizes.count(-1) == 1 and known and n % known == 0:
+        sizes = tuple(n // known if s == -1 else s for s in sizes)
+    elif known != n or -1 in sizes:
+        raise RuntimeError(
+            f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} "
+            f"({n}) in the input tensor"
+        )
+    return view(input, a.shape[:d] + sizes + a.shape[d + 1:])
+
+
+def ravel(input) -> Tensor:  # noqa: A002
+    """The elements as a 1-D tensor: a view when the memory is contiguous, else of a copy.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([[1, 2], [3, 4]]).ravel()
+    tensor([1, 2, 3, 4])
+    """
+    return view(contiguous(input), -1)
+
+
+def _dims_arg(dims, name: str) -> tuple:
+    return (int(dims),) if isinstance(dims, (int, np.integer)) else tuple(int(d) for d in dims)
+
+
+def movedim(input, source, destination) -> Tensor:  # noqa: A002
+    """Move dims ``source`` to positions ``destination``; the others keep their order.
+
+    >>> import retrograd as torch
+    >>> torch.zeros(2, 3, 4).movedim(0, -1).shape
+    retrograd.Size([3, 4, 2])
+    """
+    n = input._data.ndim
+    src, dst = _dims_arg(source, "source"), _dims_arg(destination, "destination")
+    if len(src) != len(dst):
+        raise RuntimeError(
+            f"movedim: Invalid source or destination dims: source ({list(src)} dims) should "
+            f"contain the same number of dims as destination ({list(dst)} dims)"
+        )
+    ws = tuple(wrap_dim(d, n) for d in src)
+    wd = tuple(wrap_dim(d, n) for d in dst)
+    if len(set(ws)) != len(ws):
+        raise RuntimeError(f"movedim: repeated dim in `source` ({list(src)})")
+    if len(set(wd)) != len(wd):
+        raise RuntimeError(f"movedim: repeated dim in `destination` ({list(dst)})")
+    order = [k for k in range(n) if k not in ws]
+    for d, s in sorted(zip(wd, ws)):
+        order.insert(d, s)
+    return permute(input, tuple(order))
+
+
+moveaxis = movedim
+
+
+def adjoint(input) -> Tensor:  # noqa: A002
+    """The conjugate transpose of the last two dims (the transpose, for real tensors).
+
+    >>> import retrograd as torch
+    >>> torch.zeros(2, 3).adjoint().shape
+    retrograd.Size([3, 2])
+    """
+    n = input._data.ndim
+    if n < 2:
+        raise RuntimeError(
+            "tensor.adjoint() is only supported on matrices or batches of matrices. "
+            f"Got {n}-D tensor."
+        )
+    return transpose(input, -2, -1)
+
+
+def H(input) -> Tensor:  # noqa: A002, N802
+    """``x.H``: the conjugate transpose of a matrix (its transpose, for real tensors)."""
+    n = input._data.ndim
+    if n != 2:
+        raise RuntimeError(
+            f"tensor.H is only supported on matrices (2-D tensors). Got {n}-D tensor."
+        )
+    return transpose(input, 0, 1)
+
+
+def mH(input) -> Tensor:  # noqa: A002, N802
+    """``x.mH``: the conjugate transpose of the last two dims (``mT``, for real tensors)."""
+    n = input._data.ndim
+    if n < 2:
+        raise RuntimeError(
+            "tensor.mH is only supported on matrices or batches of matrices. "
+            f"Got {n}-D tensor."
+        )
+    return transpose(input, -2, -1)
+
+
+_as_strided = np.lib.stride_tricks.as_strided
+
+
+def _diag_view(a: np.ndarray, offset: int, d1: int, d2: int) -> np.ndarray:
+    """A writable NumPy view of a diagonal (``np.diagonal``'s view is read-only)."""
+    sl = [slice(None)] * a.ndim
+    if offset >= 0:
+        sl[d2] = slice(offset, None)
+    else:
+        sl[d1] = slice(-offset, None)
+    a = a[tuple(sl)]
+    n = min(a.shape[d1], a.shape[d2])
+    keep = [k for k in range(a.ndim) if k != d1 and k != d2]
+    shape = tuple(a.shape[k] for k in keep) + (n,)
+    strides = tuple(a.strides[k] for k in keep) + (a.strides[d1] + a.strides[d2],)
+    return _as_strided(a, shape, strides, writeable=a.flags.writeable)
+
+
+def _diag_dims(ndim: int, dim1: int, dim2: int) -> tuple:
+    d1, d2 = wrap_dim(dim1, ndim), wrap_dim(dim2, ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return d1, d2
+
+
+def _array_diagonal(x, offset=0, dim1=0, dim2=1):
+    return _diag_view(x, offset, dim1 % x.ndim, dim2 % x.ndim)
+
+
+class DiagonalBackward0(Node):
+    def backward(self, xp, g):
+        return xp.embed_view(g, self._steps, self._in_shape)
+
+
+class DiagonalBackward0_copy(DiagonalBackward0):  # noqa: N801 - PyTorch's name for diag(2-D)
+    pass
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1) -> Tensor:  # noqa: A002
+    """The diagonal of the (``dim1``, ``dim2``) planes, as a new last dim (a view).
+
+    >>> import retrograd as torch
+    >>> torch.arange(9).view(3, 3).diagonal(1)
+    tensor([1, 5])
+    """
+    a = input._data
+    d1, d2 = _diag_dims(a.ndim, dim1, dim2)
+    offset = int(offset)
+    out = _diag_view(a, offset, d1, d2)
+    step = ("diagonal", (offset, d1, d2))
+    node = None
+    if _recording(input):
+        node = DiagonalBackward0()
+        node._steps, node._in_shape = (step,), a.shape
+    return make_view(out, input, step, node)
+
+
+class UnfoldBackward0(Node):
+    def backward(self, xp, g):
+        return xp.unfold_backward(g, self._in_shape, self._dim, self._size, self._step)
+
+
+def _unfold_view(a: np.ndarray, d: int, size: int, step: int, writeable: bool) -> np.ndarray:
+    if a.ndim == 0:
+        return _as_strided(a.reshape(1), (size,), (a.itemsize,), writeable=writeable)
+    count = (a.shape[d] - size) // step + 1
+    shape = a.shape[:d] + (count,) + a.shape[d + 1:] + (size,)
+    st = a.strides
+    strides = st[:d] + (st[d] * step,) + st[d + 1:] + (st[d],)
+    return _as_strided(a, shape, strides, writeable=writeable)
+
+
+def _array_unfold(x, dimension, size, step):
+    return _unfold_view(x, dimension % max(x.ndim, 1), size, step, True)
+
+
+def unfold(input, dimension, size, step) -> Tensor:  # noqa: A002
+    """All windows of ``size`` elements along ``dimension``, ``step`` apart, in a new last dim
+    (a view: overlapping windows share memory).
+
+    >>> import retrograd as torch
+    >>> torch.arange(5).unfold(0, 2, 2)
+    tensor([[0, 1],
+            [2, 3]])
+    """
+    a = input._data
+    d = wrap_dim(dimension, a.ndim)
+    size, step = int(size), int(step)
+    n = a.shape[d] if a.ndim else 1
+    if size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    # Overlapping windows alias memory: refuse writes into them, as PyTorch does.
+    overlap = size > step and (n - size) // step > 0
+    out = _unfold_view(a, d, size, step, a.flags.writeable and not overlap)
+    node = None
+    if _recording(input):
+        node = UnfoldBackward0()
+        node._in_shape, node._dim, node._size, node._step = a.shape, d, size, step
+    return make_view(out, input, ("unfold", (d, size, step)), node)
+
+
+def _array_unfold_backward(g, shape, dim, size, step):
+    out = np.zeros(shape, g.dtype)
+    o = out.reshape(1) if out.ndim == 0 else out
+    count = g.shape[dim] if out.ndim else 1
+    lead = (slice(None),) * dim
+    for k in range(size):
+        o[lead + (slice(k, k + step * (count - 1) + 1, step),)] += g[..., k]
+    return out
+
+
+class UnfoldBackwardBackward0(Node):
+    def backward(self, xp, g):
+        return xp.unfold(g, self._dim, self._size, self._step)
+
+
+def unfold_backward(g, shape, dim, size, step) -> Tensor:
+    """Sum the windows ``g`` back into a tensor of ``shape`` (unfold's backward)."""
+    out = _array_unfold_backward(g._data, shape, dim, size, step)
+    if _recording(g):
+        node = UnfoldBackwardBackward0()
+        node._dim, node._size, node._step = dim, size, step
+        return record(node, out, g)
+    return make(out)
+
+
+# -- in-place view ops: squeeze_, unsqueeze_, t_, transpose_ -------------------------------------
+
+
+class UnsqueezeBackward1(UnsqueezeBackward0):
+    pass
+
+
+class SqueezeBackward3(SqueezeBackward0):
+    pass
+
+
+class SqueezeBackward5(SqueezeBackward0):
+    pass
+
+
+class TBackward1(TBackward0):
+    pass
+
+
+class TransposeBackward1(TransposeBackward0):
+    pass
+
+
+def _inplace_view(self: Tensor, r: Tensor, cls) -> Tensor:
+    """Make ``self`` take the shape and history of ``r``, a view of it (``x.t_()`` and co)."""
+    fn = r._grad_fn
+    if fn is not None:
+        fn.__class__ = cls
+        self._grad_fn, self._nr, self._rg = fn, r._nr, True
+    self._data = r._data
+    if self._view is not None:
+        self._view = r._view
+    self._vc[0] += 1
+    return self
+
+
+def _check_inplace_view(self: Tensor) -> None:
+    _check_writable(self)
+    if state.grad_enabled and needs_grad(self):
+        _check_leaf(self)
+
+
+def squeeze_(self, dim=None) -> Tensor:
+    """In-place ``squeeze``: changes the tensor's shape, returns it."""
+    _check_inplace_view(self)
+    cls = SqueezeBackward3 if dim is None else (
+        SqueezeBackward5 if isinstance(dim, (tuple, list)) else SqueezeBackward4)
+    return _inplace_view(self, squeeze(self, dim), cls)
+
+
+def unsqueeze_(self, dim) -> Tensor:
+    """In-place ``unsqueeze``: changes the tensor's shape, returns it."""
+    _check_inplace_view(self)
+    return _inplace_view(self, unsqueeze(self, dim), UnsqueezeBackward1)
+
+
+def t_(self) -> Tensor:
+    """In-place ``t``: changes the tensor's shape, returns it."""
+    _check_inplace_view(self)
+    return _inplace_view(self, t(self), TBackward1)
+
+
+def transpose_(self, dim0, dim1) -> Tensor:
+    """In-place ``transpose``: changes the tensor's shape, returns it."""
+    _check_inplace_view(self)
+    return _inplace_view(self, transpose(self, dim0, dim1), TransposeBackward1)
+
+
+# -- broadcasting -------------------------------------------------------------------------------
+
+
+def broadcast_shapes(*shapes) -> Size:
+    """The shape that tensors of these shapes broadcast to.
+
+    >>> import retrograd as torch
+    >>> torch.broadcast_shapes((3, 1), (4,))
+    retrograd.Size([3, 4])
+    """
+    shapes = [(int(s),) if isinstance(s, (int, np.integer)) else tuple(int(k) for k in s)
+              for s in shapes]
+    n = max((len(s) for s in shapes), default=0)
+    result = [1] * n
+    for s in shapes:
+        for k in range(1, len(s) + 1):
+            if s[-k] < 0:
+                raise RuntimeError(
+                    f"Trying to create tensor with negative dimension {s[-k]}: {list(s)}"
+                )
+            if result[-k] == 1:
+                result[-k] = s[-k]
+    for i, s in enumerate(shapes):
+        for k in range(1, len(s) + 1):
+            if s[-k] != 1 and s[-k] != result[-k]:
+                raise RuntimeError(
+                    f"Attempting to broadcast a dimension of length {s[-k]} at {-k}! Mismatching "
+                    f"argument at index {i} had {s}; but expected shape should be broadcastable "
+                    f"to {result}"
+                )
+    return Size(result)
+
+
+def broadcast_tensors(*tensors) -> tuple:
+    """The tensors expanded to their common shape (those already of that shape come back as they
+    are).
+
+    >>> import retrograd as torch
+    >>> a, b = torch.broadcast_tensors(torch.zeros(3, 1), torch.zeros(4))
+    >>> a.shape, b.shape
+    (retrograd.Size([3, 4]), retrograd.Size([3, 4]))
+    """
+    if len(tensors) == 1 and isinstance(tensors[0], (tuple, list)):
+        tensors = tuple(tensors[0])
+    shape: tuple = ()
+    for t_i in tensors:
+        s = t_i._data.shape
+        if len(s) > len(shape):
+            shape = (1,) * (len(s) - len(shape)) + shape
+        s = (1,) * (len(shape) - len(s)) + s
+        merged = []
+        for k, (p, q) in enumerate(zip(shape, s)):
+            if p != q and p != 1 and q != 1:
+                raise RuntimeError(
+                    f"The size of tensor a ({p}) must match the size of tensor b ({q}) at "
+                    f"non-singleton dimension {k}"
+                )
+            merged.append(q if p == 1 else p)
+        shape = tuple(merged)
+    return tuple(t_i if t_i._data.shape == shape else expand(t_i, shape) for t_i in tensors)
+
+
+# -- copies that rearrange: repeat, tile, repeat_interleave, flip, roll, rot90 -------------------
+
+
+class RepeatBackward0(Node):
+    def backward(self, xp, g):
+        # Viewed as (r0, s0, r1, s1, ...), the repeats are the even axes: sum them away.
+        inter = ()
+        for r, s in zip(self._reps, self._padded):
+            inter += (r, s)
+        g = xp.reshape(g, inter)
+        if inter:
+            g = xp.sum(g, tuple(range(0, len(inter), 2)))
+        return xp.reshape(g, self._in_shape)
+
+
+def repeat(input, *sizes) -> Tensor:  # noqa: A002
+    """Tile the tensor ``sizes`` times along each dim (leading sizes add dims); a copy.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([1, 2]).repeat(2, 2)
+    tensor([[1, 2, 1, 2],
+            [1, 2, 1, 2]])
+    """
+    a = input._data
+    reps = parse_shape(sizes)
+    if len(reps) < a.ndim:
+        raise RuntimeError(
+            "Number of dimensions of repeat dims can not be smaller than number of dimensions "
+            "of tensor"
+        )
+    padded = (1,) * (len(reps) - a.ndim) + a.shape
+    out_shape = [r * s for r, s in zip(reps, padded)]
+    for s in out_shape:
+        if s < 0:
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {s}: {out_shape}"
+            )
+    out = np.tile(a.reshape(padded), reps) if reps else a.copy()
+    if _recording(input):
+        node = RepeatBackward0()
+        node._reps, node._padded, node._in_shape = reps, padded, a.shape
+        return record(node, out, input)
+    return make(out)
+
+
+def tile(input, dims) -> Tensor:  # noqa: A002
+    """``repeat``, where missing leading ``dims`` count as 1.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([[1, 2]]).tile((2,))
+    tensor([[1, 2, 1, 2]])
+    """
+    reps = parse_shape((dims,))
+    n = input._data.ndim
+    if len(reps) < n:
+        reps = (1,) * (n - len(reps)) + reps
+    return repeat(input, reps)
+
+
+class IndexSelectBackward0(Node):
+    """A gather of indices along dims (``index_dims``); PyTorch's name depends on the op."""
+
+    def backward(self, xp, g):
+        return xp.index_dims_backward(g, self._idxs, self._in_shape)
+
+
+def _array_index_dims(x, idxs):
+    for d, idx in idxs:
+        x = np.take(x, idx, axis=d)
+    return x
+
+
+def _array_index_dims_backward(g, idxs, shape):
+    for k in range(len(idxs) - 1, -1, -1):
+        d, idx = idxs[k]
+        before = tuple(shape) if k == 0 else _array_index_dims(np.zeros(shape, bool),
+                                                               idxs[:k]).shape
+        out = np.zeros(before, g.dtype)
+        np.add.at(out, (slice(None),) * d + (idx,), g)
+        g = out
+    return g
+
+
+def index_dims(input, idxs, name: str = "IndexSelectBackward0") -> Tensor:  # noqa: A002
+    """Gather ``input`` at NumPy index arrays along dims, ``idxs = ((dim, idx), ...)``,
+    recording a node called ``name`` (index_select, repeat_interleave, non-constant pads)."""
+    out = _array_index_dims(input._data, idxs)
+    if _recording(input):
+        node = IndexSelectBackward0()
+        node._name = name
+        node._idxs, node._in_shape = idxs, input._data.shape
+        return record(node, out, input)
+    return make(out)
+
+
+class IndexDimsBackwardBackward0(Node):
+    def backward(self, xp, g):
+        return xp.index_dims(g, self._idxs)
+
+
+def index_dims_backward(g, idxs, shape) -> Tensor:
+    """Zeros of ``shape`` with ``g`` added back at the gathered positions (``index_dims``'
+    backward)."""
+    out = _array_index_dims_backward(g._data, idxs, shape)
+    if _recording(g):
+        node = IndexDimsBackwardBackward0()
+        node._idxs = idxs
+        return record(node, out, g)
+    return make(out)
+
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Tensor:  # noqa: A002
+    """Repeat each element (or slice along ``dim``) ``repeats`` times, in place order.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([1, 2]).repeat_interleave(2)
+    tensor([1, 1, 2, 2])
+    >>> torch.repeat_interleave(torch.tensor([2, 1]))
+    tensor([0, 0, 1])
+    """
+    if repeats is None:
+        # torch.repeat_interleave(repeats): the indices each repeated by its count.
+        r = input._data
+        if r.ndim > 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        _check_repeats(r)
+        return make(np.repeat(np.arange(r.shape[0] if r.ndim else 1), r.reshape(-1)))
+    if dim is None:
+        input = flatten(input)  # noqa: A001
+        dim = 0
+    a = input._data
+    d = wrap_dim(dim, a.ndim)
+    n = a.shape[d] if a.ndim else 1
+    if not isinstance(repeats, Tensor):
+        r = int(repeats)
+        if r < 0:
+            raise RuntimeError("Repeats must be non-negative")
+        if output_size is not None and output_size != n * r:
+            raise RuntimeError(
+                f"repeat_interleave: Invalid output_size, expected {n * r} but got {output_size}"
+            )
+        if a.ndim == 0:
+            input = reshape(input, (1,))  # noqa: A001
+            a = input._data
+        # PyTorch's decomposition: unsqueeze, expand, clone, view.
+        shape = a.shape
+        u = unsqueeze(input, d + 1)
+        e = expand(u, shape[:d + 1] + (r,) + shape[d + 1:])
+        return view(clone(e), shape[:d] + (shape[d] * r,) + shape[d + 1:])
+    rd = repeats._data
+    if rd.dtype.kind not in "iu":
+        raise NotImplementedError(
+            f"\"repeat_interleave_cpu\" not implemented for '{_legacy_name(rd.dtype)}'"
+        )
+    if rd.ndim > 1:
+        raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+    rd = rd.reshape(-1)
+    if rd.size == 1:
+        rd = np.broadcast_to(rd, (n,))
+    elif rd.size != n:
+        raise RuntimeError(
+            f"repeats must have the same size as input along dim, but got repeats.size(0) = "
+            f"{rd.size} and input.size({d}) = {n}"
+        )
+    _check_repeats(rd)
+    idx = np.repeat(np.arange(n), rd)
+    if output_size is not None and output_size != idx.size:
+        raise RuntimeError(
+            f"repeat_interleave: Invalid output_size, expected {idx.size} but got {output_size}"
+        )
+    if a.ndim == 0:
+        input = reshape(input, (1,))  # noqa: A001
+    return index_dims(input, ((d, idx),), "IndexSelectBackward0")
+
+
+def _check_repeats(r: np.ndarray) -> None:
+    if r.dtype.kind not in "iu":
+        raise RuntimeError("repeat_interleave only accept integer repeats")
+    if r.size and r.min() < 0:
+        raise RuntimeError("repeats can not be negative")
+
+
+def _legacy_name(np_dtype) -> str:
+    return {"float32": "Float", "float64": "Double", "float16": "Half",
+            "bool": "Bool"}.get(np.dtype(np_dtype).name, np.dtype(np_dtype).name)
+
+
+class FlipBackward0(Node):
+    def backward(self, xp, g):
+        return xp.flip(g, self._dims)
+
+
+def _array_flip(x, dims):
+    return np.flip(x, dims) if dims else x
+
+
+def flip(input, *dims) -> Tensor:  # noqa: A002
+    """Reverse the order of elements along ``dims``; a copy.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([[1, 2], [3, 4]]).flip(0)
+    tensor([[3, 4],
+            [1, 2]])
+    """
+    a = input._data
+    dims = parse_shape(dims)
+    wd = tuple(wrap_dim(d, a.ndim) for d in dims)
+    for k in wd:
+        if wd.count(k) > 1:
+            raise RuntimeError(f"dim {k} appears multiple times in the list of dims")
+    if a.ndim == 0:
+        wd = ()
+    out = np.flip(a, wd).copy() if wd else a.copy()
+    if _recording(input):
+        node = FlipBackward0()
+        node._dims = wd
+        return record(node, out, input)
+    return make(out)
+
+
+def fliplr(input) -> Tensor:  # noqa: A002
+    """Reverse dim 1 (columns).
+
+    >>> import retrograd as torch
+    >>> torch.tensor([[1, 2], [3, 4]]).fliplr()
+    tensor([[2, 1],
+            [4, 3]])
+    """
+    if input._data.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return flip(input, (1,))
+
+
+def flipud(input) -> Tensor:  # noqa: A002
+    """Reverse dim 0 (rows).
+
+    >>> import retrograd as torch
+    >>> torch.tensor([1, 2, 3]).flipud()
+    tensor([3, 2, 1])
+    """
+    if input._data.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(input, (0,))
+
+
+class RollBackward0(Node):
+    def backward(self, xp, g):
+        return xp.roll(g, self._back, self._dims)
+
+
+def _array_roll(x, shifts, dims=None):
+    return np.roll(x, shifts, dims)
+
+
+def roll(input, shifts, dims=None) -> Tensor:  # noqa: A002
+    """Shift elements cyclically along ``dims`` (the flattened tensor when ``dims`` is None).
+
+    >>> import retrograd as torch
+    >>> torch.tensor([1, 2, 3, 4]).roll(1)
+    tensor([4, 1, 2, 3])
+    """
+    a = input._data
+    sh = _dims_arg(shifts, "shifts")
+    if dims is None:
+        if len(sh) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:0")
+        wd = None
+        sh_arg = sh[0]
+    else:
+        dd = _dims_arg(dims, "dims")
+        if not sh:
+            raise RuntimeError("`shifts` required")
+        if len(sh) != len(dd):
+            raise RuntimeError(
+                f"shifts and dimensions must align. shifts: {len(sh)}, dims:{len(dd)}"
+            )
+        wd = tuple(wrap_dim(d, a.ndim) for d in dd)
+        sh_arg = sh
+        if a.ndim == 0:
+            wd, sh_arg = None, 0
+    out = np.roll(a, sh_arg, wd)
+    if _recording(input):
+        node = RollBackward0()
+        node._dims = wd
+        node._back = -sh_arg if wd is None else tuple(-s for s in sh_arg)
+        return record(node, out, input)
+    return make(out)
+
+
+class Rot90Backward0(Node):
+    def backward(self, xp, g):
+        return xp.rot90(g, -self._k, self._dims)
+
+
+def _array_rot90(x, k=1, dims=(0, 1)):
+    return np.rot90(x, k, tuple(dims))
+
+
+def rot90(input, k=1, dims=(0, 1)) -> Tensor:  # noqa: A002
+    """Rotate by 90 degrees ``k`` times in the plane of ``dims``, from the first dim towards the
+    second.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([[1, 2], [3, 4]]).rot90()
+    tensor([[2, 4],
+            [1, 3]])
+    """
+    a = input._data
+    dims = tuple(int(d) for d in dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if a.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {a.ndim}")
+    d0, d1 = wrap_dim(dims[0], a.ndim), wrap_dim(dims[1], a.ndim)
+    if d0 == d1:
+        raise RuntimeError(
+            f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}"
+        )
+    k = int(k) % 4
+    out = np.rot90(a, k, (d0, d1)).copy()
+    if _recording(input):
+        node = Rot90Backward0()
+        node._k, node._dims = k, (d0, d1)
+        return record(node, out, input)
+    return make(out)
+
+
+# -- splitting into views: split, chunk, tensor_split -------------------------------------------
+
+
+class SplitBackward0(Node):
+    """One node for all the pieces; missing gradients count as zeros."""
+
+    _materialize = False
+    _multi_view = True
+
+    def backward(self, xp, *grads):
+        dtype = self._np_dtype
+        parts = [xp.zeros_meta((s, dtype)) if g is None else g
+                 for g, s in zip(grads, self._out_shapes)]
+        return xp.cat(parts, self._dim)
+
+
+class SplitWithSizesBackward0(SplitBackward0):
+    pass
+
+
+def _split_views(input, d: int, sizes, cls) -> tuple:
+    a = input._data
+    node = None
+    if _recording(input):
+        node = cls()
+        node._dim, node._n_out, node._np_dtype = d, len(sizes), a.dtype
+        node.next_functions = (edge(input),)
+    outs = []
+    shapes = []
+    lead = (slice(None),) * d
+    start = 0
+    for i, size in enumerate(sizes):
+        stop = start + size
+        piece = a[lead + (slice(start, stop),)]
+        t_i = make_view(piece, input, ("slice_dim", (d, start, stop, 1)), None)
+        if node is not None:
+            t_i._grad_fn, t_i._nr, t_i._rg = node, i, True
+        outs.append(t_i)
+        shapes.append(piece.shape)
+        start = stop
+    if node is not None:
+        node._out_shapes = shapes
+        node._seq = next_seq()
+    return tuple(outs)
+
+
+def split(tensor, split_size_or_sections, dim=0) -> tuple:
+    """Cut into pieces of ``split_size`` (the last may be smaller) or of the given sizes, along
+    ``dim``; the pieces are views.
+
+    >>> import retrograd as torch
+    >>> torch.arange(5).split(2)
+    (tensor([0, 1]), tensor([2, 3]), tensor([4]))
+    >>> torch.arange(5).split([1, 4])
+    (tensor([0]), tensor([1, 2, 3, 4]))
+    """
+    a = tensor._data
+    if a.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    d = wrap_dim(dim, a.ndim)
+    n = a.shape[d]
+    if isinstance(split_size_or_sections, (tuple, list)):
+        sizes = [int(s) for s in split_size_or_sections]
+        if any(s < 0 for s in sizes):
+            raise RuntimeError(
+                "split_with_sizes expects split_sizes have only non-negative entries, but got "
+                f"split_sizes={sizes}"
+            )
+        if sum(sizes) != n:
+            raise RuntimeError(
+                f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's "
+                f"size at dimension {d}), but got split_sizes={sizes}"
+            )
+        return _split_views(tensor, d, sizes, SplitWithSizesBackward0)
+    s = int(split_size_or_sections)
+    if s < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got split_size={s}")
+    if s == 0 and n != 0:
+        raise RuntimeError(
+            f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}"
+        )
+    count = max(-(-n // s) if s else 1, 1)
+    sizes = [s] * (count - 1) + [n - s * (count - 1)]
+    return _split_views(tensor, d, sizes, SplitBackward0)
+
+
+def _split_method(self, split_size, dim=0) -> tuple:
+    return split(self, split_size, dim)
+
+
+_split_method.__name__ = "split"
+_split_method.__doc__ = split.__doc__
+
+
+def chunk(input, chunks, dim=0) -> tuple:  # noqa: A002
+    """Split into ``chunks`` views of equal size (the last may be smaller, and there may be
+    fewer).
+
+    >>> import retrograd as torch
+    >>> [c.tolist() for c in torch.arange(5).chunk(3)]
+    [[0, 1], [2, 3], [4]]
+    """
+    a = input._data
+    if a.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    chunks = int(chunks)
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    d = wrap_dim(dim, a.ndim)
+    n = a.shape[d]
+    s = -(-n // chunks)
+    if s == 0 and n == 0:
+        return _split_views(input, d, [0] * chunks, SplitWithSizesBackward0)
+    return split(input, s, d)
+
+
+def tensor_split(input, indices_or_sections, dim=0) -> tuple:  # noqa: A002
+    """Split into ``sections`` near-equal views, or at the given indices, along ``dim``.
+
+    >>> import retrograd as torch
+    >>> [t.tolist() for t in torch.arange(5).tensor_split(2)]
+    [[0, 1, 2], [3, 4]]
+    >>> [t.tolist() for t in torch.arange(5).tensor_split([1, 3])]
+    [[0], [1, 2], [3, 4]]
+    """
+    from .indexing import slice_dim  # indexing imports this module
+
+    a = input._data
+    if a.ndim == 0:
+        raise RuntimeError(
+            "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims"
+        )
+    d = wrap_dim(dim, a.ndim)
+    n = a.shape[d]
+    ios = indices_or_sections
+    if isinstance(ios, Tensor):
+        td = ios._data
+        if td.dtype != np.int64:
+            raise RuntimeError(
+                "tensor_split expected tensor_indices_or_sections to have dtype of long, but got "
+                f"{_legacy_name(td.dtype)}"
+            )
+        if td.ndim > 1:
+            raise RuntimeError(
+                "tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                f"one-dimensional tensor, but got a tensor with {td.ndim} dims"
+            )
+        ios = int(td) if td.ndim == 0 else td.tolist()
+    if isinstance(ios, (tuple, list)):
+        bounds = [0] + [int(i) for i in ios] + [n]
+    else:
+        sections = int(ios)
+        if sections <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
+        q, r = divmod(n, sections)
+        bounds = [0]
+        for i in range(sections):
+            bounds.append(bounds[-1] + q + (1 if i < r else 0))
+    outs = []
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        lo = min(max(lo, 0), n) if lo >= 0 else max(lo + n, 0)
+        hi = min(max(hi, 0), n) if hi >= 0 else max(hi + n, 0)
+        outs.append(slice_dim(input, d, lo, max(lo, hi), 1))
+    return tuple(outs)
+
+
+# -- diagonals and triangles --------------------------------------------------------------------
+
+
+class DiagEmbedBackward0(Node):
+    def backward(self, xp, g):
+        return xp.diagonal(g, self._offset, self._d1, self._d2)
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1) -> Tensor:  # noqa: A002
+    """Matrices (in dims ``dim1``, ``dim2``) whose ``offset`` diagonal holds the last dim.
+
+    >>> import retrograd as torch
+    >>> torch.diag_embed(torch.tensor([1, 2]))
+    tensor([[1, 0],
+            [0, 2]])
+    """
+    a = input._data
+    n = a.ndim + 1
+    d1, d2 = _diag_dims(n, dim1, dim2)
+    offset = int(offset)
+    m = (a.shape[-1] if a.ndim else 1) + abs(offset)
+    rest = list(a.shape[:-1])
+    for d in sorted((d1, d2)):
+        rest.insert(d, m)
+    out = np.zeros(rest, a.dtype)
+    _diag_view(out, offset, d1, d2)[...] = a
+    if _recording(input):
+        node = DiagEmbedBackward0()
+        node._offset, node._d1, node._d2 = offset, d1, d2
+        return record(node, out, input)
+    return make(out)
+
+
+def diag(input, diagonal=0) -> Tensor:  # noqa: A002
+    """A 1-D tensor as the ``diagonal``-th diagonal of a square matrix, or a matrix's diagonal
+    as a 1-D tensor (a copy).
+
+    >>> import retrograd as torch
+    >>> torch.diag(torch.tensor([[1, 2], [3, 4]]))
+    tensor([1, 4])
+    """
+    a = input._data
+    if a.ndim == 1:
+        return diag_embed(input, diagonal, 0, 1)
+    if a.ndim != 2:
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {a.ndim}D")
+    offset = int(diagonal)
+    out = _diag_view(a, offset, 0, 1).copy()
+    if _recording(input):
+        node = DiagonalBackward0_copy()
+        node._steps, node._in_shape = (("diagonal", (offset, 0, 1)),), a.shape
+        return record(node, out, input)
+    return make(out)
+
+
+class TrilBackward0(Node):
+    def backward(self, xp, g):
+        return xp.tril(g, self._k)
+
+
+class TriuBackward0(Node):
+    def backward(self, xp, g):
+        return xp.triu(g, self._k)
+
+
+def _tri(input, diagonal, np_fn, cls, name) -> Tensor:  # noqa: A002
+    a = input._data
+    if a.ndim < 2:
+        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+    k = int(diagonal)
+    out = np_fn(a, k)
+    if _recording(input):
+        node = cls()
+        node._k = k
+        return record(node, out, input)
+    return make(out)
+
+
+def tril(input, diagonal=0) -> Tensor:  # noqa: A002
+    """The lower triangle of the last two dims (below and on the ``diagonal``-th diagonal);
+    zeros elsewhere.
+
+    >>> import retrograd as torch
+    >>> torch.ones(2, 2).tril()
+    tensor([[1., 0.],
+            [1., 1.]])
+    """
+    return _tri(input, diagonal, np.tril, TrilBackward0, "tril")
+
+
+def triu(input, diagonal=0) -> Tensor:  # noqa: A002
+    """The upper triangle of the last two dims (above and on the ``diagonal``-th diagonal);
+    zeros elsewhere.
+
+    >>> import retrograd as torch
+    >>> torch.ones(2, 2).triu()
+    tensor([[1., 1.],
+            [0., 1.]])
+    """
+    return _tri(input, diagonal, np.triu, TriuBackward0, "triu")
+
+
+# -- padding (nn.functional.pad) ------------------------------------------------------------------
+
+
+class ConstantPadNdBackward0(Node):
+    def backward(self, xp, g):
+        return xp.constant_pad_nd(g, self._back, 0)
+
+
+def _pad_regions(shape, pad) -> tuple:
+    """Output shape, destination and source slices of a constant pad (negative pads crop)."""
+    out_shape, dst, src = list(shape), [slice(None)] * len(shape), [slice(None)] * len(shape)
+    for k in range(len(pad) // 2):
+        d = len(shape) - 1 - k
+        lo, hi = int(pad[2 * k]), int(pad[2 * k + 1])
+        n = shape[d]
+        m = n + lo + hi
+        if m < 0:
+            raise RuntimeError("narrow(): length must be non-negative.")
+        out_shape[d] = m
+        dst[d] = slice(max(lo, 0), max(lo, 0) + max(n - max(-lo, 0) - max(-hi, 0), 0))
+        src[d] = slice(max(-lo, 0), max(max(-lo, 0), n - max(-hi, 0)))
+    return tuple(out_shape), tuple(dst), tuple(src)
+
+
+def _array_constant_pad_nd(x, pad, value=0):
+    out_shape, dst, src = _pad_regions(x.shape, pad)
+    out = np.full(out_shape, value, x.dtype)
+    out[dst] = x[src]
+    return out
+
+
+def constant_pad_nd(input, pad, value=0) -> Tensor:  # noqa: A002
+    """``input`` padded with ``value``: ``pad`` lists (before, after) pairs from the last dim;
+    negative amounts crop."""
+    a = input._data
+    pad = tuple(int(p) for p in pad)
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > a.ndim:
+        raise RuntimeError(
+            "Padding length should be less than or equal to two times the input dimension but "
+            f"got padding length {len(pad)} and input of dimension {a.ndim}"
+        )
+    out = _array_constant_pad_nd(a, pad, 0 if value is None else value)
+    if _recording(input):
+        node = ConstantPadNdBackward0()
+        node._back = tuple(-p for p in pad)
+        return record(node, out, input)
+    return make(out)
+
+
+_PAD_HELP = (
+    "Supported combinations for non-constant padding:\n"
+    "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+    "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+    "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)"
+)
+
+
+def _pad_index(n: int, lo: int, hi: int, mode: str) -> np.ndarray:
+    """For each output position along a dim, the input position it copies."""
+    j = np.arange(n + lo + hi)
+    if mode == "circular":
+        # Crop first (negative pads), then wrap around the cropped part.
+        start = max(-lo, 0)
+        m = n - start - max(-hi, 0)
+        if m <= 0:
+            return np.zeros(0, np.int64)
+        return start + (np.arange(-max(lo, 0), m + max(hi, 0)) % m)
+    if mode == "reflect":
+        ip = np.where(j < lo, 2 * lo - j, np.where(j < n + lo, j, 2 * (n + lo - 1) - j))
+    else:
+        ip = np.where(j < lo, lo, np.where(j < n + lo, j, n + lo - 1))
+    return ip - max(lo, 0) + max(-lo, 0)
+
+
+def pad(input, pad, mode="constant", value=None) -> Tensor:  # noqa: A002
+    """Pad the last ``len(pad) // 2`` dims: ``pad`` is (left, right) for the last dim, then the
+    one before, ...; modes ``constant`` (with ``value``), ``reflect``, ``replicate`` and
+    ``circular``. Negative amounts crop.
+
+    >>> import retrograd as torch
+    >>> torch.nn.functional.pad(torch.tensor([[1., 2., 3.]]), (2, 1), mode="reflect")
+    tensor([[3., 2., 1., 2., 3., 2.]])
+    """
+    if mode == "constant":
+        return constant_pad_nd(input, pad, value)
+    if mode not in ("reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if value is not None and value != 0:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    a = input._data
+    pad = tuple(int(p) for p in pad)
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    p = len(pad) // 2
+    if p not in (1, 2, 3) or a.ndim not in (p + 1, p + 2):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {a.ndim}D input tensor.\n" + _PAD_HELP
+        )
+    idxs = []
+    for k in range(p):
+        d = a.ndim - 1 - k
+        lo, hi = pad[2 * k], pad[2 * k + 1]
+        n = a.shape[d]
+        if mode == "reflect" and (lo >= n or hi >= n):
+            raise RuntimeError(
+                f"Argument #{4 + 2 * k}: Padding size should be less than the corresponding "
+                f"input dimension, but got: padding ({lo}, {hi}) at dimension {d} of input "
+                f"{list(a.shape)}"
+            )
+        if mode == "circular" and (lo > n or hi > n):
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        idxs.append((d, _pad_index(n, lo, hi, mode)))
+    if mode != "circular" and any(s == 0 for s in a.shape[a.ndim - p:]):
+        raise RuntimeError(
+            f"Expected {p + 1}D or {p + 2}D (batch mode) tensor with possibly 0 batch size and "
+            f"other non-zero dimensions for input, but got: {list(a.shape)}"
+        )
+    # NOTE: one gather per padded dim and one node; PyTorch names it per mode (its circular
+    # pad is a chain of in-place copies, hence CopySlices).
+    name = {"reflect": f"ReflectionPad{p}DBackward0", "replicate": f"ReplicationPad{p}DBackward0",
+            "circular": "torch::autograd::CopySlices"}[mode]
+    return index_dims(input, tuple(idxs), name)
+
+
+_array.register(
+    diagonal=_array_diagonal, unfold=_array_unfold, unfold_backward=_array_unfold_backward,
+    index_dims=_array_index_dims, index_dims_backward=_array_index_dims_backward,
+    flip=_array_flip, roll=_array_roll, rot90=_array_rot90, tril=lambda x, diagonal=0: np.tril(
+        x, diagonal), triu=lambda x, diagonal=0: np.triu(x, diagonal),
+    constant_pad_nd=_array_constant_pad_nd,
+)
+
 __all__ = [
-    "view", "reshape", "flatten", "transpose", "swapaxes", "swapdims", "t", "permute",
-    "expand", "broadcast_to", "squeeze", "unsqueeze", "clone", "unbind",
+    "view", "reshape", "flatten", "unflatten", "ravel", "transpose", "swapaxes", "swapdims", "t",
+    "adjoint", "permute", "movedim", "moveaxis", "expand", "broadcast_to", "broadcast_tensors",
+    "broadcast_shapes", "squeeze", "unsqueeze", "clone", "unbind", "tile", "repeat_interleave",
+    "flip", "fliplr", "flipud", "roll", "rot90", "split", "chunk", "tensor_split", "diagonal",
+    "diag", "diag_embed", "tril", "triu", "constant_pad_nd",
 ]
 XP = ["alias", "sum_to", "expand_as", "view_as", "reshape_as", "contiguous", "to",
-      "type_as", "to_dtype_op", "unsafe_view", "squeeze_dims_", "matrix_t", "mT"]
-METHODS = {name: globals()[name] for name in __all__ if name != "broadcast_to"}
+      "type_as", "to_dtype_op", "unsafe_view", "squeeze_dims_", "matrix_t", "mT", "H", "mH",
+      "repeat", "unfold", "unfold_backward", "index_dims", "index_dims_backward", "pad"]
+_NOT_METHODS = ("broadcast_tensors", "broadcast_shapes", "constant_pad_nd", "split")
+METHODS = {name: globals()[name] for name in __all__ if name not in _NOT_METHODS}
 METHODS.update(view_as=view_as, reshape_as=reshape_as, expand_as=expand_as,
-               contiguous=contiguous, to=to, type_as=type_as)
-INPLACE: dict = {}
+               contiguous=contiguous, to=to, type_as=type_as, repeat=repeat, unfold=unfold,
+               split=_split_method, squeeze_=squeeze_, unsqueeze_=unsqueeze_, t_=t_,
+               transpose_=transpose_, swapaxes_=transpose_, swapdims_=transpose_)
+INPLACE: dict = {"tril_": tril, "triu_": triu}
