@@ -785,3 +785,330 @@ def test_out_writes_in_place():
     x = rg.empty(3)
     rg.full((3,), 2.0, out=x)
     assert x.tolist() == [2.0, 2.0, 2.0]
+
+
+# -- size parsing: PyTorch reads the first element strictly and the rest leniently -------------
+SIZE_PARSE_CALLS = [
+    lambda T: T.zeros(2, True),
+    lambda T: T.zeros((2, True)),
+    lambda T: T.ones(2, T.tensor(1)),
+    lambda T: T.ones(2, np.int32(3)),
+]
+
+
+@pytest.mark.parametrize("call", SIZE_PARSE_CALLS)
+def test_size_parsing_matches_torch(call, torch):
+    assert_same(call, torch)
+
+
+SIZE_PARSE_ERRORS = [
+    lambda T: T.zeros(True, 2),
+    lambda T: T.zeros(2, None),
+    lambda T: T.zeros(2, "a"),
+    lambda T: T.zeros(2, np.float64(2)),
+    lambda T: T.zeros(2, T.tensor(2.0)),
+    lambda T: T.zeros(2, 3.0, 4.0),
+    lambda T: T.zeros((True, 2)),
+    lambda T: T.zeros((2, 3, None)),
+    lambda T: T.zeros([2.0]),
+    lambda T: T.zeros(2.0, 3),
+    lambda T: T.zeros(None, 3),
+    lambda T: T.zeros(size=2),
+    lambda T: T.zeros(size=(2, 3.0)),
+    lambda T: T.zeros(size=(2.0, 3)),
+    lambda T: T.zeros(2, 3, size=(2,)),
+    lambda T: T.empty(2, 3.0),
+    lambda T: T.full((2, 3.0), 1),
+]
+
+
+@pytest.mark.parametrize("call", SIZE_PARSE_ERRORS)
+def test_size_parsing_errors_match_torch(call, torch):
+    assert_same_error(call, torch)
+
+
+# -- tril_indices, triu_indices ----------------------------------------------------------------
+TRI_CALLS = [
+    lambda T: T.tril_indices(3, 3),
+    lambda T: T.tril_indices(3, 4, 1),
+    lambda T: T.triu_indices(4, 3, -1),
+    lambda T: T.tril_indices(5, 7, -2),
+    lambda T: T.triu_indices(7, 5, 2),
+    lambda T: T.triu_indices(1, 1),
+    lambda T: T.tril_indices(0, 3),
+    lambda T: T.tril_indices(3, 0),
+    lambda T: T.triu_indices(3, 3, 5),
+    lambda T: T.tril_indices(3, 3, -5),
+    lambda T: T.triu_indices(3, 3, -5),
+    lambda T: T.tril_indices(3, 3, 5),
+    lambda T: T.tril_indices(3, 3, 2**62),
+    lambda T: T.triu_indices(5, 2, -(2**62)),
+    lambda T: T.triu_indices(3, 3, dtype=T.int32),
+    lambda T: T.tril_indices(T.tensor(3), 3),
+    lambda T: T.tril_indices(row=2, col=3, offset=1),
+    lambda T: T.tril_indices(2, 3, device="cpu"),
+]
+
+
+@pytest.mark.parametrize("call", TRI_CALLS)
+def test_tri_indices_match_torch(call, torch):
+    assert_same(call, torch)
+
+
+@pytest.mark.parametrize("lower", [True, False])
+def test_tri_indices_agree_with_numpy(lower):
+    for n, m in [(4, 6), (6, 4), (1, 5), (5, 5)]:
+        for k in range(-7, 8):
+            if lower:
+                got, want = rg.tril_indices(n, m, k), np.tril_indices(n, k, m)
+            else:
+                got, want = rg.triu_indices(n, m, k), np.triu_indices(n, k, m)
+            assert got.tolist() == [want[0].tolist(), want[1].tolist()]
+            assert got.dtype is rg.int64
+
+
+TRI_ERRORS = [
+    lambda T: T.tril_indices(-1, 3),
+    lambda T: T.tril_indices(3, -1),
+    lambda T: T.triu_indices(-2, 3),
+    lambda T: T.tril_indices(3, 3, dtype=T.float32),
+    lambda T: T.tril_indices(3, 3, dtype=T.bool),
+    lambda T: T.tril_indices(3, 3, dtype=T.uint8),
+    lambda T: T.tril_indices(3, 3, dtype=T.int16),
+    lambda T: T.triu_indices(3, 3, dtype=T.float64),
+    lambda T: T.tril_indices(3.0, 3),
+    lambda T: T.tril_indices(3, 3, 1.5),
+    lambda T: T.tril_indices(True, 3),
+    lambda T: T.tril_indices(3),
+    lambda T: T.triu_indices(3),
+    lambda T: T.tril_indices(3, 3, requires_grad=True),
+    lambda T: T.tril_indices(3, 3, out=None),
+]
+
+
+@pytest.mark.parametrize("call", TRI_ERRORS)
+def test_tri_indices_errors_match_torch(call, torch):
+    assert_same_error(call, torch)
+
+
+# -- meshgrid, cartesian_prod ------------------------------------------------------------------
+def _grid_outputs(call):
+    def run(T):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = call(T)
+        return T.stack([o.reshape(-1) for o in out]) if isinstance(out, tuple) else out
+    return run
+
+
+GRID_CALLS = [
+    lambda T: T.meshgrid(T.tensor([1.0, 2, 3]), T.tensor([4.0, 5]), indexing="ij"),
+    lambda T: T.meshgrid(T.tensor([1.0, 2, 3]), T.tensor([4.0, 5]), indexing="xy"),
+    lambda T: T.meshgrid([T.tensor([1.0, 2, 3]), T.tensor([4.0, 5])], indexing="xy"),
+    lambda T: T.meshgrid((T.tensor([1, 2, 3]), T.tensor([4, 5])), indexing="ij"),
+    lambda T: T.meshgrid(T.tensor([1, 2, 3]), T.tensor([4, 5])),
+    lambda T: T.meshgrid(T.tensor(2.0), T.tensor([4.0, 5]), indexing="ij"),
+    lambda T: T.meshgrid(T.tensor([1, 2]), indexing="xy"),
+    lambda T: T.meshgrid(T.tensor(7), indexing="xy"),
+    lambda T: T.meshgrid(T.arange(2), T.arange(3), T.arange(4), indexing="xy"),
+    lambda T: T.meshgrid(T.arange(2), T.arange(3), T.arange(4), indexing="ij"),
+    lambda T: T.meshgrid(T.zeros(0), T.zeros(3), indexing="xy"),
+    lambda T: T.meshgrid(T.tensor([True, False]), T.tensor([True]), indexing="ij"),
+    lambda T: T.cartesian_prod(T.tensor([1.0, 2, 3]), T.tensor([4.0, 5])),
+    lambda T: T.cartesian_prod(T.tensor([1.0, 2, 3])),
+    lambda T: T.cartesian_prod(T.zeros(2), T.zeros(0)),
+    lambda T: T.cartesian_prod(T.arange(2), T.arange(3), T.arange(2)),
+]
+
+
+@pytest.mark.parametrize("call", GRID_CALLS)
+def test_grids_match_torch(call, torch):
+    assert_same(_grid_outputs(call), torch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r, t = call(rg), call(torch)
+    assert isinstance(r, tuple) == isinstance(t, tuple) and len(r) == len(t)
+
+
+GRID_ERRORS = [
+    lambda T: T.meshgrid(),
+    lambda T: T.meshgrid(indexing="ij"),
+    lambda T: T.meshgrid([], indexing="ij"),
+    lambda T: T.meshgrid(T.zeros(2), T.tensor([1, 2]), indexing="ij"),
+    lambda T: T.meshgrid(T.zeros(2), T.zeros(2), indexing="foo"),
+    lambda T: T.meshgrid([T.zeros(2)], [T.zeros(2)]),
+    lambda T: T.meshgrid(T.zeros(2), [1, 2], indexing="ij"),
+    lambda T: T.meshgrid(1, indexing="ij"),
+    lambda T: T.meshgrid(T.zeros(2), T.zeros(2), c=1),
+    lambda T: T.cartesian_prod(),
+    lambda T: T.cartesian_prod(T.tensor(1.0)),
+    lambda T: T.cartesian_prod(T.zeros(2), T.tensor(1.0)),
+    lambda T: T.cartesian_prod(T.zeros(2, 2)),
+    lambda T: T.cartesian_prod(T.zeros(2), T.tensor([1, 2])),
+    lambda T: T.cartesian_prod([T.zeros(2)]),
+]
+
+
+@pytest.mark.parametrize("call", GRID_ERRORS)
+def test_grid_errors_match_torch(call, torch):
+    assert_same_error(call, torch)
+
+
+def test_meshgrid_refuses_2d_tensors(torch):
+    for T in (torch, rg):
+        with pytest.raises(RuntimeError, match="^torch.meshgrid: Expected 0D or 1D tensor in the "
+                                               "tensor list but got: "):
+            T.meshgrid(T.zeros(2), T.zeros(2, 2), indexing="ij")
+
+
+def test_meshgrid_warns_without_indexing():
+    a = rg.tensor([1.0, 2.0])
+    with pytest.warns(UserWarning, match="^torch.meshgrid: in an upcoming release, it will be "
+                                         "required to pass the indexing argument."):
+        rg.meshgrid(a, a)
+    with pytest.warns(UserWarning, match="indexing argument"):
+        rg.meshgrid(a, a, indexing=None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rg.meshgrid(a, a, indexing="ij")
+        rg.meshgrid(a, a, indexing="xy")
+
+
+def _grid_graph(T):
+    out = []
+    a = T.tensor([1.0, 2, 3], requires_grad=True, dtype=T.float64)
+    b = T.tensor([4.0, 5], requires_grad=True, dtype=T.float64)
+    s = T.tensor(2.0, requires_grad=True, dtype=T.float64)
+    for indexing in ("ij", "xy"):
+        x, y, z = T.meshgrid(a, b, s, indexing=indexing)
+        out.append((x.grad_fn.name(), x.grad_fn.next_functions[0][0].name(), x._base is a,
+                    z._base is s, tuple(x.shape)))
+        g = T.autograd.grad((x * y * y * z).sum(), (a, b, s), create_graph=True)
+        out.append([t.tolist() for t in g])
+        out.append([t.tolist() for t in T.autograd.grad(g[1].sum(), (a, b, s))])
+    c = T.cartesian_prod(a, b, a)
+    fn = c.grad_fn
+    out.append((fn.name(), fn.next_functions[0][0].name(),
+                fn.next_functions[0][0].next_functions[0][0].name()))
+    out.append([t.tolist() for t in T.autograd.grad((c ** 2).sum(), (a, b))])
+    out.append(T.cartesian_prod(a) is a)
+    x, _ = T.meshgrid(a.detach(), b, indexing="ij")
+    out.append(x.grad_fn)
+    return out
+
+
+def test_grids_are_differentiable_views_like_torch(torch):
+    assert _grid_graph(rg) == _grid_graph(torch)
+
+
+def test_meshgrid_outputs_share_memory_with_inputs():
+    a = rg.tensor([1.0, 2.0, 3.0])
+    x, _ = rg.meshgrid(a, rg.tensor([0.0, 0.0]), indexing="ij")
+    a[0] = 9.0
+    assert x[0].tolist() == [9.0, 9.0]
+
+
+# -- Tensor.new_* ------------------------------------------------------------------------------
+NEW_CALLS = [
+    lambda T: T.tensor([1, 2, 3], dtype=T.int32).new_zeros(2, 3),
+    lambda T: T.tensor([1], dtype=T.int32).new_zeros((2, 3)),
+    lambda T: T.tensor([1], dtype=T.int32).new_zeros([2]),
+    lambda T: T.tensor([1], dtype=T.int32).new_zeros(size=(2,)),
+    lambda T: T.tensor([1], dtype=T.int32).new_zeros(2, dtype=T.float64),
+    lambda T: T.tensor([1], dtype=T.int32).new_zeros(()),
+    lambda T: T.tensor([1], dtype=T.int32).new_zeros(T.Size([2, 1])),
+    lambda T: T.zeros(1).new_zeros(T.tensor(2)),
+    lambda T: T.zeros(1).new_zeros(np.int64(2)),
+    lambda T: T.zeros(1).new_zeros(2, True),
+    lambda T: T.tensor([1], dtype=T.int32).new_ones(2),
+    lambda T: T.tensor([1], dtype=T.int32).new_ones(0),
+    lambda T: T.zeros(1, dtype=T.float64).new_ones(2, 2),
+    lambda T: T.zeros(1, dtype=T.bool).new_ones(2),
+    lambda T: T.tensor([1], dtype=T.int32).new_full((2,), 1.7),
+    lambda T: T.tensor([1], dtype=T.int32).new_full((2,), 3, dtype=T.float32),
+    lambda T: T.zeros(1).new_full((2,), 3),
+    lambda T: T.zeros(1, dtype=T.uint8).new_full([2], -1),
+    lambda T: T.zeros(1, dtype=T.int32).new_full([2], T.tensor(3.5)),
+    lambda T: T.zeros(1).new_full(size=(2,), fill_value=3),
+    lambda T: T.zeros(1, dtype=T.int32).new_tensor([1.5, 2.5]),
+    lambda T: T.zeros(1).new_tensor([1, 2]),
+    lambda T: T.zeros(1, dtype=T.float64).new_tensor(3),
+    lambda T: T.zeros(1).new_tensor([1, 2], dtype=T.int64),
+    lambda T: T.zeros(1, dtype=T.int32).new_tensor(True),
+    lambda T: T.zeros(1, dtype=T.int32).new_tensor(np.array([1.5])),
+    lambda T: T.zeros(1, dtype=T.int32).new_tensor(T.tensor([1.5, -2.5], requires_grad=True)),
+    lambda T: T.zeros(1).new_tensor([[1, 2], [3, 4]]),
+]
+
+
+@pytest.mark.parametrize("call", NEW_CALLS)
+def test_new_methods_match_torch(call, torch):
+    assert_same(call, torch)
+
+
+def test_new_empty_shape_and_dtype(torch):
+    for call in (lambda T: T.zeros(1, dtype=T.int32).new_empty(2, 3),
+                 lambda T: T.zeros(1, dtype=T.int32).new_empty((2,)),
+                 lambda T: T.zeros(1).new_empty((2,), dtype=T.float16),
+                 lambda T: T.zeros(1).new_empty(size=[0, 2])):
+        r, t = call(rg), call(torch)
+        assert dtype_name(r) == dtype_name(t) and tuple(r.shape) == tuple(t.shape)
+
+
+NEW_ERRORS = [
+    lambda T: T.zeros(1).new_zeros(-1),
+    lambda T: T.zeros(1).new_empty(-2),
+    lambda T: T.zeros(1).new_zeros(2.0),
+    lambda T: T.zeros(1).new_ones((2, 3.0)),
+    lambda T: T.zeros(1).new_zeros(True),
+    lambda T: T.zeros(1).new_zeros(),
+    lambda T: T.zeros(1).new_ones(),
+    lambda T: T.zeros(1).new_zeros(2, 3, size=(2,)),
+    lambda T: T.zeros(1).new_zeros(2, foo=1),
+    lambda T: T.zeros(1).new_zeros(2, out=None),
+    lambda T: T.zeros(1).new_ones(size=2),
+    lambda T: T.zeros(1).new_full(2, 3),
+    lambda T: T.zeros(1).new_full((2,)),
+    lambda T: T.zeros(1).new_full((2,), "a"),
+    lambda T: T.zeros(1, dtype=T.int32).new_full((2,), 2**40),
+    lambda T: T.zeros(1, dtype=T.int32).new_full((2,), 1.5e40),
+    lambda T: T.zeros(1, dtype=T.int32).new_zeros(2, requires_grad=True),
+    lambda T: T.zeros(1, dtype=T.int32).new_tensor([1, 2], requires_grad=True),
+    lambda T: T.zeros(1).new_tensor(),
+    lambda T: T.zeros(1).new_tensor("a"),
+]
+
+
+@pytest.mark.parametrize("call", NEW_ERRORS)
+def test_new_methods_errors_match_torch(call, torch):
+    assert_same_error(call, torch)
+
+
+def test_new_methods_make_fresh_leaves():
+    x = rg.ones(2, requires_grad=True) * 2
+    for t in (x.new_zeros(2), x.new_ones(2), x.new_full((2,), 1.0), x.new_empty(2),
+              x.new_tensor([1.0, 2.0])):
+        assert t.is_leaf and not t.requires_grad and t.dtype is rg.float32
+    t = x.new_zeros(2, requires_grad=True)
+    assert t.is_leaf and t.requires_grad
+    src = rg.tensor([1.0, 2.0])
+    with pytest.warns(UserWarning):
+        c = src.new_tensor(src)
+    c[0] = 5.0
+    assert src.tolist() == [1.0, 2.0]
+
+
+def test_new_tensor_from_a_tensor_warns_like_torch(torch):
+    with pytest.warns(UserWarning) as rec:
+        rg.zeros(1).new_tensor(rg.tensor([1.0]))
+    with pytest.warns(UserWarning) as rec_torch:
+        torch.zeros(1).new_tensor(torch.tensor([1.0]))
+    assert str(rec[0].message) == str(rec_torch[0].message)
+    assert rec[0].filename == __file__
+
+
+def test_tensor_methods_table():
+    from retrograd import _creation
+
+    for name in ("new_zeros", "new_ones", "new_full", "new_empty", "new_tensor"):
+        assert getattr(rg.Tensor, name) is _creation.TENSOR_METHODS[name]

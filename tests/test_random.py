@@ -86,6 +86,14 @@ SAMPLERS = {
     "geometric_": lambda **g: rr.geometric_(rg.empty(5), 0.3, **g),
     "log_normal_": lambda **g: rr.log_normal_(rg.empty(5), **g),
     "cauchy_": lambda **g: rr.cauchy_(rg.empty(5), **g),
+    "normal_mean_tensor": lambda **g: rg.normal(rg.zeros(2, 3), 2.0, **g),
+    "normal_std_tensor": lambda **g: rg.normal(1.0, rg.ones(4), **g),
+    "bernoulli_p_float": lambda **g: rg.bernoulli(rg.zeros(20), 0.5, **g),
+    "bernoulli__p_tensor": lambda **g: rr.bernoulli_(rg.empty(20), rg.full((20,), 0.5), **g),
+    "random_to": lambda **g: rr.random_(rg.empty(5), 100, **g),
+    # on a tensor with a history the fill is recorded, and draws the same numbers
+    "uniform_nonleaf": lambda **g: rr.uniform_(rg.ones(5, requires_grad=True) * 2, **g),
+    "normal_nonleaf": lambda **g: rr.normal_(rg.ones(5, requires_grad=True) * 2, **g),
 }
 
 
@@ -358,6 +366,15 @@ SAMPLING_ERRORS = [
     lambda T: T.bernoulli(T.zeros(3, dtype=T.int64)),
     lambda T: T.bernoulli(T.zeros(3, dtype=T.bool)),
     lambda T: T.bernoulli(T.zeros(3), 1.5),
+    lambda T: T.bernoulli(T.zeros(3), T.ones(3)),
+    lambda T: T.bernoulli(T.zeros(3), T.ones(1)),
+    lambda T: T.bernoulli(T.zeros(3), "a"),
+    lambda T: T.bernoulli(T.zeros(3), None),
+    lambda T: T.rand(2, 3.0),
+    lambda T: T.rand((True, 3)),
+    lambda T: T.randn(size=(2, 3.0)),
+    lambda T: T.randint(3, size=(2, 3.0)),
+    lambda T: T.normal(0.0, 1.0, (2, 1.0)),
     lambda T: T.multinomial(T.tensor([0.0, 1.0, 1.0]), 4),
     lambda T: T.multinomial(T.tensor([1.0, 1.0, 1.0]), 0),
     lambda T: T.multinomial(T.tensor([1.0, 1.0, 1.0]), -1),
@@ -393,6 +410,12 @@ def test_sampling_errors_match_torch(call, torch):
 def test_bernoulli_probability_errors_match_torch(call, torch):
     # PyTorch appends a request to report the message upstream; the rest is the same
     assert_same_error(call, torch, prefix=True)
+
+
+def test_bernoulli_takes_a_0_dim_tensor_as_p(torch):
+    for T in (torch, rg):
+        assert T.bernoulli(T.zeros(3), T.tensor(1.0)).tolist() == [1.0, 1.0, 1.0]
+        assert T.bernoulli(T.zeros(3), 1).tolist() == [1.0, 1.0, 1.0]
 
 
 def test_normal_tensor_forms_refuse_dtype_and_size(torch):
@@ -534,9 +557,10 @@ def test_poisson():
 # -- requires_grad -----------------------------------------------------------------------------
 def test_results_do_not_require_grad_unless_asked():
     p = rg.full((3,), 0.5, requires_grad=True)
-    assert not rg.bernoulli(p).requires_grad
-    assert not rg.normal(p, 1.0).requires_grad
+    assert not rg.bernoulli(p.detach()).requires_grad
+    assert not rg.normal(p.detach(), 1.0).requires_grad
     assert not rg.poisson(p.detach()).requires_grad
+    assert not rg.multinomial(p, 2).requires_grad
     for f in (rg.rand, rg.randn):
         assert not f(2).requires_grad
         t = f(2, requires_grad=True)
@@ -701,6 +725,126 @@ def test_filler_float_bounds_warn():
 def test_filler_bernoulli_probability_error_matches_torch(torch):
     assert_same_error(lambda T: fill(T, "bernoulli_")(T.zeros(2), T.tensor([0.0, 2.0])), torch,
                       prefix=True)
+
+
+# -- autograd: fills on tensors with a history, samplers of inputs that require grad ----------
+FILLS = [
+    ("uniform_", ()), ("uniform_", (-1.0, 1.0)), ("normal_", ()), ("bernoulli_", (0.5,)),
+    ("bernoulli_", ("P",)), ("exponential_", ()), ("random_", ()), ("random_", (5,)),
+    ("random_", (2, 5)), ("random_", (2, None)), ("geometric_", (0.5,)), ("log_normal_", ()),
+    ("cauchy_", ()),
+]
+
+
+def _fill_args(T, args):
+    return tuple(T.full((3,), 0.5, dtype=T.float64) if a == "P" else a for a in args)
+
+
+def _fill_graph(T, name, args):
+    a = T.randn(3, requires_grad=True, dtype=T.float64)
+    x = a * 2
+    y = getattr(x, name)(*_fill_args(T, args))
+    g, = T.autograd.grad((x * T.arange(3.0)).sum(), a, create_graph=True)
+    nf = x.grad_fn.next_functions
+    return (y is x, x.grad_fn.name(), [f is None for f, _ in nf], nf[0][0].name(), x._version,
+            g.tolist(), g.requires_grad)
+
+
+@pytest.mark.parametrize("name,args", FILLS, ids=[f"{n}{a}" for n, a in FILLS])
+def test_fill_on_non_leaf_records_zero_gradient_node_like_torch(name, args, torch):
+    assert _fill_graph(rg, name, args) == _fill_graph(torch, name, args)
+
+
+@pytest.mark.parametrize("name,args", FILLS, ids=[f"{n}{a}" for n, a in FILLS])
+def test_fill_on_non_leaf_draws_what_a_plain_fill_draws(name, args):
+    plain = rg.zeros(3, dtype=rg.float64)
+    tracked = rg.zeros(3, dtype=rg.float64, requires_grad=True) * 1
+    for t in (plain, tracked):
+        rg.manual_seed(3)
+        getattr(t, name)(*_fill_args(rg, args))
+    assert tracked.tolist() == plain.tolist()
+    assert tracked.grad_fn is not None and plain.grad_fn is None
+
+
+def _view_fill(T):
+    a = T.randn(2, 3, requires_grad=True)
+    x = a * 2
+    v = x[0]
+    v.uniform_()
+    names = x.grad_fn.name(), v.grad_fn.name()
+    x.sum().backward()
+    return names, a.grad.tolist()
+
+
+def test_fill_on_a_view_of_a_non_leaf_matches_torch(torch):
+    assert _view_fill(rg) == _view_fill(torch)
+
+
+def _tensor_p_fill(T):
+    out = []
+    a = T.randn(3, requires_grad=True)
+    x = a * 2
+    p = T.full((3,), 0.5, requires_grad=True)
+    x.bernoulli_(p)
+    out.append((x.grad_fn.name(), x.grad_fn.next_functions[1][0].name()))
+    x.sum().backward()
+    out.append(p.grad.tolist())
+    # a leaf that does not require grad takes the history of p (broadcast, another dtype)
+    p = T.full((1,), 0.5, requires_grad=True, dtype=T.float64)
+    x = T.zeros(2, 3)
+    x.bernoulli_(p)
+    out.append((x.grad_fn.name(), x.requires_grad, x.is_leaf))
+    x.sum().backward()
+    out.append((p.grad.tolist(), str(p.grad.dtype).split(".")[-1]))
+    return out
+
+
+def test_bernoulli__with_a_probability_tensor_that_requires_grad_matches_torch(torch):
+    assert _tensor_p_fill(rg) == _tensor_p_fill(torch)
+
+
+def _sampler_graphs(T):
+    out = []
+    p = T.full((3,), 0.5, requires_grad=True)
+    for y in (T.bernoulli(p), p.bernoulli(), T.poisson(p)):
+        g, = T.autograd.grad(y.sum(), p)
+        out.append((y.grad_fn.name(), g.tolist()))
+    y = T.bernoulli(p, 0.3)
+    out.append((y.grad_fn.name(), y.requires_grad))
+    try:
+        y.sum().backward()
+    except RuntimeError as e:
+        out.append(str(e))
+    out.append(T.multinomial(p, 2).grad_fn)
+    m = T.randn(3, 1, requires_grad=True, dtype=T.float64)
+    s = T.rand(3, dtype=T.float64, requires_grad=True)
+    for mm, ss in [(m, s), (m, 2.0), (1.0, s), (m, s.detach()), (m.detach(), s)]:
+        y = T.normal(mm, ss)
+        ins = [t for t in (mm, ss) if isinstance(t, T.Tensor) and t.requires_grad]
+        gs = T.autograd.grad(y.sum(), ins, create_graph=True)
+        out.append((y.grad_fn.name(), tuple(y.shape), [(g.tolist(), g.requires_grad) for g in gs],
+                    [f is None for f, _ in y.grad_fn.next_functions]))
+    return out
+
+
+def test_samplers_of_inputs_that_require_grad_match_torch(torch):
+    # PyTorch records a node (its gradient is zero: samples are not reparameterised)
+    assert _sampler_graphs(rg) == _sampler_graphs(torch)
+
+
+def test_fill_without_grad_mode_keeps_the_history():
+    x = rg.ones(3, requires_grad=True) * 2
+    with rg.no_grad():
+        rr.normal_(x)
+    assert x.grad_fn.name() == "MulBackward0"
+
+
+def test_fill_invalidates_saved_values():
+    x = rg.ones(3, requires_grad=True) * 2
+    y = x * x
+    rr.uniform_(x)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
 
 
 def test_tensor_methods_table():

@@ -28,6 +28,7 @@ from .autograd.grad_mode import state
 __all__ = [
     "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "zeros_like",
     "ones_like", "empty_like", "full_like", "arange", "linspace", "logspace", "eye",
+    "tril_indices", "triu_indices", "meshgrid", "cartesian_prod",
 ]
 
 # PyTorch's ScalarType names, used in its "not implemented for 'Long'" style messages.
@@ -86,52 +87,72 @@ def _as_index(x: Any) -> int:
     return operator.index(x)
 
 
+_MISSING = object()
+
+
+def _unpack_error(name: str, i: int, x: Any) -> TypeError:
+    # PyTorch reads the first element of a size strictly and the rest leniently (a bool or
+    # anything with __index__ passes), with a different message for each.
+    return TypeError(
+        f"{name}(): argument 'size' failed to unpack the object at pos {i + 1} with error "
+        f'"type must be tuple of ints,but got {type_name(x)}"'
+    )
+
+
 def parse_size(args: tuple, kwargs: dict, name: str, varargs: bool = True, pos: int = 1) -> tuple:
     """The shape from ``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` or ``f(size=(2, 3))``.
 
     ``kwargs`` holds what the factory did not name itself: only ``size`` is allowed there.
     ``pos`` is the size argument's position, for error messages.
     """
-    size = kwargs.pop("size", None)
+    size = kwargs.pop("size", _MISSING)
     if kwargs:
         raise TypeError(f"{name}() got an unexpected keyword argument '{next(iter(kwargs))}'")
-    if size is not None:
+    keyword = size is not _MISSING
+    label = "argument 'size'" if keyword else f"argument 'size' (position {pos})"
+    if keyword:
         if args:
-            raise TypeError(
-                f"{name}() received an invalid combination of arguments - got positional sizes "
-                "and size="
-            )
+            raise TypeError(f"{name}() got multiple values for argument 'size'")
         seq = size
     elif not args:
         raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
     elif len(args) == 1:
         seq = args[0]
     elif varargs:
+        try:
+            _as_index(args[0])
+        except TypeError:
+            # PyTorch then matches no signature: a lone size was expected.
+            raise TypeError(
+                f"{name}() takes 1 positional argument but {len(args)} were given"
+            ) from None
         seq = args
     else:
         raise TypeError(f"{name}() takes 1 positional argument but {len(args)} were given")
     if not isinstance(seq, (tuple, list)):
-        if varargs and len(args) <= 1:
+        if varargs and not keyword:
             try:
                 seq = (_as_index(seq),)
             except TypeError:
                 raise TypeError(
-                    f"{name}(): argument 'size' (position {pos}) must be tuple of ints, not "
-                    f"{type_name(seq)}"
+                    f"{name}(): {label} must be tuple of ints, not {type_name(seq)}"
                 ) from None
         else:
-            raise TypeError(
-                f"{name}(): argument 'size' (position {pos}) must be tuple of ints, not "
-                f"{type_name(seq)}"
-            )
+            raise TypeError(f"{name}(): {label} must be tuple of ints, not {type_name(seq)}")
     shape = []
     for i, s in enumerate(seq):
         try:
-            shape.append(_as_index(s))
+            shape.append(_as_index(s) if i == 0 else operator.index(s))
         except TypeError:
+            if i:
+                raise _unpack_error(name, i, s) from None
+            if keyword:
+                raise TypeError(
+                    f"{name}(): {label} must be tuple of ints, not {type_name(seq)}"
+                ) from None
             raise TypeError(
-                f"{name}(): argument 'size' (position {pos}) must be tuple of ints, but found "
-                f"element of type {type_name(s)} at pos {i}"
+                f"{name}(): {label} must be tuple of ints, but found element of type "
+                f"{type_name(s)} at pos {i}"
             ) from None
     shape = tuple(shape)
     for s in shape:
@@ -941,3 +962,278 @@ def eye(n: int, m: int | None = None, *, out: Tensor | None = None, dtype: Any =
         dims.append(v)
     dt = resolve_dtype(dtype, out, get_default_dtype())
     return finish(np.eye(dims[0], dims[1], dtype=dt.np), requires_grad, out, "eye")
+
+
+# -- triangle indices --------------------------------------------------------------------------
+def _tri_int(x: Any, name: str, arg: str, pos: int) -> int:
+    try:
+        return _as_index(x)
+    except TypeError:
+        raise TypeError(
+            f"{name}(): argument '{arg}' (position {pos}) must be int, not {type_name(x)}"
+        ) from None
+
+
+def _tri_indices(name: str, row: Any, col: Any, offset: Any, dt: Any, requires_grad: bool,
+                 device: Any, lower: bool) -> Tensor:
+    check_device(device)
+    row = _tri_int(row, name, "row", 1)
+    col = _tri_int(col, name, "col", 2)
+    offset = _tri_int(offset, name, "offset", 3)
+    dt = _dtypes.int64 if dt is None else to_dtype(dt)
+    if dt not in (_dtypes.int64, _dtypes.int32):
+        raise NotImplementedError(f"\"{name}\" not implemented for '{SCALAR_NAME[dt.name]}'")
+    if row < 0:
+        raise RuntimeError(f"row must be non-negative, got{row}")
+    if col < 0:
+        raise RuntimeError(f"col must be non-negative, got{col}")
+    # Offsets beyond the matrix change nothing; clamping keeps the arithmetic in int64.
+    offset = max(-row - 1, min(offset, col + 1))
+    r = np.arange(row, dtype=np.int64)
+    if lower:
+        # row r holds columns 0 .. r + offset
+        first = np.zeros(row, np.int64)
+        counts = np.clip(r + offset + 1, 0, col)
+    else:
+        # row r holds columns max(r + offset, 0) .. col - 1
+        first = np.clip(r + offset, 0, col)
+        counts = col - first
+    rows = np.repeat(r, counts)
+    starts = np.cumsum(counts) - counts
+    cols = np.arange(rows.size, dtype=np.int64) - np.repeat(starts - first, counts)
+    return finish(np.stack([rows, cols]).astype(dt.np), requires_grad)
+
+
+def tril_indices(row: int, col: int = _MISSING, offset: int = 0, *, dtype: Any = None,
+                 layout: Any = None, device: Any = None, pin_memory: bool = False,
+                 requires_grad: bool = False) -> Tensor:
+    """The ``(2, N)`` row and column indices of the lower triangle of a ``row x col`` matrix,
+    row by row; ``offset`` moves the diagonal up (positive) or down (negative).
+
+    >>> import retrograd as torch
+    >>> torch.tril_indices(3, 3)
+    tensor([[0, 1, 1, 2, 2, 2],
+            [0, 0, 1, 0, 1, 2]])
+    """
+    if col is _MISSING:
+        raise TypeError('tril_indices() missing 1 required positional arguments: "col"')
+    return _tri_indices("tril_indices", row, col, offset, dtype, requires_grad, device, True)
+
+
+def triu_indices(row: int, col: int = _MISSING, offset: int = 0, *, dtype: Any = None,
+                 layout: Any = None, device: Any = None, pin_memory: bool = False,
+                 requires_grad: bool = False) -> Tensor:
+    """The ``(2, N)`` row and column indices of the upper triangle of a ``row x col`` matrix,
+    row by row; ``offset`` moves the diagonal up (positive) or down (negative).
+
+    >>> import retrograd as torch
+    >>> torch.triu_indices(3, 3, 1)
+    tensor([[0, 0, 1],
+            [1, 2, 2]])
+    """
+    if col is _MISSING:
+        raise TypeError('triu_indices() missing 1 required positional arguments: "col"')
+    return _tri_indices("triu_indices", row, col, offset, dtype, requires_grad, device, False)
+
+
+# -- grids -------------------------------------------------------------------------------------
+_MESHGRID_WARNING = (
+    "torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument."
+)
+
+
+def _tensor_list(tensors: tuple, unpack: bool = True) -> list:
+    """``f(a, b)`` or (with ``unpack``) ``f([a, b])``: the tensors, each checked as PyTorch
+    checks a TensorList."""
+    if unpack and len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(
+                f"expected Tensor as element {i} in argument 0, but got {type_name(t)}"
+            )
+    return list(tensors)
+
+
+def _meshgrid(ts: list, indexing: str) -> tuple:
+    if not ts:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    for t in ts:
+        if t._data.ndim > 1:
+            raise RuntimeError(
+                "torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: "
+                + t.__repr__()
+            )
+    if any(t._data.dtype != ts[0]._data.dtype for t in ts):
+        raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(
+            f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}'
+        )
+    # "xy" is "ij" with the first two inputs (and so the first two output dims) swapped.
+    swap = indexing == "xy" and len(ts) >= 2
+    if swap:
+        ts = [ts[1], ts[0]] + ts[2:]
+    grid = tuple(t._data.size for t in ts)
+    n = len(ts)
+    # Each output is a view of its input: reshaped to put its values on its own dim (a view,
+    # ViewBackward0), then broadcast along the others (ExpandBackward0), as in PyTorch.
+    outs = [t.reshape((1,) * i + (-1,) + (1,) * (n - i - 1)).expand(grid)
+            for i, t in enumerate(ts)]
+    if swap:
+        outs[0], outs[1] = outs[1], outs[0]
+    return tuple(outs)
+
+
+def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple:
+    """Coordinate grids from 1-D (or 0-D) tensors, as views of them (differentiable).
+
+    With ``indexing="ij"`` the outputs have shape ``(len(t0), len(t1), ...)``; with
+    ``"xy"`` the first two dims are swapped (Cartesian, as in NumPy). Leaving ``indexing``
+    out means ``"ij"`` and warns, as PyTorch does.
+
+    >>> import retrograd as torch
+    >>> x, y = torch.meshgrid(torch.tensor([1, 2, 3]), torch.tensor([4, 5]), indexing="ij")
+    >>> x
+    tensor([[1, 1],
+            [2, 2],
+            [3, 3]])
+    >>> y
+    tensor([[4, 5],
+            [4, 5],
+            [4, 5]])
+    """
+    ts = _tensor_list(tensors)
+    if indexing is None:
+        if ts:
+            warnings.warn(_MESHGRID_WARNING, UserWarning, stacklevel=2)
+        indexing = "ij"
+    return _meshgrid(ts, indexing)
+
+
+def cartesian_prod(*tensors: Tensor) -> Tensor:
+    """Every combination of one element from each 1-D tensor, as the rows of an
+    ``(N, len(tensors))`` tensor (a single tensor comes back as is). Differentiable.
+
+    >>> import retrograd as torch
+    >>> torch.cartesian_prod(torch.tensor([1, 2]), torch.tensor([3, 4]))
+    tensor([[1, 3],
+            [1, 4],
+            [2, 3],
+            [2, 4]])
+    """
+    ts = _tensor_list(tensors, unpack=False)
+    for t in ts:
+        if t._data.ndim != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t._data.shape)}")
+    if len(ts) == 1:
+        return ts[0]
+    from .ops.join import stack  # ops import this module: a top-level import would cycle
+
+    grids = _meshgrid(ts, "ij")
+    return stack([g.reshape(-1) for g in grids], 1)
+
+
+# -- Tensor.new_* ------------------------------------------------------------------------------
+_NEW_TENSOR_WARNING = (
+    "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+    "sourceTensor.detach().clone().requires_grad_(True), rather than "
+    "tensor.new_tensor(sourceTensor)."
+)
+
+
+def _new_dtype(self: Tensor, dt: Any) -> dtype:
+    return self.dtype if dt is None else to_dtype(dt)
+
+
+def new_zeros(self: Tensor, *size: Any, dtype: Any = None, layout: Any = None,
+              device: Any = None, requires_grad: bool = False, pin_memory: bool = False,
+              **kwargs: Any) -> Tensor:
+    """Zeros of the given size with this tensor's dtype (unless ``dtype`` is given).
+
+    >>> import retrograd as torch
+    >>> torch.tensor([1, 2], dtype=torch.int32).new_zeros(2, 3).dtype
+    retrograd.int32
+    """
+    check_device(device)
+    shape = parse_size(size, kwargs, "new_zeros")
+    return finish(np.zeros(shape, _new_dtype(self, dtype).np), requires_grad)
+
+
+def new_ones(self: Tensor, *size: Any, dtype: Any = None, layout: Any = None,
+             device: Any = None, requires_grad: bool = False, pin_memory: bool = False,
+             **kwargs: Any) -> Tensor:
+    """Ones of the given size with this tensor's dtype (unless ``dtype`` is given).
+
+    >>> import retrograd as torch
+    >>> torch.zeros(1, dtype=torch.float64).new_ones(2)
+    tensor([1., 1.], dtype=retrograd.float64)
+    """
+    check_device(device)
+    shape = parse_size(size, kwargs, "new_ones")
+    return finish(np.ones(shape, _new_dtype(self, dtype).np), requires_grad)
+
+
+def new_empty(self: Tensor, *size: Any, dtype: Any = None, layout: Any = None,
+              device: Any = None, requires_grad: bool = False, pin_memory: bool = False,
+              **kwargs: Any) -> Tensor:
+    """An uninitialised tensor of the given size with this tensor's dtype (unless given).
+
+    >>> import retrograd as torch
+    >>> torch.zeros(1, dtype=torch.int16).new_empty((2, 2)).dtype
+    retrograd.int16
+    """
+    check_device(device)
+    shape = parse_size(size, kwargs, "new_empty")
+    return finish(np.empty(shape, _new_dtype(self, dtype).np), requires_grad)
+
+
+def new_full(self: Tensor, size: Any = _MISSING, fill_value: Any = _MISSING, *,
+             dtype: Any = None, layout: Any = None, device: Any = None,
+             requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """``fill_value`` in the given size, with this tensor's dtype (unless ``dtype`` is given;
+    the value's own type does not count).
+
+    >>> import retrograd as torch
+    >>> torch.zeros(1, dtype=torch.int32).new_full((2,), 1.7)
+    tensor([1, 1], dtype=retrograd.int32)
+    """
+    check_device(device)
+    if size is _MISSING:
+        raise TypeError('new_full() missing 1 required positional arguments: "size"')
+    if fill_value is _MISSING:
+        raise TypeError('new_full() missing 1 required positional arguments: "fill_value"')
+    shape = parse_size((size,), {}, "new_full", varargs=False)
+    value, _ = _fill_scalar(fill_value, "new_full")
+    dt = _new_dtype(self, dtype)
+    return finish(np.full(shape, scalar_to(value, dt), dt.np), requires_grad)
+
+
+def new_tensor(self: Tensor, data: Any = _MISSING, *, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False, layout: Any = None,
+               pin_memory: bool = False) -> Tensor:
+    """A new leaf holding a copy of ``data``, with this tensor's dtype unless ``dtype`` is given
+    (the data's own type does not count).
+
+    >>> import retrograd as torch
+    >>> torch.zeros(1, dtype=torch.float64).new_tensor([1, 2])
+    tensor([1., 2.], dtype=retrograd.float64)
+    """
+    check_device(device)
+    if data is _MISSING:
+        raise TypeError('new_tensor() missing 1 required positional arguments: "data"')
+    dt = _new_dtype(self, dtype)
+    if isinstance(data, Tensor):
+        warnings.warn(_NEW_TENSOR_WARNING, UserWarning, stacklevel=2)
+        with np.errstate(all="ignore"):
+            arr = np.array(data._data, dtype=dt.np, order="C", copy=True)
+    else:
+        arr = _data_to_array(data, dt)
+    return finish(arr, requires_grad)
+
+
+TENSOR_METHODS = {
+    "new_zeros": new_zeros, "new_ones": new_ones, "new_empty": new_empty,
+    "new_full": new_full, "new_tensor": new_tensor,
+}
+"""The functions here that PyTorch has as Tensor methods, by method name."""

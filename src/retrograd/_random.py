@@ -8,7 +8,11 @@ target's precision so that a cast can never round it up to 1.0.
 The in-place fillers (``uniform_``, ``normal_``, ...) are plain functions taking the tensor
 first; ``TENSOR_METHODS`` lists them, with ``bernoulli`` and ``multinomial``, for binding as
 Tensor methods. They write into the tensor's array, so views see the new values, and bump its
-version counter.
+version counter. On a tensor with a history they record, as PyTorch does, a node of their own
+(``UniformBackward0``, ...) whose gradient is zero: the new values do not depend on the old.
+
+Samplers are not differentiable, but PyTorch still records a node when an input requires grad
+(``bernoulli(p)``, ``normal(mean, std)``, ``poisson(rates)``): the gradient is zero there too.
 """
 
 from __future__ import annotations
@@ -38,6 +42,9 @@ from ._creation import (
 from ._dtypes import dtype, get_default_dtype, to_dtype
 from ._tensor import CPU, Tensor, make
 from .autograd.grad_mode import state
+from .autograd.graph import Node
+from .ops._core import needs_grad, record
+from .ops.inplace import apply_inplace
 
 __all__ = [
     "Generator", "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state",
@@ -205,6 +212,123 @@ def set_rng_state(new_state: Tensor) -> None:
     >>> torch.set_rng_state(torch.get_rng_state())
     """
     default_generator.set_state(new_state)
+
+
+# -- autograd: samples have zero gradient ------------------------------------------------------
+class _ZeroGrad(Node):
+    """A sampler's node: the samples do not depend on the inputs' values, so every gradient is
+    zero (as PyTorch's formulas give, without a graph of its own under ``create_graph``)."""
+
+    _metas: tuple = ()  # (shape, NumPy dtype) of each input
+
+    def backward(self, xp, g):
+        return tuple(
+            None if e[0] is None else xp.zeros_meta(m)
+            for e, m in zip(self.next_functions, self._metas)
+        )
+
+
+class UniformBackward0(_ZeroGrad):
+    pass
+
+
+class NormalBackward0(_ZeroGrad):
+    """normal_."""
+
+
+class NormalBackward1(_ZeroGrad):
+    """normal(Tensor mean, float std)."""
+
+
+class NormalBackward2(_ZeroGrad):
+    """normal(float mean, Tensor std)."""
+
+
+class NormalBackward3(_ZeroGrad):
+    """normal(Tensor mean, Tensor std)."""
+
+
+class BernoulliBackward0(_ZeroGrad):
+    """bernoulli(probabilities)."""
+
+
+class BernoulliBackward1(_ZeroGrad):
+    """bernoulli_(Tensor p)."""
+
+
+class BernoulliBackward2(_ZeroGrad):
+    """bernoulli_(float p)."""
+
+
+class ExponentialBackward0(_ZeroGrad):
+    pass
+
+
+class GeometricBackward0(_ZeroGrad):
+    pass
+
+
+class LogNormalBackward0(_ZeroGrad):
+    pass
+
+
+class CauchyBackward0(_ZeroGrad):
+    pass
+
+
+class RandomBackward0(_ZeroGrad):
+    """random_(from, to)."""
+
+
+class RandomBackward1(_ZeroGrad):
+    """random_(to)."""
+
+
+class RandomBackward2(_ZeroGrad):
+    """random_()."""
+
+
+class PoissonBackward0(_ZeroGrad):
+    pass
+
+
+class _NotImplementedBackward(Node):
+    """What PyTorch records for an op whose derivative it does not implement."""
+
+    _name = "torch::autograd::NotImplemented"
+
+    def backward(self, xp, g):
+        raise RuntimeError(f"derivative for {self._op} is not implemented")
+
+
+def _metas(*inputs: Any) -> tuple:
+    return tuple(
+        (t._data.shape, t._data.dtype) if isinstance(t, Tensor) else None for t in inputs
+    )
+
+
+def _sampled(arr: np.ndarray, node_cls: type, *inputs: Any) -> Tensor:
+    """``arr`` as a new tensor; with a zero-gradient node when an input requires grad."""
+    if state.grad_enabled and any(needs_grad(t) for t in inputs):
+        node = node_cls()
+        node._metas = _metas(*inputs)
+        return record(node, arr, *inputs)
+    return make(arr)
+
+
+def _fill(t: Tensor, values: np.ndarray, node_cls: type, p: Any = None) -> Tensor:
+    """Write sampled ``values`` into ``t``; with a history to keep, as an in-place op whose
+    node (``node_cls``) gives zero gradient to the old value (and to ``p``)."""
+    if not state.grad_enabled or not (needs_grad(t) or needs_grad(p)):
+        return _write(t, values)
+    extra = () if p is None else (p,)
+
+    def filled(old: Tensor, *args: Any) -> Tensor:
+        node = node_cls()
+        node._metas = _metas(old, *args)
+        return record(node, values, old, *args)
+
+    return apply_inplace(t, filled, *extra)
 
 
 # -- helpers -----------------------------------------------------------------------------------
@@ -519,7 +643,11 @@ def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Generator 
         shape = _broadcast_shape(np.shape(m), np.shape(s))
         z = rng.standard_normal(shape)
         arr = (m + s * z).astype(dt.np)
-        return finish(arr, False, out, "normal")
+        if out is not None:
+            return finish(arr, False, out, "normal")
+        if mt and st:
+            return _sampled(arr, NormalBackward3, mean, std)
+        return _sampled(arr, NormalBackward1 if mt else NormalBackward2, mean if mt else std)
     if size is None:
         raise TypeError(_NORMAL_FORMS + "a float mean and std need a size")
     m = _as_float(mean, "normal", "mean")
@@ -552,8 +680,20 @@ def _bernoulli_tensor_p(p: Tensor) -> np.ndarray:
     return probs
 
 
-def bernoulli(input: Tensor, p: Any = None, *, generator: Generator | None = None,  # noqa: A002
-              out: Tensor | None = None) -> Tensor:
+_NO_P = object()
+
+
+def _bernoulli_forms(p: Any) -> TypeError:
+    return TypeError(
+        f"bernoulli() received an invalid combination of arguments - got (Tensor, "
+        f"{type_name(p)}), but expected one of:\n * (Tensor input, *, torch.Generator generator "
+        "= None, Tensor out = None)\n * (Tensor input, float p, *, torch.Generator generator "
+        "= None)\n"
+    )
+
+
+def bernoulli(input: Tensor, p: Any = _NO_P, *,  # noqa: A002
+              generator: Generator | None = None, out: Tensor | None = None) -> Tensor:
     """Draws 0 or 1 for each element: with probability ``input`` (a float tensor), or ``p``
     for every element when ``p`` is given. The result has ``input``'s shape and dtype.
 
@@ -564,16 +704,26 @@ def bernoulli(input: Tensor, p: Any = None, *, generator: Generator | None = Non
     tensor([1, 1, 1])
     """
     check_tensor_arg(input, "bernoulli")
-    if p is None:
+    if p is _NO_P:
         probs = _bernoulli_tensor_p(input)
-    elif isinstance(p, Tensor) and p._data.size != 1:
-        probs = _bernoulli_tensor_p(p)
-        _broadcast_shape(input._data.shape, probs.shape)
-        probs = np.broadcast_to(probs, input._data.shape)
     else:
+        # only a number (or a 0-dim tensor standing for one) goes with input
+        if isinstance(p, Tensor) and p._data.ndim != 0 or not isinstance(
+                p, (Tensor, int, float, np.integer, np.floating, np.bool_)):
+            raise _bernoulli_forms(p)
         probs = _bernoulli_scalar_p(p)
     u = _rng(generator).random(input._data.shape)
-    return finish((u < probs).astype(input._data.dtype), False, out, "bernoulli")
+    arr = (u < probs).astype(input._data.dtype)
+    if out is not None:
+        return finish(arr, False, out, "bernoulli")
+    if p is _NO_P:
+        return _sampled(arr, BernoulliBackward0, input)
+    if state.grad_enabled and needs_grad(input):
+        # PyTorch has no derivative for bernoulli(input, p): it records a node that says so.
+        node = _NotImplementedBackward()
+        node._op = "aten::bernoulli"
+        return record(node, arr, input)
+    return make(arr)
 
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  # noqa: A002
@@ -663,7 +813,7 @@ def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
         res[big] = np.where(np.isinf(lb), np.inf, approx)
     else:
         res = rng.poisson(lam).astype(np.float64)
-    return make(res.astype(input._data.dtype))
+    return _sampled(res.astype(input._data.dtype), PoissonBackward0, input)
 
 
 # -- in-place fillers --------------------------------------------------------------------------
@@ -744,7 +894,7 @@ def uniform_(t: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Generator 
         # rounding to the dtype can land on b itself; keep the interval half-open
         below = np.nextafter(dt.np.type(b), dt.np.type(a))
         vals[vals >= dt.np.type(b)] = below
-    return _write(t, vals)
+    return _fill(t, vals, UniformBackward0)
 
 
 def normal_(t: Tensor, mean: float = 0.0, std: float = 1.0, *,
@@ -765,7 +915,7 @@ def normal_(t: Tensor, mean: float = 0.0, std: float = 1.0, *,
     z = _rng(generator).standard_normal(t._data.shape)
     with np.errstate(invalid="ignore"):
         vals = m + s * z
-    return _write(t, vals.astype(t._data.dtype))
+    return _fill(t, vals.astype(t._data.dtype), NormalBackward0)
 
 
 def bernoulli_(t: Tensor, p: Any = 0.5, *, generator: Generator | None = None) -> Tensor:
@@ -785,10 +935,12 @@ def bernoulli_(t: Tensor, p: Any = 0.5, *, generator: Generator | None = None) -
             probs = np.broadcast_to(probs, shape)
         except ValueError:
             raise RuntimeError(_expand_message(probs.shape, shape)) from None
+        node_cls, p_arg = BernoulliBackward1, p
     else:
         probs = _bernoulli_scalar_p(p)
+        node_cls, p_arg = BernoulliBackward2, None
     u = _rng(generator).random(shape)
-    return _write(t, (u < probs).astype(t._data.dtype))
+    return _fill(t, (u < probs).astype(t._data.dtype), node_cls, p_arg)
 
 
 def _expand_message(src: tuple, dst: tuple) -> str:
@@ -828,7 +980,7 @@ def exponential_(t: Tensor, lambd: float = 1.0, *,
             f"exponential_ expects lambda > 0.0, but found lambda={fmt_number(lam)}"
         )
     e = _rng(generator).standard_exponential(t._data.shape)
-    return _write(t, (e / lam).astype(dt.np))
+    return _fill(t, (e / lam).astype(dt.np), ExponentialBackward0)
 
 
 def geometric_(t: Tensor, p: float, *, generator: Generator | None = None) -> Tensor:
@@ -844,7 +996,7 @@ def geometric_(t: Tensor, p: float, *, generator: Generator | None = None) -> Te
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={fmt_number(p)}")
     g = _rng(generator).geometric(p, t._data.shape)
-    return _write(t, g.astype(t._data.dtype))
+    return _fill(t, g.astype(t._data.dtype), GeometricBackward0)
 
 
 def log_normal_(t: Tensor, mean: float = 1.0, std: float = 2.0, *,
@@ -863,7 +1015,8 @@ def log_normal_(t: Tensor, mean: float = 1.0, std: float = 2.0, *,
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={fmt_number(s)}")
     z = _rng(generator).standard_normal(t._data.shape)
     with np.errstate(over="ignore"):
-        return _write(t, np.exp(m + s * z).astype(t._data.dtype))
+        vals = np.exp(m + s * z).astype(t._data.dtype)
+    return _fill(t, vals, LogNormalBackward0)
 
 
 def cauchy_(t: Tensor, median: float = 0.0, sigma: float = 1.0, *,
@@ -886,7 +1039,8 @@ def cauchy_(t: Tensor, median: float = 0.0, sigma: float = 1.0, *,
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={fmt_number(s)}")
     c = _rng(generator).standard_cauchy(t._data.shape)
     with np.errstate(over="ignore"):
-        return _write(t, (m + s * c).astype(t._data.dtype))
+        vals = (m + s * c).astype(t._data.dtype)
+    return _fill(t, vals, CauchyBackward0)
 
 
 _UNSET = object()
@@ -920,10 +1074,11 @@ def random_(t: Tensor, from_: Any = None, to: Any = _UNSET, *,
         top = int(np.iinfo(dt.np).max)
     if to is _UNSET:
         if from_ is None:
-            lo, hi = 0, top + 1
+            lo, hi, node_cls = 0, top + 1, RandomBackward2
         else:  # random_(to)
-            lo, hi = 0, _int_arg(from_, "random_", "to", 1)
+            lo, hi, node_cls = 0, _int_arg(from_, "random_", "to", 1), RandomBackward1
     else:
+        node_cls = RandomBackward0
         lo = 0 if from_ is None else _int_arg(from_, "random_", "from", 1)
         hi = top + 1 if to is None else _int_arg(to, "random_", "to", 2)
         if to is None and lo > top:
@@ -933,7 +1088,7 @@ def random_(t: Tensor, from_: Any = None, to: Any = _UNSET, *,
             )
     _check_random_range(lo, hi, dt)
     vals = _integers(_rng(generator), lo, hi, t._data.shape, dt.np)
-    return _write(t, vals)
+    return _fill(t, vals, node_cls)
 
 
 TENSOR_METHODS = {
