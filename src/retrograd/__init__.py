@@ -103,7 +103,7 @@ __all__ = list(_creation_all) + list(_random_all) + list(_ops_all) + [
 ]
 
 # Added last: these modules read retrograd's public names when their functions run.
-from . import utils  # noqa: E402
+from . import nn, optim, utils  # noqa: E402
 from .serialization import load, save  # noqa: E402
 
-__all__ += ["save", "load", "utils"]
+__all__ += ["save", "load", "nn", "optim", "utils"]

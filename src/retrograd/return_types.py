@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-__all__ = ["max", "min"]
+__all__ = [
+    "max", "min", "aminmax", "sort", "topk", "kthvalue", "median", "nanmedian", "mode",
+    "cummax", "cummin",
+]
 
 
 def _structseq(name: str, fields: tuple):
@@ -23,3 +26,12 @@ def _structseq(name: str, fields: tuple):
 
 max = _structseq("max", ("values", "indices"))  # noqa: A001
 min = _structseq("min", ("values", "indices"))  # noqa: A001
+aminmax = _structseq("aminmax", ("min", "max"))
+sort = _structseq("sort", ("values", "indices"))
+topk = _structseq("topk", ("values", "indices"))
+kthvalue = _structseq("kthvalue", ("values", "indices"))
+median = _structseq("median", ("values", "indices"))
+nanmedian = _structseq("nanmedian", ("values", "indices"))
+mode = _structseq("mode", ("values", "indices"))
+cummax = _structseq("cummax", ("values", "indices"))
+cummin = _structseq("cummin", ("values", "indices"))

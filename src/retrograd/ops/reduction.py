@@ -13,7 +13,9 @@ from .._dtypes import to_dtype
 from .._tensor import Tensor, make
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node
-from ._core import record, wrap, wrap_dims
+from . import _array
+from ._core import float_array, record, wrap, wrap_dim, wrap_dims
+from .pointwise import cast
 
 
 def _keep_shape(shape, dims):
@@ -60,12 +62,12 @@ def sum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A001,
     elif a.dtype.kind in "biu":
         a = a.astype(np.int64)
     dims = _norm_dims(dim, a.ndim)
-    if dim is None:
+    if dim is None and not keepdim:
         out = np.sum(a)
     else:
         out = np.sum(a, axis=dims, keepdims=keepdim)
     if state.grad_enabled and input.requires_grad:
-        if dim is None:
+        if dim is None and not keepdim:
             node = SumBackward0()
         else:
             node = SumBackward1()
@@ -106,7 +108,14 @@ def mean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A002
             f"or complex dtype. Got: {name}"
         )
     dims = _norm_dims(dim, a.ndim)
-    if dim is None:
+    if a.size == 0:
+        # NaN where nothing is averaged, as PyTorch (NumPy would warn).
+        n = 1
+        for d in (dims if dims is not None else range(a.ndim)):
+            n *= a.shape[d]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = np.asarray(np.sum(a, axis=dims, keepdims=keepdim) / a.dtype.type(n), a.dtype)
+    elif dim is None and not keepdim:
         out = np.mean(a, dtype=a.dtype)
         n = a.size
     else:
@@ -115,7 +124,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A002
         for d in (dims if dims is not None else range(a.ndim)):
             n *= a.shape[d]
     if state.grad_enabled and input.requires_grad:
-        if dim is None:
+        if dim is None and not keepdim:
             node = MeanBackward0()
         else:
             node = MeanBackward1()
@@ -128,15 +137,33 @@ def mean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A002
     return wrap(out)
 
 
+def count_like(xp, mask, dims, g):
+    """How many elements of ``mask`` hold over ``dims`` (kept), in ``g``'s float dtype."""
+    if xp.TENSORS:
+        # The mask is not differentiable: its count is a constant of g's dtype.
+        return np.sum(mask._data, axis=dims, keepdims=True).astype(g._data.dtype)
+    return np.sum(mask, axis=dims, keepdims=True).astype(g.dtype)
+
+
 class _EvenlyDistributed(Node):
-    """max()/min() of a whole tensor: the gradient is shared evenly among the tied elements."""
+    """max()/min()/amax/amin/median(): the gradient is shared evenly among the tied elements.
+
+    ``_keep`` (the output's shape with reduced dims kept as 1, or None when no reshape is
+    needed) and ``_dims`` (all reduced dims) describe the reduction.
+    """
+
+    _keep = None
+    _dims = None
 
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
         y = self.saved_output(xp.TENSORS)
+        if self._keep is not None:
+            g = xp.reshape(g, self._keep)
+            y = xp.reshape(y, self._keep)
         mask = x == y
-        count = xp.sum(mask * 1.0) if xp.TENSORS else np.sum(mask)
-        return xp.where(mask, g / count, 0.0)
+        dims = self._dims if self._dims is not None else tuple(range(len(x.shape)))
+        return xp.where(mask, g / count_like(xp, mask, dims, g), 0.0)
 
 
 class MaxBackward1(_EvenlyDistributed):
@@ -147,16 +174,25 @@ class MinBackward1(_EvenlyDistributed):
     pass
 
 
+class AmaxBackward0(_EvenlyDistributed):
+    pass
+
+
+class AminBackward0(_EvenlyDistributed):
+    pass
+
+
 class _ValueSelecting(Node):
     """max/min with a dim: the gradient goes to the selected index only."""
 
     _n_out = 2
 
     def backward(self, xp, g, g_idx=None):
-        idx = self._idx
+        if len(self._in_shape) == 0:
+            return g
         if not self._keepdim:
             g = xp.unsqueeze(g, self._dim)
-        return xp.scatter_along(g, idx, self._dim, self._in_shape)
+        return xp.scatter_along(g, self._idx, self._dim, self._in_shape)
 
 
 class MaxBackward0(_ValueSelecting):
@@ -244,18 +280,584 @@ def min(input, dim=None, keepdim=False, *, other=None):  # noqa: A001, A002
     return _max_min(input, dim, keepdim, False, other)
 
 
+_TORCH_NAMES = {"b": "Bool", "u1": "Byte", "i1": "Char", "i2": "Short", "i4": "Int", "i8": "Long",
+                "f2": "Half", "f4": "Float", "f8": "Double"}
+
+
+def dtype_name(dt) -> str:
+    """PyTorch's scalar-type name of a NumPy dtype, as its error messages print it."""
+    return _TORCH_NAMES.get("b" if dt.kind == "b" else f"{dt.kind}{dt.itemsize}", str(dt))
+
+
+def _reduced_dims(dims, ndim):
+    return tuple(range(ndim)) if dims is None else dims
+
+
+def _check_nonempty(name, a, dims):
+    if dims is None:
+        if a.size == 0:
+            raise RuntimeError(
+                f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                "Specify the reduction dim with the 'dim' argument."
+            )
+        return
+    for d in dims:
+        if a.shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
 def argmax(input, dim=None, keepdim=False) -> Tensor:  # noqa: A002
-    a = input._data
-    if dim is None:
-        return wrap(np.asarray(np.argmax(a), dtype=np.int64))
-    return wrap(np.argmax(a, axis=wrap_dims(dim, a.ndim), keepdims=keepdim).astype(np.int64))
+    """Index of the largest element (of the flattened tensor, or along ``dim``).
+
+    >>> import retrograd as torch
+    >>> torch.tensor([[1., 5.], [7., 2.]]).argmax(1)
+    tensor([1, 0])
+    """
+    return _arg(input, dim, keepdim, np.argmax, "argmax")
 
 
 def argmin(input, dim=None, keepdim=False) -> Tensor:  # noqa: A002
+    """Index of the smallest element (of the flattened tensor, or along ``dim``).
+
+    >>> import retrograd as torch
+    >>> torch.tensor([3., 1., 2.]).argmin()
+    tensor(1)
+    """
+    return _arg(input, dim, keepdim, np.argmin, "argmin")
+
+
+def _arg(input, dim, keepdim, fn, name):  # noqa: A002
     a = input._data
     if dim is None:
-        return wrap(np.asarray(np.argmin(a), dtype=np.int64))
-    return wrap(np.argmin(a, axis=wrap_dims(dim, a.ndim), keepdims=keepdim).astype(np.int64))
+        if a.size == 0:
+            raise RuntimeError(
+                f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
+            )
+        out = np.asarray(fn(a), dtype=np.int64)
+        if keepdim:
+            out = out.reshape((1,) * a.ndim)
+        return wrap(out)
+    d = wrap_dims(dim, a.ndim)
+    if a.ndim == 0:
+        return wrap(np.zeros((), np.int64))
+    if a.shape[d] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    return wrap(fn(a, axis=d, keepdims=keepdim).astype(np.int64))
+
+
+# -- amax / amin / aminmax ---------------------------------------------------------------------
+
+
+def _amax_amin(input, dim, keepdim, is_max):  # noqa: A002
+    a = input._data
+    name = "amax" if is_max else "amin"
+    dims = _norm_dims(dim, a.ndim)
+    if a.ndim == 0:
+        dims = None
+    _check_nonempty(name, a, dims)
+    fn = np.max if is_max else np.min
+    out = np.asarray(fn(a, axis=dims, keepdims=keepdim))
+    if state.grad_enabled and input.requires_grad:
+        node = AmaxBackward0() if is_max else AminBackward0()
+        node._dims = _reduced_dims(dims, a.ndim)
+        if not keepdim:
+            node._keep = _keep_shape(a.shape, node._dims)
+        node.save(input)
+        r = record(node, out, input)
+        node.save_output(r)
+        return r
+    return wrap(out)
+
+
+def amax(input, dim=(), keepdim=False) -> Tensor:  # noqa: A002
+    """The largest values over ``dim`` (all dims by default); ties share the gradient evenly.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([[1., 5.], [7., 2.]]).amax(0)
+    tensor([7., 5.])
+    """
+    return _amax_amin(input, dim, keepdim, True)
+
+
+def amin(input, dim=(), keepdim=False) -> Tensor:  # noqa: A002
+    """The smallest values over ``dim`` (all dims by default); ties share the gradient evenly.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([[1., 5.], [7., 2.]]).amin(1)
+    tensor([1., 2.])
+    """
+    return _amax_amin(input, dim, keepdim, False)
+
+
+class AminmaxBackward0(Node):
+    """Both outputs' gradients, each shared evenly among its tied elements (masks fixed at
+    forward time: they do not depend differentiably on the input)."""
+
+    _n_out = 2
+    _materialize = False
+
+    def backward(self, xp, g_min, g_max):
+        keep = self._keep
+        out = None
+        for g, mask, cnt in ((g_min, self._mask_min, self._cnt_min),
+                             (g_max, self._mask_max, self._cnt_max)):
+            if g is None:
+                continue
+            if keep is not None:
+                g = xp.reshape(g, keep)
+            part = xp.where(mask, g / cnt, 0.0)
+            out = part if out is None else out + part
+        return out
+
+
+def aminmax(input, *, dim=None, keepdim=False):  # noqa: A002
+    """``(min, max)`` of the tensor, or over ``dim``.
+
+    >>> import retrograd as torch
+    >>> torch.aminmax(torch.tensor([3., 1., 2.]))
+    retrograd.return_types.aminmax(
+    min=tensor(1.),
+    max=tensor(3.))
+    """
+    from .. import return_types
+
+    a = input._data
+    if dim is None or a.ndim == 0:
+        dims = None
+        if a.size == 0:
+            raise RuntimeError(
+                "aminmax(): cannot compute aminmax over an empty dimension as the operation "
+                "has no identity."
+            )
+    else:
+        dims = (wrap_dim(dim, a.ndim),)
+        if a.shape[dims[0]] == 0:
+            raise IndexError(
+                f"aminmax(): Expected reduction dim {dims[0]} to have non-zero size."
+            )
+    lo = np.asarray(np.min(a, axis=dims, keepdims=keepdim))
+    hi = np.asarray(np.max(a, axis=dims, keepdims=keepdim))
+    if state.grad_enabled and input.requires_grad:
+        node = AminmaxBackward0()
+        rdims = _reduced_dims(dims, a.ndim)
+        keep = _keep_shape(a.shape, rdims)
+        node._keep = None if keepdim else keep
+        node._mask_min = a == lo.reshape(keep)
+        node._mask_max = a == hi.reshape(keep)
+        node._cnt_min = np.sum(node._mask_min, axis=rdims, keepdims=True).astype(a.dtype)
+        node._cnt_max = np.sum(node._mask_max, axis=rdims, keepdims=True).astype(a.dtype)
+        r_lo = record(node, lo, input)
+        r_hi = make(hi, node, 1)
+        return return_types.aminmax((r_lo, r_hi))
+    return return_types.aminmax((wrap(lo), wrap(hi)))
+
+
+# -- nansum / nanmean / prod -------------------------------------------------------------------
+
+
+class NansumBackward0(Node):
+    def backward(self, xp, g):
+        if self._keep is not None:
+            g = xp.reshape(g, self._keep)
+        return xp.where(self._nan, 0.0, xp.expand(g, self._in_shape))
+
+
+def _sum_dtype(input, dtype):  # noqa: A002
+    a = input._data
+    if dtype is not None:
+        return a.astype(to_dtype(dtype).np)
+    if a.dtype.kind in "biu":
+        return a.astype(np.int64)
+    return a
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A002
+    """Sum treating NaN as zero.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([1., float('nan'), 2.]).nansum()
+    tensor(3.)
+    """
+    a = _sum_dtype(input, dtype)
+    dims = _norm_dims(dim, a.ndim)
+    nan = np.isnan(a) if a.dtype.kind == "f" else np.zeros(a.shape, bool)
+    out = np.asarray(np.sum(np.where(nan, 0, a), axis=dims, keepdims=keepdim), dtype=a.dtype)
+    if state.grad_enabled and input.requires_grad:
+        node = NansumBackward0()
+        node._nan = nan
+        node._in_shape = a.shape
+        node._keep = None if keepdim else _keep_shape(a.shape, _reduced_dims(dims, a.ndim))
+        if a.dtype != input._data.dtype:
+            node._dtypes = (input._data.dtype,)
+        return record(node, out, input)
+    return wrap(out)
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A002
+    """Mean of the non-NaN elements.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([1., float('nan'), 2.]).nanmean()
+    tensor(1.5000)
+    """
+    from .pointwise import div
+
+    a = input._data
+    if dtype is None and a.dtype.kind != "f":
+        raise RuntimeError(
+            "nanmean(): expected input to have floating point or complex dtype but got "
+            f"{dtype_name(a.dtype)}"
+        )
+    count = wrap(np.sum(~np.isnan(a), axis=_norm_dims(dim, a.ndim), keepdims=keepdim))
+    # NOTE: a composite, as PyTorch's (its grad_fn is DivBackward0).
+    return div(nansum(input, dim, keepdim, dtype=dtype), count)
+
+
+def _prod_others_np(x, out_keep, d):
+    """The product of all other elements along ``d``, exact where ``x`` has zeros."""
+    zero = x == 0
+    if not zero.any():
+        return out_keep / x
+    cnt = np.sum(zero, axis=d, keepdims=True)
+    safe = np.where(zero, 1, x)
+    nz_prod = np.prod(safe, axis=d, keepdims=True)
+    return np.where(cnt == 0, out_keep / safe, np.where((cnt == 1) & zero, nz_prod, 0))
+
+
+def _prod_others_tensor(xp, x, d):
+    """The same, differentiably, with zeros present: the product along ``d`` of ``x`` with
+    each position in turn replaced by one (n x n; only second and higher orders get here)."""
+    n = x.shape[d]
+    xt = xp.transpose(x, d, -1)
+    rows = xp.where(np.eye(n, dtype=bool), 1.0, xp.unsqueeze(xt, -2))
+    return xp.transpose(xp.prod(rows, -1), d, -1)
+
+
+class _ProdBackward(Node):
+    def backward(self, xp, g):
+        (x,) = self.saved(xp.TENSORS)
+        out = self.saved_output(xp.TENSORS)
+        d = self._dim
+        shape = x.shape
+        if d is None:
+            if len(shape) == 0:
+                return g
+            x = xp.reshape(x, (-1,))
+            d = 0
+        else:
+            if len(shape) == 0:
+                return g
+            if not self._keepdim:
+                g = xp.unsqueeze(g, d)
+                out = xp.unsqueeze(out, d)
+        if not xp.TENSORS:
+            if out.ndim < x.ndim:
+                out = np.reshape(out, (1,) * x.ndim)
+            r = g * _prod_others_np(x, out, d)
+        elif not self._zeros:
+            r = g * (out / x)
+        else:
+            r = g * _prod_others_tensor(xp, x, d)
+        return xp.reshape(r, shape) if self._dim is None else r
+
+
+class ProdBackward0(_ProdBackward):
+    pass
+
+
+class ProdBackward1(_ProdBackward):
+    pass
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A002
+    """Product of all elements, or along ``dim``; bools and integers give int64.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([[1., 2.], [3., 4.]]).prod(1)
+    tensor([ 2., 12.])
+    """
+    if dtype is not None and input.requires_grad and input._data.dtype != to_dtype(dtype).np:
+        # Cast differentiably first: the saved input must lead back to ``input``.
+        input = cast(input, to_dtype(dtype).np)  # noqa: A001
+    a = _sum_dtype(input, dtype)
+    if dim is None:
+        out = np.asarray(np.prod(a))
+        node_cls = ProdBackward0
+        d = None
+    else:
+        if not isinstance(dim, int):
+            raise TypeError(
+                f"prod(): argument 'dim' must be int, not {type(dim).__name__}"
+            )
+        d = wrap_dim(dim, a.ndim)
+        if a.ndim == 0:
+            out = a.copy()
+        else:
+            out = np.asarray(np.prod(a, axis=d, keepdims=keepdim))
+        node_cls = ProdBackward1
+    if state.grad_enabled and input.requires_grad:
+        node = node_cls()
+        node._dim = d
+        node._keepdim = keepdim
+        node._zeros = bool((a == 0).any())
+        if a.dtype != input._data.dtype:  # integers: no gradient flows back anyway
+            node._dtypes = (input._data.dtype,)
+        node.save(input if a.dtype == input._data.dtype else make(a))
+        r = record(node, out, input)
+        node.save_output(r)
+        return r
+    return wrap(out)
+
+
+def _prod_array(x, dim=None, keepdim=False):
+    return np.prod(x, axis=dim, keepdims=keepdim)
+
+
+_array.register(prod=_prod_array)
+
+
+# -- var / std ---------------------------------------------------------------------------------
+
+
+def _var_args(name, a, dim, unbiased, keepdim, correction):
+    if a.dtype.kind != "f":
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    if isinstance(dim, bool):
+        unbiased, dim = dim, None
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    elif unbiased is not None:
+        raise TypeError(
+            f"{name}() received an invalid combination of arguments - got both 'unbiased' "
+            "and 'correction'"
+        )
+    dims = _norm_dims(dim, a.ndim)
+    if a.ndim == 0:
+        dims = None
+    rdims = _reduced_dims(dims, a.ndim)
+    n = 1
+    for d in rdims:
+        n *= a.shape[d]
+    return dims, rdims, n, correction
+
+
+def _var_np(a, dims, keepdim, correction, n):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        m = np.mean(a, axis=dims, keepdims=True) if a.size else np.zeros(
+            _keep_shape(a.shape, _reduced_dims(dims, a.ndim)), a.dtype)
+        dev = a - m
+        ss = np.sum(dev * dev, axis=dims, keepdims=keepdim)
+        var = np.asarray(ss / a.dtype.type(n - correction if n > correction else 0), dtype=a.dtype)
+        mean = m if keepdim else np.asarray(m.reshape(var.shape))
+    return var, mean.astype(a.dtype, copy=False)
+
+
+def _var_grad(xp, x, g_var, rdims, n, correction):
+    centered = x - xp.sum(x, rdims, True) / n
+    return g_var * centered * (2.0 / (n - correction) if n - correction > 0 else float("inf"))
+
+
+class _VarStdBackward(Node):
+    """var, std, var_mean, std_mean: the gradient of the (first) output, plus the mean's."""
+
+    _n_out = 1
+    _materialize = False
+    _std = False
+
+    def backward(self, xp, g, g_mean=None):
+        (x,) = self.saved(xp.TENSORS)
+        keep = self._keep
+        total = None
+        if g is not None:
+            if keep is not None:
+                g = xp.reshape(g, keep)
+            if self._std:
+                s = self.saved_output(xp.TENSORS)
+                if keep is not None:
+                    s = xp.reshape(s, keep)
+                g = xp.where(s == 0, 0.0, g / (2.0 * xp.where(s == 0, 1.0, s)))
+            total = _var_grad(xp, x, g, self._rdims, self._n, self._correction)
+        if g_mean is not None:
+            if keep is not None:
+                g_mean = xp.reshape(g_mean, keep)
+            gm = xp.expand(g_mean / self._n, x.shape)
+            total = gm if total is None else total + gm
+        return total
+
+
+class VarBackward0(_VarStdBackward):
+    pass
+
+
+class StdBackward0(_VarStdBackward):
+    _std = True
+
+
+class VarMeanBackward0(_VarStdBackward):
+    _n_out = 2
+
+
+class StdMeanBackward0(_VarStdBackward):
+    _n_out = 2
+    _std = True
+
+
+def _var_std(name, input, dim, unbiased, keepdim, correction, std, with_mean):  # noqa: A002
+    a = input._data
+    dims, rdims, n, correction = _var_args(name, a, dim, unbiased, keepdim, correction)
+    var, mean = _var_np(a, dims, keepdim, correction, n)
+    out = np.sqrt(var) if std else var
+    if state.grad_enabled and input.requires_grad:
+        cls = ((StdMeanBackward0 if std else VarMeanBackward0) if with_mean
+               else (StdBackward0 if std else VarBackward0))
+        node = cls()
+        node._rdims, node._n, node._correction = rdims, n, correction
+        node._keep = None if keepdim else _keep_shape(a.shape, rdims)
+        node.save(input)
+        r = record(node, out, input)
+        if std:
+            node.save_output(r)
+        if with_mean:
+            return r, make(mean, node, 1)
+        return r
+    if with_mean:
+        return wrap(out), wrap(mean)
+    return wrap(out)
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None) -> Tensor:  # noqa: A002
+    """Variance over ``dim`` with Bessel's ``correction`` (1 unless ``unbiased=False``).
+
+    >>> import retrograd as torch
+    >>> torch.tensor([1., 2., 3., 4.]).var()
+    tensor(1.6667)
+    """
+    return _var_std("var", input, dim, unbiased, keepdim, correction, False, False)
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None) -> Tensor:  # noqa: A002
+    """Standard deviation over ``dim`` with Bessel's ``correction``.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([1., 3.]).std()
+    tensor(1.4142)
+    """
+    return _var_std("std", input, dim, unbiased, keepdim, correction, True, False)
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
+    """``(var, mean)`` over ``dim``.
+
+    >>> import retrograd as torch
+    >>> torch.var_mean(torch.tensor([1., 3.]))
+    (tensor(2.), tensor(2.))
+    """
+    return _var_std("var_mean", input, dim, unbiased, keepdim, correction, False, True)
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
+    """``(std, mean)`` over ``dim``.
+
+    >>> import retrograd as torch
+    >>> torch.std_mean(torch.tensor([1., 3.]), correction=0)
+    (tensor(1.), tensor(2.))
+    """
+    return _var_std("std_mean", input, dim, unbiased, keepdim, correction, True, True)
+
+
+# -- logsumexp ---------------------------------------------------------------------------------
+
+
+class LogsumexpBackward0(Node):
+    def backward(self, xp, g):
+        (x,) = self.saved(xp.TENSORS)
+        out = self.saved_output(xp.TENSORS)
+        if self._keep is not None:
+            g = xp.reshape(g, self._keep)
+            out = xp.reshape(out, self._keep)
+        return g * xp.exp(x - out)
+
+
+def logsumexp(input, dim, keepdim=False) -> Tensor:  # noqa: A002
+    """``log(sum(exp(x)))`` over ``dim``, computed without overflow.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([0., 0.]).logsumexp(0)
+    tensor(0.6931)
+    """
+    a = float_array(input)
+    dims = _norm_dims(dim, a.ndim)
+    if a.ndim == 0:
+        dims = None
+    rdims = _reduced_dims(dims, a.ndim)
+    if a.size:
+        m = np.max(a, axis=dims, keepdims=True)
+        m = np.where(np.isfinite(m), m, 0).astype(a.dtype, copy=False)
+    else:
+        m = np.zeros(_keep_shape(a.shape, rdims), a.dtype)
+    with np.errstate(divide="ignore"):
+        out = np.log(np.sum(np.exp(a - m), axis=dims, keepdims=True)) + m
+    if not keepdim:
+        out = out.reshape(tuple(s for i, s in enumerate(a.shape) if i not in rdims))
+    out = np.asarray(out, dtype=a.dtype)
+    if state.grad_enabled and input.requires_grad:
+        node = LogsumexpBackward0()
+        node._keep = None if keepdim else _keep_shape(a.shape, rdims)
+        node.save(input)
+        r = record(node, out, input)
+        node.save_output(r)
+        return r
+    return wrap(out)
+
+
+# -- all / any / count_nonzero -----------------------------------------------------------------
+
+
+def _logical_reduce(fn, input, dim, keepdim):  # noqa: A002
+    a = input._data
+    dims = _norm_dims(dim, a.ndim)
+    if a.ndim == 0:
+        dims = None
+    out = np.asarray(fn(a, axis=dims, keepdims=keepdim))
+    # PyTorch keeps uint8 for uint8 inputs; everything else gives bool.
+    return wrap(out.astype(np.uint8) if a.dtype == np.uint8 else out)
+
+
+def all(input, dim=None, keepdim=False) -> Tensor:  # noqa: A001, A002
+    """Whether all elements (over ``dim``) are nonzero.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([1, 0]).all()
+    tensor(False)
+    """
+    return _logical_reduce(np.all, input, dim, keepdim)
+
+
+def any(input, dim=None, keepdim=False) -> Tensor:  # noqa: A001, A002
+    """Whether any element (over ``dim``) is nonzero.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([[0, 0], [0, 1]]).any(1)
+    tensor([False,  True])
+    """
+    return _logical_reduce(np.any, input, dim, keepdim)
+
+
+def count_nonzero(input, dim=None) -> Tensor:  # noqa: A002
+    """How many elements (over ``dim``) are nonzero, as int64.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([[0., 1.], [2., 3.]]).count_nonzero(0)
+    tensor([1, 2])
+    """
+    a = input._data
+    dims = _norm_dims(dim, a.ndim)
+    if a.ndim == 0:
+        dims = None
+    return wrap(np.asarray(np.count_nonzero(a, axis=dims), dtype=np.int64))
+
+
+# -- norms -------------------------------------------------------------------------------------
 
 
 class LinalgVectorNormBackward0(Node):
@@ -267,60 +869,84 @@ class LinalgVectorNormBackward0(Node):
         if keep is not None:
             g = xp.reshape(g, keep)
             n = xp.reshape(n, keep)
+        if p == 0:
+            return g * (x * 0)
+        if p == 1:
+            return g * xp.sign(x)
         if p == 2:
             # x / ||x||, and 0 where the norm is 0 (PyTorch's subgradient).
             return g * xp.where(n == 0, 0.0, x / xp.where(n == 0, 1.0, n))
-        if p == 1:
-            return g * xp.sign(x)
-        if p == 0:
-            return g * (x * 0)
-        if p == float("inf") or p == -float("inf"):
-            ax = xp.abs(x)
-            mask = ax == n
-            cnt = xp.sum(mask * 1.0, self._dims, True) if self._dims is not None else \
-                xp.sum(mask * 1.0)
-            return g * xp.where(mask, xp.sign(x) / cnt, 0.0)
+        if p == INF or p == -INF:
+            mask = xp.abs(x) == n
+            dims = self._dims if self._dims is not None else tuple(range(len(x.shape)))
+            return xp.sign(x) * xp.where(mask, g / count_like(xp, mask, dims, g), 0.0)
         ax = xp.abs(x)
-        scale = xp.where(n == 0, 0.0, 1.0 / xp.pow(xp.where(n == 0, 1.0, n), p - 1))
-        return g * (xp.sign(x) * xp.pow(ax, p - 1) * scale)
+        if p < 1:
+            # |x|^(p-1) is infinite at 0; PyTorch takes 0 there.
+            zero = x == 0
+            scaled = xp.sign(x) * xp.where(zero, 0.0, xp.pow(xp.where(zero, 1.0, ax), p - 1))
+            return scaled * g * xp.pow(n, 1 - p)
+        scale = xp.where(n == 0, 0.0, g / xp.pow(xp.where(n == 0, 1.0, n), p - 1))
+        if p < 2:
+            return xp.sign(x) * xp.pow(ax, p - 1) * scale
+        return x * xp.pow(ax, p - 2) * scale
+
+
+INF = float("inf")
 
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A002
-    """The ``ord``-norm of ``x`` flattened, or over ``dim``.
+    """The ``ord``-norm of ``x`` flattened, or over ``dim`` (an int or a tuple of ints).
 
     >>> import retrograd as torch
     >>> torch.linalg.vector_norm(torch.tensor([3., 4.]))
     tensor(5.)
     """
     a = x._data
+    if isinstance(ord, str) or not isinstance(ord, (int, float, np.number)):
+        raise TypeError(
+            "linalg_vector_norm(): argument 'ord' (position 2) must be Number, not "
+            f"{type(ord).__name__}"
+        )
     if a.dtype.kind != "f":
         raise RuntimeError(
             "linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
-            + {"i": "Long", "b": "Bool", "u": "Byte"}.get(a.dtype.kind, str(a.dtype))
+            + dtype_name(a.dtype)
         )
+    if dtype is not None and a.dtype != to_dtype(dtype).np:
+        # Cast differentiably first: the saved input must lead back to ``x``.
+        x = cast(x, to_dtype(dtype).np)
+        a = x._data
     dims = _norm_dims(dim, a.ndim)
+    if a.ndim == 0:
+        dims = None
+    p = float(ord)
+    if p < 0 or p == INF:
+        if a.size == 0 and (dims is None or np.any([a.shape[d] == 0 for d in dims])):
+            raise RuntimeError(
+                f"linalg.vector_norm cannot compute the {ord} norm on an empty tensor because "
+                "the operation does not have an identity"
+            )
     ax = np.abs(a)
-    p = float(ord) if not isinstance(ord, str) else ord
-    if p == 2:
-        out = np.sqrt(np.sum(ax * ax, axis=dims, keepdims=keepdim))
-    elif p == float("inf"):
-        out = np.max(ax, axis=dims, keepdims=keepdim)
-    elif p == -float("inf"):
-        out = np.min(ax, axis=dims, keepdims=keepdim)
-    elif p == 0:
-        out = np.sum(ax != 0, axis=dims, keepdims=keepdim).astype(a.dtype)
-    elif p == 1:
-        out = np.sum(ax, axis=dims, keepdims=keepdim)
-    else:
-        out = np.power(np.sum(np.power(ax, p), axis=dims, keepdims=keepdim), 1.0 / p)
+    with np.errstate(divide="ignore", over="ignore"):
+        if p == 2:
+            out = np.sqrt(np.sum(ax * ax, axis=dims, keepdims=keepdim))
+        elif p == INF:
+            out = np.max(ax, axis=dims, keepdims=keepdim)
+        elif p == -INF:
+            out = np.min(ax, axis=dims, keepdims=keepdim)
+        elif p == 0:
+            out = np.sum(ax != 0, axis=dims, keepdims=keepdim)
+        elif p == 1:
+            out = np.sum(ax, axis=dims, keepdims=keepdim)
+        else:
+            out = np.power(np.sum(np.power(ax, p), axis=dims, keepdims=keepdim), 1.0 / p)
     out = np.asarray(out).astype(a.dtype, copy=False)
     if state.grad_enabled and x.requires_grad:
         node = LinalgVectorNormBackward0()
         node._p = p
         node._dims = dims
         node._keep = None if keepdim or dims is None else _keep_shape(a.shape, dims)
-        if dims is None and not keepdim:
-            node._keep = None
         node.save(x)
         r = record(node, out, x)
         node.save_output(r)
@@ -328,22 +954,117 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # 
     return wrap(out)
 
 
+class LinalgSvdBackward0(Node):
+    """svdvals: dA = U diag(g) V^H. Higher orders need the full SVD's derivative, from the
+    decomposition family's differentiable ``linalg_svd`` when it is available."""
+
+    def backward(self, xp, g):
+        if xp.TENSORS:
+            from . import decomp
+
+            svd = getattr(decomp, "linalg_svd", None)
+            if svd is None:
+                raise NotImplementedError(
+                    "retrograd: the double backward of svdvals needs a differentiable linalg.svd"
+                )
+            (x,) = self.saved(True)
+            u, _, vh = svd(x, full_matrices=False)
+        else:
+            u, vh = self._u, self._vh
+        return xp.matmul(u * xp.unsqueeze(g, -2), vh)
+
+
+def _svdvals(x) -> Tensor:
+    """Singular values of the trailing matrices, descending; differentiable."""
+    a = x._data
+    if x.requires_grad and state.grad_enabled:
+        u, s, vh = np.linalg.svd(a, full_matrices=False)
+        node = LinalgSvdBackward0()
+        node._u, node._vh = u, vh
+        node.save(x)
+        return record(node, np.asarray(s, a.dtype), x)
+    return wrap(np.asarray(np.linalg.svd(a, compute_uv=False), a.dtype))
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None) -> Tensor:  # noqa: A002, N803
+    """A matrix norm over the two dims ``dim``: 'fro', 'nuc', 1, -1, 2, -2, inf or -inf.
+
+    >>> import retrograd as torch
+    >>> torch.linalg.matrix_norm(torch.tensor([[1., -2.], [3., 4.]]), 1)
+    tensor(6.)
+    """
+    from .pointwise import abs as _abs
+    from .shape import permute, unsqueeze
+
+    a = A._data
+    if a.ndim < 2:
+        raise RuntimeError(
+            "linalg.matrix_norm: The input tensor A must have at least 2 dimensions."
+        )
+    if a.dtype.kind != "f":
+        raise RuntimeError(
+            "linalg.matrix_norm: Expected a floating point or complex tensor as input. Got "
+            + dtype_name(a.dtype)
+        )
+    if not isinstance(dim, (tuple, list)) or len(dim) != 2:
+        got = " ".join(map(str, dim)) if isinstance(dim, (tuple, list)) else str(dim)
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {got}")
+    d0, d1 = wrap_dim(dim[0], a.ndim), wrap_dim(dim[1], a.ndim)
+    if d0 == d1:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({d0}, {d1})")
+    if dtype is not None:
+        from .shape import to_dtype_op
+
+        A = to_dtype_op(A, to_dtype(dtype).np)
+    if ord == "fro":
+        return vector_norm(A, 2, (d0, d1), keepdim)
+    if ord == "nuc" or ord in (2, -2):
+        perm = [i for i in range(a.ndim) if i not in (d0, d1)] + [d0, d1]
+        from . import decomp
+
+        # The decomposition family's svdvals when present (its double backward is exact).
+        s = getattr(decomp, "linalg_svdvals", _svdvals)(permute(A, perm))
+        r = sum(s, -1) if ord == "nuc" else (amax(s, -1) if ord == 2 else amin(s, -1))
+        if keepdim:
+            r = permute(unsqueeze(unsqueeze(r, -1), -1), tuple(np.argsort(perm).tolist()))
+        return r
+    if ord in (1, -1, INF, -INF):
+        # 1: the largest column sum of |A|; inf: the largest row sum.
+        inner, outer = (d0, d1) if ord in (1, -1) else (d1, d0)
+        col = sum(_abs(A), inner, keepdim)
+        if not keepdim and outer > inner:
+            outer -= 1
+        return amax(col, outer, keepdim) if ord > 0 else amin(col, outer, keepdim)
+    raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+
+
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None) -> Tensor:  # noqa: A002
-    """``Tensor.norm``: the 2-norm by default ('fro'), or the ``p``-norm, over ``dim``.
+    """``torch.norm``: the 2-norm by default ('fro'), the ``p``-norm, or 'nuc', over ``dim``.
 
     >>> import retrograd as torch
     >>> torch.tensor([3., 4.]).norm()
     tensor(5.)
     """
-    if p == "fro" or p is None:
-        p = 2
+    if isinstance(dim, int):
+        dim = (dim,)
     if p == "nuc":
-        raise NotImplementedError("retrograd does not implement the nuclear norm yet")
+        if dim is None:
+            dim = tuple(range(input.ndim))
+        return matrix_norm(input, "nuc", dim, keepdim, dtype=dtype)
+    if p == "fro" or p is None:
+        if dim is not None and len(dim) > 2:
+            raise RuntimeError(
+                f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dim))}"
+            )
+        p = 2
     return vector_norm(input, p, dim, keepdim, dtype=dtype)
 
 
-
-__all__ = ["sum", "mean", "max", "min", "argmax", "argmin", "norm"]
-XP = ["vector_norm"]
-METHODS = {name: globals()[name] for name in __all__}
+__all__ = [
+    "sum", "mean", "max", "min", "argmax", "argmin", "amax", "amin", "aminmax", "nansum",
+    "nanmean", "prod", "var", "std", "var_mean", "std_mean", "logsumexp", "all", "any",
+    "count_nonzero", "norm",
+]
+XP = ["vector_norm", "matrix_norm"]
+METHODS = {name: globals()[name] for name in __all__ if name not in ("var_mean", "std_mean")}
 INPLACE: dict = {}

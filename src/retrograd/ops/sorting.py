@@ -1,9 +1,626 @@
-"""Sorting, selection and scans: sort, argsort, topk, kthvalue, median, mode, unique, and the
-cumulative ops (cumsum, cumprod, cummax, cummin, logcumsumexp)."""
+"""Sorting, selection and scans: sort, argsort, topk, kthvalue, median, mode, unique, diff, and
+the cumulative ops (cumsum, cumprod, cummax, cummin, logcumsumexp).
+
+Value-selecting ops (sort, topk, kthvalue, median with a dim, mode, cummax, cummin) send the
+gradient to the selected indices (``reduction._ValueSelecting``); ``median()`` of a whole tensor
+shares it evenly among ties, as PyTorch does. Ties are broken as PyTorch's CPU kernels break
+them: stable sorts keep the original order, cummax/cummin take the latest equal element, mode
+the last occurrence of its value.
+"""
 
 from __future__ import annotations
 
-__all__: list = []
-XP: list = []
-METHODS: dict = {}
-INPLACE: dict = {}
+import numpy as np
+
+from .._dtypes import to_dtype
+from .._tensor import Tensor, make
+from ..autograd.grad_mode import state
+from ..autograd.graph import Node
+from . import _array
+from ._core import record, wrap, wrap_dim
+from .pointwise import cast
+from .reduction import _EvenlyDistributed, _ValueSelecting, dtype_name
+
+# -- selection ---------------------------------------------------------------------------------
+
+
+class SortBackward0(_ValueSelecting):
+    pass
+
+
+class SortBackward1(_ValueSelecting):
+    pass
+
+
+class TopkBackward0(_ValueSelecting):
+    pass
+
+
+class KthvalueBackward0(_ValueSelecting):
+    pass
+
+
+class MedianBackward1(_ValueSelecting):
+    pass
+
+
+class NanmedianBackward1(_ValueSelecting):
+    pass
+
+
+class ModeBackward0(_ValueSelecting):
+    pass
+
+
+class CummaxBackward0(_ValueSelecting):
+    pass
+
+
+class CumminBackward0(_ValueSelecting):
+    pass
+
+
+class MedianBackward0(_EvenlyDistributed):
+    pass
+
+
+class NanmedianBackward0(_EvenlyDistributed):
+    pass
+
+
+def _stable_argsort(a, d, descending=False):
+    """Indices sorting ``a`` along ``d``; ties keep their order either way, NaN counts as the
+    largest value (PyTorch's order)."""
+    if not descending:
+        return np.argsort(a, axis=d, kind="stable")
+    # Sorting the reversed array and reversing back keeps ties in their original order.
+    rev = np.argsort(np.flip(a, d), axis=d, kind="stable")
+    return (a.shape[d] - 1) - np.flip(rev, d)
+
+
+def _selected(node_cls, rtype, input, idx, d, keepdim):  # noqa: A002
+    """``(values, indices)`` for NumPy indices ``idx`` (the reduced dim kept) along ``d``."""
+    a = input._data
+    if a.ndim == 0:
+        vals, idx, keepdim = a.copy(), np.zeros((), np.int64), True
+    else:
+        idx = idx.astype(np.int64, copy=False)
+        vals = np.take_along_axis(a, idx, axis=d)
+    out_vals = vals if keepdim else np.squeeze(vals, axis=d)
+    out_idx = idx if keepdim else np.squeeze(idx, axis=d)
+    if state.grad_enabled and input.requires_grad:
+        node = node_cls()
+        node._idx, node._dim, node._keepdim, node._in_shape = idx, d, keepdim, a.shape
+        values = record(node, out_vals, input)
+    else:
+        values = wrap(out_vals)
+    return rtype((values, make(np.asarray(out_idx))))
+
+
+def sort(input, dim=-1, descending=False, *, stable=None):  # noqa: A002
+    """Sorted values and their indices along ``dim``; NaN sorts as the largest value.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([3., 1., 2.]).sort()
+    retrograd.return_types.sort(
+    values=tensor([1., 2., 3.]),
+    indices=tensor([1, 2, 0]))
+    """
+    from .. import return_types
+
+    a = input._data
+    d = wrap_dim(dim, a.ndim)
+    idx = _stable_argsort(a, d, descending) if a.ndim else None
+    cls = SortBackward0 if stable is None else SortBackward1
+    return _selected(cls, return_types.sort, input, idx, d, True)
+
+
+def argsort(input, dim=-1, descending=False, stable=False) -> Tensor:  # noqa: A002
+    """The indices that sort ``input`` along ``dim``.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([3., 1., 2.]).argsort(descending=True)
+    tensor([0, 2, 1])
+    """
+    a = input._data
+    d = wrap_dim(dim, a.ndim)
+    if a.ndim == 0:
+        return wrap(np.zeros((), np.int64))
+    return wrap(_stable_argsort(a, d, descending).astype(np.int64, copy=False))
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A001, A002
+    """The ``k`` largest (or smallest) values along ``dim``, with their indices.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([1., 4., 2., 3.]).topk(2)
+    retrograd.return_types.topk(
+    values=tensor([4., 3.]),
+    indices=tensor([1, 3]))
+    """
+    from .. import return_types
+
+    a = input._data
+    d = wrap_dim(dim, a.ndim)
+    n = a.shape[d] if a.ndim else 1
+    if not 0 <= k <= n:
+        raise RuntimeError("selected index k out of range")
+    if a.ndim == 0:
+        if k == 0:
+            return return_types.topk((wrap(np.zeros((0,), a.dtype)),
+                                      wrap(np.zeros((0,), np.int64))))
+        return _selected(TopkBackward0, return_types.topk, input, None, d, True)
+    idx = _stable_argsort(a, d, largest)
+    idx = idx[(slice(None),) * d + (slice(0, k),)]
+    return _selected(TopkBackward0, return_types.topk, input, idx, d, True)
+
+
+def kthvalue(input, k, dim=-1, keepdim=False):  # noqa: A002
+    """The ``k``-th smallest value along ``dim`` and its index.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([3., 1., 2.]).kthvalue(2)
+    retrograd.return_types.kthvalue(
+    values=tensor(2.),
+    indices=tensor(2))
+    """
+    from .. import return_types
+
+    a = input._data
+    d = wrap_dim(dim, a.ndim)
+    n = a.shape[d] if a.ndim else 1
+    if not 1 <= k <= n:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    idx = None
+    if a.ndim:
+        idx = _stable_argsort(a, d)[(slice(None),) * d + (slice(k - 1, k),)]
+    return _selected(KthvalueBackward0, return_types.kthvalue, input, idx, d, keepdim)
+
+
+def _median_whole(input, ignore_nan):  # noqa: A002
+    a = input._data
+    flat = a.reshape(-1)
+    if ignore_nan:
+        flat = flat[~np.isnan(flat)] if a.dtype.kind == "f" else flat
+    if flat.size == 0:
+        out = np.asarray(np.nan, a.dtype) if a.dtype.kind == "f" else np.zeros((), a.dtype)
+    elif a.dtype.kind == "f" and np.isnan(flat).any():
+        out = np.asarray(np.nan, a.dtype)
+    else:
+        out = np.asarray(np.partition(flat, (flat.size - 1) // 2)[(flat.size - 1) // 2])
+    if state.grad_enabled and input.requires_grad:
+        node = NanmedianBackward0() if ignore_nan else MedianBackward0()
+        node.save(input)
+        r = record(node, out, input)
+        node.save_output(r)
+        return r
+    return wrap(out)
+
+
+def _median_dim(input, dim, keepdim, ignore_nan):  # noqa: A002
+    from .. import return_types
+
+    name = "nanmedian" if ignore_nan else "median"
+    if not isinstance(dim, int):
+        raise TypeError(f"{name}(): argument 'dim' must be int, not {type(dim).__name__}")
+    a = input._data
+    d = wrap_dim(dim, a.ndim)
+    rtype = return_types.nanmedian if ignore_nan else return_types.median
+    cls = NanmedianBackward1 if ignore_nan else MedianBackward1
+    if a.ndim == 0:
+        return _selected(cls, rtype, input, None, d, keepdim)
+    n = a.shape[d]
+    if n == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    order = _stable_argsort(a, d)
+    nan = np.isnan(a) if a.dtype.kind == "f" else np.zeros(a.shape, bool)
+    if ignore_nan:
+        m = n - np.sum(nan, axis=d, keepdims=True)
+        k = np.maximum((m - 1) // 2, 0)
+        idx = np.take_along_axis(order, k, axis=d)
+    else:
+        idx = order[(slice(None),) * d + (slice((n - 1) // 2, (n - 1) // 2 + 1),)]
+        # Any NaN makes the median NaN, at the first NaN's index.
+        has_nan = np.any(nan, axis=d, keepdims=True)
+        idx = np.where(has_nan, np.argmax(nan, axis=d, keepdims=True), idx)
+    return _selected(cls, rtype, input, idx, d, keepdim)
+
+
+def median(input, dim=None, keepdim=False):  # noqa: A002
+    """The lower median of all elements, or ``(values, indices)`` along ``dim``.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([4., 1., 3., 2.]).median()
+    tensor(2.)
+    """
+    _check_median_dtype("median", input)
+    if dim is None:
+        return _median_whole(input, False)
+    return _median_dim(input, dim, keepdim, False)
+
+
+def nanmedian(input, dim=None, keepdim=False):  # noqa: A002
+    """``median`` ignoring NaN values.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([1., float('nan'), 3., 2.]).nanmedian()
+    tensor(2.)
+    """
+    _check_median_dtype("nanmedian", input)
+    if dim is None:
+        return _median_whole(input, True)
+    return _median_dim(input, dim, keepdim, True)
+
+
+def _check_median_dtype(name, input) -> None:  # noqa: A002
+    if input._data.dtype.kind == "b":
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for 'Bool'")
+
+
+def mode(input, dim=-1, keepdim=False):  # noqa: A002
+    """The most frequent value along ``dim`` (the smallest among equally frequent ones) and the
+    index of its last occurrence.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([3., 1., 3., 2.]).mode()
+    retrograd.return_types.mode(
+    values=tensor(3.),
+    indices=tensor(2))
+    """
+    from .. import return_types
+
+    a = input._data
+    d = wrap_dim(dim, a.ndim)
+    if a.ndim == 0:
+        return _selected(ModeBackward0, return_types.mode, input, None, d, keepdim)
+    n = a.shape[d]
+    if n == 0:
+        raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+    am = np.moveaxis(a, d, -1)
+    order = np.argsort(am, axis=-1, kind="stable")
+    s = np.take_along_axis(am, order, axis=-1)
+    ar = np.arange(n)
+    start = np.ones(s.shape, bool)
+    start[..., 1:] = s[..., 1:] != s[..., :-1]
+    end = np.ones(s.shape, bool)
+    end[..., :-1] = start[..., 1:]
+    first = np.maximum.accumulate(np.where(start, ar, 0), axis=-1)
+    last = np.flip(np.minimum.accumulate(np.flip(np.where(end, ar, n - 1), -1), axis=-1), -1)
+    # argmax takes the first longest run: runs are sorted, so the smallest such value.
+    best = np.argmax(last - first + 1, axis=-1)[..., None]
+    idx = np.take_along_axis(order, np.take_along_axis(last, best, axis=-1), axis=-1)
+    return _selected(ModeBackward0, return_types.mode, input, np.moveaxis(idx, -1, d), d,
+                     keepdim)
+
+
+class _NoDerivative(Node):
+    def backward(self, xp, *grads):
+        raise NotImplementedError(f"the derivative for '{self._op}' is not implemented.")
+
+
+class Unique2Backward0(_NoDerivative):
+    _op = "_unique2"
+
+
+class UniqueDimBackward0(_NoDerivative):
+    _op = "unique_dim"
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A001, A002
+    """The distinct values (sorted), optionally with the inverse indices and the counts.
+
+    >>> import retrograd as torch
+    >>> torch.unique(torch.tensor([3, 1, 3, 2]), return_counts=True)
+    (tensor([1, 2, 3]), tensor([1, 1, 2]))
+    """
+    a = input._data
+    kw = {"equal_nan": False} if a.dtype.kind == "f" else {}
+    if dim is None:
+        out, inv, cnt = np.unique(a.reshape(-1), return_inverse=True, return_counts=True, **kw)
+        inv = inv.reshape(a.shape)
+    else:
+        d = wrap_dim(dim, a.ndim)
+        out, inv, cnt = np.unique(a, return_inverse=True, return_counts=True, axis=d)
+        inv = inv.reshape(-1)
+    if state.grad_enabled and input.requires_grad:
+        node = Unique2Backward0() if dim is None else UniqueDimBackward0()
+        values = record(node, out, input)
+    else:
+        values = wrap(out)
+    res = (values,)
+    if return_inverse:
+        res += (wrap(inv.astype(np.int64, copy=False)),)
+    if return_counts:
+        res += (wrap(cnt.astype(np.int64, copy=False)),)
+    return res[0] if len(res) == 1 else res
+
+
+# -- scans -------------------------------------------------------------------------------------
+
+
+def _cumsum_np(x, dim):
+    return np.cumsum(x, axis=dim)
+
+
+def _cumsum_rev_np(x, dim):
+    return np.flip(np.cumsum(np.flip(x, dim), axis=dim), dim)
+
+
+def _cumprod_np(x, dim):
+    return np.cumprod(x, axis=dim)
+
+
+def _lcse_np(x, dim, reverse=False):
+    if x.ndim == 0:
+        return x
+    if reverse:
+        return np.flip(np.logaddexp.accumulate(np.flip(x, dim), axis=dim), dim)
+    return np.logaddexp.accumulate(x, axis=dim)
+
+
+def _logcumsumexp_rev_np(x, dim):
+    return _lcse_np(x, dim, True)
+
+
+_array.register(cumsum=_cumsum_np, cumsum_rev=_cumsum_rev_np, cumprod=_cumprod_np,
+                logcumsumexp=_lcse_np, logcumsumexp_rev=_logcumsumexp_rev_np)
+
+
+def _scan_input(input, dim, dtype, name):  # noqa: A002
+    a = input._data
+    if dtype is not None:
+        a = a.astype(to_dtype(dtype).np)
+    elif a.dtype.kind in "biu":
+        a = a.astype(np.int64)
+    return a, wrap_dim(dim, a.ndim)
+
+
+def _finish_scan(node, out, input, a, d, save=False):  # noqa: A002
+    node._dim = d
+    if a.dtype != input._data.dtype:
+        node._dtypes = (input._data.dtype,)
+    if save:
+        node.save(input if a.dtype == input._data.dtype else make(a))
+    r = record(node, out, input)
+    if save:
+        node.save_output(r)
+    return r
+
+
+class CumsumBackward0(Node):
+    def backward(self, xp, g):
+        if len(g.shape) == 0:
+            return g
+        return xp.cumsum_rev(g, self._dim)
+
+
+class CumsumReverseBackward(Node):
+    def backward(self, xp, g):
+        return xp.cumsum(g, self._dim)
+
+
+def cumsum(input, dim, *, dtype=None) -> Tensor:  # noqa: A002
+    """Cumulative sum along ``dim``; bools and integers give int64.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([1., 2., 3.]).cumsum(0)
+    tensor([1., 3., 6.])
+    """
+    a, d = _scan_input(input, dim, dtype, "cumsum")
+    out = np.cumsum(a, axis=d) if a.ndim else a.copy()
+    if state.grad_enabled and input.requires_grad:
+        return _finish_scan(CumsumBackward0(), out, input, a, d)
+    return wrap(out)
+
+
+def cumsum_rev(x, dim) -> Tensor:
+    """Cumulative sum from the end (cumsum's backward), differentiably."""
+    out = _cumsum_rev_np(x._data, dim)
+    if state.grad_enabled and x.requires_grad:
+        node = CumsumReverseBackward()
+        node._dim = dim
+        return record(node, out, x)
+    return wrap(out)
+
+
+def _cumprod_grad_np(x, out, g, d):
+    """The gradient of cumprod along ``d``, exact where ``x`` has zeros (O(n))."""
+    zero = x == 0
+    if not zero.any():
+        return _cumsum_rev_np(g * out, d) / x
+    n = x.shape[d]
+    shape = [1] * x.ndim
+    shape[d] = n
+    ar = np.arange(n).reshape(shape)
+    # z: the position of the first zero in each slice (n where there is none).
+    z = np.where(zero.any(axis=d, keepdims=True), np.argmax(zero, axis=d, keepdims=True), n)
+    before = ar < z
+    # Before the first zero, out/x is safe; later outputs are all zero.
+    grad = _cumsum_rev_np(np.where(before, g * out, 0), d) / np.where(before, x, 1)
+    # At the first zero: sum over j >= z of g_j times the product of x_i (i <= j, i != z).
+    c = np.cumprod(np.where(ar == z, 1, x), axis=d)
+    at_z = np.sum(np.where(ar >= z, g * c, 0), axis=d, keepdims=True)
+    return np.where(before, grad, np.where(ar == z, at_z, 0)).astype(x.dtype, copy=False)
+
+
+class CumprodBackward0(Node):
+    def backward(self, xp, g):
+        (x,) = self.saved(xp.TENSORS)
+        out = self.saved_output(xp.TENSORS)
+        d = self._dim
+        if len(g.shape) == 0:
+            return g
+        if not xp.TENSORS:
+            return _cumprod_grad_np(x, out, g, d)
+        if not self._zeros:
+            return xp.cumsum_rev(g * out, d) / x
+        # NOTE: with zeros the recorded gradient is built from cumprods of x with each position
+        # in turn replaced by one (n x n), so every order stays exact.
+        n = x.shape[d]
+        rows = xp.where(np.eye(n, dtype=bool), 1.0, xp.unsqueeze(xp.transpose(x, d, -1), -2))
+        prods = xp.cumprod(rows, -1)  # [k, j]: product of x_i for i <= j, i != k
+        gt = xp.unsqueeze(xp.transpose(g, d, -1), -2)
+        upper = np.triu(np.ones((n, n), dtype=bool))  # j >= k
+        return xp.transpose(xp.sum(xp.where(upper, gt * prods, 0.0), -1), d, -1)
+
+
+def cumprod(input, dim, *, dtype=None) -> Tensor:  # noqa: A002
+    """Cumulative product along ``dim``; the gradient is exact where there are zeros.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([1., 2., 3.]).cumprod(0)
+    tensor([1., 2., 6.])
+    """
+    if dtype is not None and input.requires_grad and input._data.dtype != to_dtype(dtype).np:
+        # Cast differentiably first: the saved input must lead back to ``input``.
+        input = cast(input, to_dtype(dtype).np)  # noqa: A001
+    a, d = _scan_input(input, dim, dtype, "cumprod")
+    out = np.cumprod(a, axis=d) if a.ndim else a.copy()
+    if state.grad_enabled and input.requires_grad:
+        node = CumprodBackward0()
+        node._zeros = bool((a == 0).any())
+        return _finish_scan(node, out, input, a, d, save=True)
+    return wrap(out)
+
+
+class _LogcumsumexpNode(Node):
+    """d/dx_k = sum_{j>=k} g_j exp(x_k - out_j), summed in log space separately for the
+    positive and negative parts of g so nothing overflows."""
+
+    _reverse = False
+
+    def backward(self, xp, g):
+        (x,) = self.saved(xp.TENSORS)
+        out = self.saved_output(xp.TENSORS)
+        d = self._dim
+        if len(g.shape) == 0:
+            return g
+        back = xp.logcumsumexp if self._reverse else xp.logcumsumexp_rev
+        pos = g > 0
+        neg = g < 0
+        log_pos = xp.where(pos, xp.log(xp.where(pos, g, 1.0)), _LOWEST)
+        log_neg = xp.where(neg, xp.log(xp.where(neg, -g, 1.0)), _LOWEST)
+        return xp.exp(back(log_pos - out, d) + x) - xp.exp(back(log_neg - out, d) + x)
+
+
+# Stands in for log(0): finite in float32 and float64, so differences stay finite.
+_LOWEST = -3.0e38
+
+
+class LogcumsumexpBackward0(_LogcumsumexpNode):
+    pass
+
+
+class LogcumsumexpReverseBackward(_LogcumsumexpNode):
+    _reverse = True
+
+
+def _lcse(input, dim, reverse, cls):  # noqa: A002
+    a = input._data
+    if a.dtype.kind != "f":
+        raise NotImplementedError(
+            f"\"logcumsumexp_out_cpu\" not implemented for '{dtype_name(a.dtype)}'"
+        )
+    d = wrap_dim(dim, a.ndim)
+    out = _lcse_np(a, d, reverse).astype(a.dtype, copy=False) if a.ndim else a.copy()
+    if state.grad_enabled and input.requires_grad:
+        return _finish_scan(cls(), out, input, a, d, save=True)
+    return wrap(out)
+
+
+def logcumsumexp(input, dim) -> Tensor:  # noqa: A002
+    """``log(cumsum(exp(x)))`` along ``dim``, computed without overflow.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([0., 0.]).logcumsumexp(0)
+    tensor([0.0000, 0.6931])
+    """
+    return _lcse(input, dim, False, LogcumsumexpBackward0)
+
+
+def logcumsumexp_rev(x, dim) -> Tensor:
+    """logcumsumexp from the end (logcumsumexp's backward), differentiably."""
+    return _lcse(x, dim, True, LogcumsumexpReverseBackward)
+
+
+def _cum_extreme(input, dim, is_max):  # noqa: A002
+    from .. import return_types
+
+    a = input._data
+    d = wrap_dim(dim, a.ndim)
+    rtype = return_types.cummax if is_max else return_types.cummin
+    cls = CummaxBackward0 if is_max else CumminBackward0
+    if a.ndim == 0 or a.size == 0:
+        return _selected(cls, rtype, input, np.zeros(a.shape, np.int64), d, True)
+    acc = (np.maximum if is_max else np.minimum).accumulate(a, axis=d)
+    # The index moves to every element that equals the running extreme (the latest tie wins)
+    # and, once a NaN is seen, to every later NaN.
+    hit = a == acc
+    if a.dtype.kind == "f":
+        hit |= np.isnan(a)
+    shape = [1] * a.ndim
+    shape[d] = a.shape[d]
+    ar = np.arange(a.shape[d]).reshape(shape)
+    idx = np.maximum.accumulate(np.where(hit, ar, 0), axis=d)
+    return _selected(cls, rtype, input, idx, d, True)
+
+
+def cummax(input, dim):  # noqa: A002
+    """Running maximum along ``dim`` and the index where each value was taken.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([1., 3., 2.]).cummax(0)
+    retrograd.return_types.cummax(
+    values=tensor([1., 3., 3.]),
+    indices=tensor([0, 1, 1]))
+    """
+    return _cum_extreme(input, dim, True)
+
+
+def cummin(input, dim):  # noqa: A002
+    """Running minimum along ``dim`` and the index where each value was taken.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([2., 3., 1.]).cummin(0)
+    retrograd.return_types.cummin(
+    values=tensor([2., 2., 1.]),
+    indices=tensor([0, 0, 2]))
+    """
+    return _cum_extreme(input, dim, False)
+
+
+def diff(input, n=1, dim=-1, prepend=None, append=None) -> Tensor:  # noqa: A002
+    """The ``n``-th forward difference along ``dim``, after concatenating ``prepend`` and
+    ``append``.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([1., 4., 9.]).diff()
+    tensor([3., 5.])
+    """
+    from .indexing import slice_dim
+    from .join import cat
+    from .pointwise import logical_xor, sub
+
+    a = input._data
+    if a.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    d = wrap_dim(dim, a.ndim)
+    x = input
+    if prepend is not None or append is not None:
+        parts = [p for p in (prepend, input, append) if p is not None]
+        x = cat(parts, d)
+    # NOTE: a composite (narrow and sub), as PyTorch's: its grad_fn is SubBackward0.
+    op = logical_xor if a.dtype.kind == "b" else sub
+    for _ in range(n):
+        length = x.shape[d]
+        x = op(slice_dim(x, d, 1, length), slice_dim(x, d, 0, max(length - 1, 0)))
+    return x
+
+
+__all__ = [
+    "sort", "argsort", "topk", "kthvalue", "median", "nanmedian", "mode", "unique", "cumsum",
+    "cumprod", "cummax", "cummin", "logcumsumexp", "diff",
+]
+XP = ["cumsum_rev", "logcumsumexp_rev"]
+METHODS = {name: globals()[name] for name in __all__}
+INPLACE = {"cumsum_": cumsum, "cumprod_": cumprod}

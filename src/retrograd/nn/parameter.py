@@ -1,0 +1,92 @@
+"""``Parameter`` and ``Buffer``: tensors a ``Module`` registers when they are assigned to it.
+
+A Parameter is a leaf Tensor of its own class that shares its data's array (and version counter)
+and requires grad by default; ops on it return plain Tensors, as in PyTorch.
+"""
+
+from __future__ import annotations
+
+import retrograd as torch
+from retrograd import Tensor
+
+__all__ = ["Parameter", "Buffer"]
+
+
+def _leaf_like(cls, data: Tensor) -> Tensor:
+    """A leaf of class ``cls`` sharing ``data``'s array and version counter, outside the graph."""
+    t = cls._make(data._data)
+    t._vc = data._vc
+    return t
+
+
+class Parameter(Tensor):
+    """A Tensor that a Module lists among its parameters when assigned as an attribute.
+
+    >>> import retrograd as torch
+    >>> p = torch.nn.Parameter(torch.tensor([1.0, 2.0]))
+    >>> p
+    Parameter containing:
+    tensor([1., 2.], requires_grad=True)
+    >>> (p * 2).requires_grad, type(p * 2).__name__
+    (True, 'Tensor')
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, data: Tensor | None = None, requires_grad: bool = True):
+        if data is None:
+            data = torch.empty(0)
+        if not isinstance(data, Tensor):
+            raise TypeError(
+                f"Parameter(): argument 'data' must be Tensor, not {type(data).__name__}"
+            )
+        t = _leaf_like(cls, data.detach())
+        if requires_grad:
+            t.requires_grad_(True)
+        return t
+
+    def __init__(self, data: Tensor | None = None, requires_grad: bool = True) -> None:
+        pass  # everything happens in __new__
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+    __str__ = __repr__
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        result = type(self)(self.data.clone(), self.requires_grad)
+        if self._grad is not None:
+            result._grad = self._grad.clone()
+        memo[id(self)] = result
+        return result
+
+
+class _BufferMeta(type):
+    # ``Buffer(t)`` returns a plain Tensor marked as a buffer; isinstance checks the mark.
+    def __instancecheck__(cls, obj) -> bool:
+        if cls is Buffer:
+            return isinstance(obj, Tensor) and obj.__dict__.get("_is_buffer", False)
+        return super().__instancecheck__(obj)
+
+
+class Buffer(Tensor, metaclass=_BufferMeta):
+    """Marks a Tensor to be registered as a Module buffer when assigned as an attribute.
+
+    >>> import retrograd as torch
+    >>> m = torch.nn.Module()
+    >>> m.running = torch.nn.Buffer(torch.zeros(2))
+    >>> list(dict(m.named_buffers()))
+    ['running']
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, data: Tensor | None = None, *, persistent: bool = True):
+        if data is None:
+            data = torch.empty(0)
+        t = data.detach().requires_grad_(data.requires_grad)
+        t.__dict__["persistent"] = persistent
+        t.__dict__["_is_buffer"] = True
+        return t
