@@ -1,18 +1,30 @@
-"""Matrix products: matmul (``@``) in its shape cases, mm, mv, dot, bmm.
+"""Matrix products: matmul (``@``) in its shape cases, mm, mv, dot, vdot, bmm, the fused
+``add*`` products (addmm, addmv, addr, addbmm, baddbmm), inner, outer, kron, tensordot, einsum,
+trace and cross.
 
-The primitives are dot, mv, mm and bmm, sharing one formula: 1-D operands are lifted to
+The primitives dot, vdot, mv, mm and bmm share one formula: 1-D operands are lifted to
 matrices (a row on the left, a column on the right), then ``ga = g @ b^T`` and ``gb = a^T @ g``.
-``matmul`` composes them with views exactly as PyTorch does, so its graphs match.
+``matmul``, ``tensordot``, ``inner``, ``outer`` and ``kron`` compose them with views exactly as
+PyTorch does, so their graphs match. ``einsum`` is one primitive whose backward is an einsum
+again (see ``EinsumBackward``).
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node
-from ._core import as_tensor_arg, operands, record, wrap
+from . import _array
+from ._core import as_tensor_arg, operands, record, wrap, wrap_dim
+
+_TYPE_NAMES = {
+    "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+    "bool": "Bool", "float16": "Half", "float32": "Float", "float64": "Double",
+}
 
 
 class MmBackward0(Node):
@@ -48,6 +60,10 @@ class DotBackward0(MmBackward0):
 
 
 class BmmBackward0(MmBackward0):
+    pass
+
+
+class VdotBackward0(MmBackward0):
     pass
 
 
@@ -164,6 +180,12 @@ def mm(input, mat2) -> Tensor:  # noqa: A002
 
 
 def mv(input, vec) -> Tensor:  # noqa: A002
+    """Matrix times vector.
+
+    >>> import retrograd as torch
+    >>> torch.mv(torch.eye(2), torch.tensor([1., 2.]))
+    tensor([1., 2.])
+    """
     if input.dim() != 2 or vec.dim() != 1:
         raise RuntimeError(
             f"vector + matrix @ vector expected, got 1, {input.dim()}, {vec.dim()}"
@@ -172,6 +194,26 @@ def mv(input, vec) -> Tensor:  # noqa: A002
 
 
 def dot(input, other) -> Tensor:  # noqa: A002
+    """The inner product of two 1-D tensors.
+
+    >>> import retrograd as torch
+    >>> torch.dot(torch.tensor([1., 2.]), torch.tensor([3., 4.]))
+    tensor(11.)
+    """
+    return _dot(DotBackward0, input, other)
+
+
+def vdot(input, other) -> Tensor:  # noqa: A002
+    """``dot`` with the first argument conjugated; the same for real tensors.
+
+    >>> import retrograd as torch
+    >>> torch.vdot(torch.tensor([1., 2.]), torch.tensor([3., 4.]))
+    tensor(11.)
+    """
+    return _dot(VdotBackward0, input, other)
+
+
+def _dot(cls, input, other) -> Tensor:  # noqa: A002
     if input.dim() != 1 or other.dim() != 1:
         raise RuntimeError(
             f"1D tensors expected, but got {input.dim()}D and {other.dim()}D tensors"
@@ -179,12 +221,18 @@ def dot(input, other) -> Tensor:  # noqa: A002
     if input._data.dtype != other._data.dtype:
         raise RuntimeError(
             "dot : expected both vectors to have same dtype, but found "
-            f"{input.dtype!r} and {other.dtype!r}".replace("retrograd.", "").title()
+            f"{_TYPE_NAMES[input._data.dtype.name]} and {_TYPE_NAMES[other._data.dtype.name]}"
         )
-    return _product(DotBackward0, input, other)
+    return _product(cls, input, other)
 
 
 def bmm(input, mat2) -> Tensor:  # noqa: A002
+    """Batched matrix product of two 3-D tensors.
+
+    >>> import retrograd as torch
+    >>> torch.bmm(torch.ones(2, 1, 3), torch.ones(2, 3, 1)).flatten()
+    tensor([3., 3.])
+    """
     if input.dim() != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
     if mat2.dim() != 3:
@@ -192,7 +240,675 @@ def bmm(input, mat2) -> Tensor:  # noqa: A002
     return _product(BmmBackward0, input, mat2)
 
 
-__all__ = ["matmul", "mm", "mv", "dot", "bmm"]
-XP: list = []
-METHODS = {name: globals()[name] for name in __all__}
-INPLACE: dict = {}
+# -- the fused products: beta * input + alpha * (product) ---------------------------------------
+
+def _scaled(g, factor):
+    return g if factor == 1 else g * factor
+
+
+class _AddProductBackward(Node):
+    """``beta * input + alpha * product(m1, m2)``; ``_kind`` says which product."""
+
+    def backward(self, xp, g):
+        m1, m2 = self.saved(xp.TENSORS)
+        beta, alpha, kind = self._beta, self._alpha, self._kind
+        gi = g1 = g2 = None
+        if self._needs(0):
+            gi = g * 0 if beta == 0 else _scaled(g, beta)
+        g = _scaled(g, alpha)
+        if kind == "mv":            # m1: matrix, m2: vector
+            if m2 is not None:
+                g1 = xp.unsqueeze(g, -1) * xp.unsqueeze(m2, -2)
+            if m1 is not None:
+                g2 = xp.matmul(xp.transpose(m1, -1, -2), g)
+        elif kind == "r":           # m1, m2: vectors
+            if m2 is not None:
+                g1 = xp.matmul(g, m2)
+            if m1 is not None:
+                g2 = xp.matmul(xp.transpose(g, -1, -2), m1)
+        else:                       # mm, bmm, and addbmm (g broadcasts over the batch)
+            if m2 is not None:
+                g1 = xp.matmul(g, xp.transpose(m2, -1, -2))
+            if m1 is not None:
+                g2 = xp.matmul(xp.transpose(m1, -1, -2), g)
+        return gi, g1, g2
+
+
+class AddmmBackward0(_AddProductBackward):
+    _kind = "mm"
+
+
+class AddmvBackward0(_AddProductBackward):
+    _kind = "mv"
+
+
+class AddrBackward0(_AddProductBackward):
+    _kind = "r"
+
+
+class BaddbmmBackward0(_AddProductBackward):
+    _kind = "bmm"
+
+
+class AddbmmBackward0(_AddProductBackward):
+    _kind = "addbmm"
+
+
+def _add_product(cls, input, m1, m2, beta, alpha, prod) -> Tensor:  # noqa: A002
+    """Forward of the fused products: ``prod`` (the arrays' product) scaled and added."""
+    x = input if isinstance(input, Tensor) else as_tensor_arg(input)
+    dts = (x._data.dtype, m1._data.dtype, m2._data.dtype)
+    if dts[1] != dts[2]:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got "
+                           f"{_TYPE_NAMES.get(dts[1].name)} and {_TYPE_NAMES.get(dts[2].name)}")
+    if dts[0] != dts[1]:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got "
+                           f"{_TYPE_NAMES.get(dts[0].name)} and {_TYPE_NAMES.get(dts[1].name)}")
+    p = prod(m1._data, m2._data)
+    shape = p.shape
+    xs = x._data.shape
+    if xs != shape:
+        try:
+            ok = np.broadcast_shapes(xs, shape) == shape
+        except ValueError:
+            ok = False
+        if not ok:
+            raise RuntimeError(_expand_error(xs, shape))
+    out = p if alpha == 1 else p * alpha
+    if beta != 0:
+        out = out + (x._data if beta == 1 else x._data * beta)
+    elif xs != shape:
+        out = np.array(out, copy=True)
+    out = np.asarray(out).astype(dts[1], copy=False)
+    if state.grad_enabled and (x.requires_grad or m1.requires_grad or m2.requires_grad):
+        node = cls()
+        node._beta, node._alpha = beta, alpha
+        node.save(m1 if m2.requires_grad else None, m2 if m1.requires_grad else None)
+        if xs != shape:
+            node._shapes = (xs, None, None)
+        return record(node, out, x, m1, m2)
+    return wrap(out)
+
+
+def _expand_error(src, target) -> str:
+    lead = len(target) - len(src)
+    for i in range(len(src) - 1, -1, -1):
+        if src[i] != 1 and src[i] != target[lead + i]:
+            return (f"The expanded size of the tensor ({target[lead + i]}) must match the "
+                    f"existing size ({src[i]}) at non-singleton dimension {lead + i}.  Target "
+                    f"sizes: {list(target)}.  Tensor sizes: {list(src)}")
+    return f"expand: the shape {list(src)} does not broadcast to {list(target)}"
+
+
+def _check_matrix(t, name) -> None:
+    if t.dim() != 2:
+        raise RuntimeError(f"{name} must be a matrix, got {t.dim()}-D tensor")
+
+
+def _mm_arrays(a, b):
+    if a.shape[1] != b.shape[0]:
+        raise RuntimeError(_shape_error(a, b))
+    return np.matmul(a, b)
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1) -> Tensor:  # noqa: A002
+    """``beta * input + alpha * (mat1 @ mat2)``; ``input`` broadcasts to the product's shape.
+
+    >>> import retrograd as torch
+    >>> torch.addmm(torch.ones(2), torch.eye(2), torch.eye(2), alpha=2)
+    tensor([[3., 1.],
+            [1., 3.]])
+    """
+    _check_matrix(mat1, "mat1")
+    _check_matrix(mat2, "mat2")
+    return _add_product(AddmmBackward0, input, mat1, mat2, beta, alpha, _mm_arrays)
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1) -> Tensor:  # noqa: A002
+    """``beta * input + alpha * (mat @ vec)``.
+
+    >>> import retrograd as torch
+    >>> torch.addmv(torch.ones(2), torch.eye(2), torch.tensor([1., 2.]))
+    tensor([2., 3.])
+    """
+    if mat.dim() != 2 or vec.dim() != 1:
+        raise RuntimeError(
+            f"vector + matrix @ vector expected, got {input.dim()}, {mat.dim()}, {vec.dim()}"
+        )
+
+    def prod(a, b):
+        if a.shape[1] != b.shape[0]:
+            raise RuntimeError(f"size mismatch, got input ({a.shape[0]}), mat ({a.shape[0]}x"
+                               f"{a.shape[1]}), vec ({b.shape[0]})")
+        return np.matmul(a, b)
+
+    return _add_product(AddmvBackward0, input, mat, vec, beta, alpha, prod)
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1) -> Tensor:  # noqa: A002
+    """``beta * input + alpha * outer(vec1, vec2)``.
+
+    >>> import retrograd as torch
+    >>> torch.addr(torch.zeros(2, 2), torch.tensor([1., 2.]), torch.tensor([1., 1.]))
+    tensor([[1., 1.],
+            [2., 2.]])
+    """
+    if vec1.dim() != 1:
+        raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {vec1.dim()}-D")
+    if vec2.dim() != 1:
+        raise RuntimeError(f"addr: Expected 1-D argument vec2, but got {vec2.dim()}-D")
+    return _add_product(AddrBackward0, input, vec1, vec2, beta, alpha, np.multiply.outer)
+
+
+def _check_batches(b1, b2) -> None:
+    if b1.dim() != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if b2.dim() != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    s1, s2 = b1._data.shape, b2._data.shape
+    if s1[0] != s2[0] or s1[2] != s2[1]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{s1[0]}, {s1[2]}] but got: [{s2[0]}, {s2[1]}].")
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1) -> Tensor:  # noqa: A002
+    """``beta * input + alpha * bmm(batch1, batch2)``.
+
+    >>> import retrograd as torch
+    >>> torch.baddbmm(torch.zeros(1), torch.ones(2, 1, 3), torch.ones(2, 3, 1)).flatten()
+    tensor([3., 3.])
+    """
+    _check_batches(batch1, batch2)
+    return _add_product(BaddbmmBackward0, input, batch1, batch2, beta, alpha, np.matmul)
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1) -> Tensor:  # noqa: A002
+    """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``.
+
+    >>> import retrograd as torch
+    >>> torch.addbmm(torch.zeros(1, 1), torch.ones(2, 1, 3), torch.ones(2, 3, 1))
+    tensor([[6.]])
+    """
+    _check_batches(batch1, batch2)
+    return _add_product(AddbmmBackward0, input, batch1, batch2, beta, alpha,
+                        lambda a, b: np.matmul(a, b).sum(axis=0))
+
+
+# -- inner, outer, kron, tensordot --------------------------------------------------------------
+
+
+def outer(input, vec2) -> Tensor:  # noqa: A002
+    """The outer product of two vectors (PyTorch: a column times a row, ``MulBackward0``).
+
+    >>> import retrograd as torch
+    >>> torch.outer(torch.tensor([1., 2.]), torch.tensor([1., 10.]))
+    tensor([[ 1., 10.],
+            [ 2., 20.]])
+    """
+    from .pointwise import mul
+    from .shape import reshape
+
+    if input.dim() != 1:
+        raise RuntimeError(f"outer: Expected 1-D argument self, but got {input.dim()}-D")
+    if vec2.dim() != 1:
+        raise RuntimeError(f"outer: Expected 1-D argument vec2, but got {vec2.dim()}-D")
+    return mul(reshape(input, (input._data.shape[0], 1)), vec2)
+
+
+ger = outer
+
+
+def tensordot(a, b, dims=2, out=None) -> Tensor:
+    """Contract the ``dims`` last dims of ``a`` with the first of ``b``, or the listed pairs.
+
+    >>> import retrograd as torch
+    >>> torch.tensordot(torch.ones(2, 3), torch.ones(3, 4), dims=1).shape
+    retrograd.Size([2, 4])
+    """
+    from .shape import permute, reshape, view
+
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > a.dim():
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
+        dims_a, dims_b = list(range(-dims, 0)), list(range(dims))
+    else:
+        dims_a, dims_b = dims
+        dims_a = [dims_a] if isinstance(dims_a, int) else list(dims_a)
+        dims_b = [dims_b] if isinstance(dims_b, int) else list(dims_b)
+    if len(dims_a) != len(dims_b):
+        raise RuntimeError("both dimension lists should have same length")
+    sa, sb = a._data.shape, b._data.shape
+    da = [wrap_dim(d, len(sa)) for d in dims_a]
+    db = [wrap_dim(d, len(sb)) for d in dims_b]
+    for given_a, given_b, i, j in zip(dims_a, dims_b, da, db):
+        if sa[i] != sb[j]:
+            raise RuntimeError(
+                f"contracted dimensions need to match, but first has size {sa[i]} in dim "
+                f"{given_a} and second has size {sb[j]} in dim {given_b}"
+            )
+    free_a = [i for i in range(len(sa)) if i not in da]
+    free_b = [j for j in range(len(sb)) if j not in db]
+    csize = int(np.prod([sa[i] for i in da]))
+    size_a = int(np.prod([sa[i] for i in free_a]))
+    size_b = int(np.prod([sb[j] for j in free_b]))
+    ta = reshape(permute(a, free_a + da), (size_a, csize))
+    tb = reshape(permute(b, db + free_b), (csize, size_b))
+    return view(mm(ta, tb), tuple(sa[i] for i in free_a) + tuple(sb[j] for j in free_b))
+
+
+def inner(input, other) -> Tensor:  # noqa: A002
+    """Sum of products over the last dims (a scalar times a tensor when one is 0-dim).
+
+    >>> import retrograd as torch
+    >>> torch.inner(torch.tensor([1., 2.]), torch.tensor([3., 4.]))
+    tensor(11.)
+    """
+    from .pointwise import mul
+
+    if input.dim() == 0 or other.dim() == 0:
+        return mul(input, other)
+    sa, sb = input._data.shape, other._data.shape
+    if sa[-1] != sb[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but "
+                           f"got shapes {list(sa)} and {list(sb)}")
+    return tensordot(input, other, ([-1], [-1]))
+
+
+def kron(input, other) -> Tensor:  # noqa: A002
+    """The Kronecker product.
+
+    >>> import retrograd as torch
+    >>> torch.kron(torch.eye(2), torch.tensor([[1., 2.]]))
+    tensor([[1., 2., 0., 0.],
+            [0., 0., 1., 2.]])
+    """
+    from .pointwise import mul
+    from .shape import reshape, unsafe_view
+
+    sa, sb = input._data.shape, other._data.shape
+    nd = max(len(sa), len(sb))
+    sa = (1,) * (nd - len(sa)) + sa
+    sb = (1,) * (nd - len(sb)) + sb
+    ra, rb, res = [], [], []
+    for x, y in zip(sa, sb):
+        ra += [x, 1]
+        rb += [1, y]
+        res.append(x * y)
+    return unsafe_view(mul(reshape(input, tuple(ra)), reshape(other, tuple(rb))), tuple(res))
+
+
+# -- trace and cross ----------------------------------------------------------------------------
+
+
+class TraceBackward0(Node):
+    def backward(self, xp, g):
+        eye = self._eye
+        # Expanded first: a product with a constant array would not sum back to ``g``'s shape.
+        return xp.expand(g, eye.shape) * eye
+
+
+def trace(input) -> Tensor:  # noqa: A002
+    """The sum of the main diagonal of a matrix.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([[1., 2.], [3., 4.]]).trace()
+    tensor(5.)
+    """
+    a = input._data
+    if a.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {a.ndim}")
+    if a.dtype.kind == "b":
+        raise NotImplementedError("\"trace\" not implemented for 'Bool'")
+    out = np.trace(a)
+    if a.dtype.kind in "iu":
+        out = np.asarray(out, np.int64)
+    if state.grad_enabled and input.requires_grad:
+        node = TraceBackward0()
+        node._eye = np.eye(a.shape[0], a.shape[1], dtype=a.dtype)
+        return record(node, out, input)
+    return wrap(out)
+
+
+class LinalgCrossBackward0(Node):
+    def backward(self, xp, g):
+        a, b = self.saved(xp.TENSORS)
+        d = self._dim
+        ga = xp.linalg_cross(b, g, dim=d) if b is not None else None
+        gb = xp.linalg_cross(g, a, dim=d) if a is not None else None
+        return ga, gb
+
+
+def linalg_cross(input, other, *, dim=-1) -> Tensor:  # noqa: A002
+    """The cross product of 3-vectors along ``dim``; the other dims broadcast.
+
+    >>> import retrograd as torch
+    >>> torch.linalg.cross(torch.tensor([1., 0., 0.]), torch.tensor([0., 1., 0.]))
+    tensor([0., 0., 1.])
+    """
+    other = other if isinstance(other, Tensor) else as_tensor_arg(other)
+    sa, sb = input._data.shape, other._data.shape
+    if len(sa) != len(sb):
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    d = wrap_dim(dim, len(sa))
+    if sa[d] != 3 or sb[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+                           f"{sa[d]} and {sb[d]}")
+    ad, bd = operands(input, other)
+    out = np.cross(ad, bd, axis=d)
+    if state.grad_enabled and (input.requires_grad or other.requires_grad):
+        node = LinalgCrossBackward0()
+        node._dim = d
+        node.save(input if other.requires_grad else None, other if input.requires_grad else None)
+        if sa != out.shape or sb != out.shape:
+            node._shapes = (sa, sb)
+        if ad.dtype != input._data.dtype or bd.dtype != other._data.dtype:
+            node._dtypes = (input._data.dtype, other._data.dtype)
+        return record(node, out, input, other)
+    return wrap(out)
+
+
+def cross(input, other, dim=None) -> Tensor:  # noqa: A002
+    """``torch.cross``: ``linalg.cross``, but without ``dim`` the first dim of size 3.
+
+    >>> import retrograd as torch
+    >>> torch.cross(torch.tensor([[0., 1., 0.]]), torch.tensor([[0., 0., 1.]]), dim=1)
+    tensor([[1., 0., 0.]])
+    """
+    if dim is None:
+        warnings.warn(
+            "Using torch.cross without specifying the dim arg is deprecated.\nPlease either "
+            "pass the dim explicitly or simply use torch.linalg.cross.\nThe default value of "
+            "dim will change to agree with that of linalg.cross in a future release.",
+            UserWarning, stacklevel=2,
+        )
+        other_t = other if isinstance(other, Tensor) else as_tensor_arg(other)
+        try:
+            shape = np.broadcast_shapes(input._data.shape, other_t._data.shape)
+        except ValueError:
+            shape = input._data.shape
+        dim = next((i for i, s in enumerate(shape) if s == 3), None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
+    return linalg_cross(input, other, dim=dim)
+
+
+def _cross_arrays(a, b, *, dim=-1):
+    return np.cross(a, b, axis=dim)
+
+
+def vecdot(x, y, *, dim=-1) -> Tensor:
+    """The dot product of vectors along ``dim``, broadcasting the rest.
+
+    >>> import retrograd as torch
+    >>> torch.linalg.vecdot(torch.tensor([[1., 2.]]), torch.tensor([3., 4.]))
+    tensor([11.])
+    """
+    from .pointwise import mul
+    from .reduction import sum as _sum
+
+    return _sum(mul(x, y), dim)
+
+
+# -- einsum -------------------------------------------------------------------------------------
+
+
+def _label(c: str) -> int:
+    if not c.isalpha() or not c.isascii():
+        raise RuntimeError(f"einsum(): invalid subscript given at index {c!r} in the equation "
+                           "string, subscripts must be in [a-zA-Z]")
+    return ord(c)
+
+
+_ELL = 1000  # ellipsis dims get the labels _ELL + k
+
+
+def _parse_einsum(equation: str, shapes: list):
+    """Integer subscripts per operand and for the output, with ``...`` spelled out."""
+    eq = equation.replace(" ", "")
+    if "->" in eq:
+        lhs, rhs = eq.split("->", 1)
+    else:
+        lhs, rhs = eq, None
+    terms = lhs.split(",")
+    if len(terms) > len(shapes):
+        raise RuntimeError("einsum(): fewer operands were provided than specified in the "
+                           "equation")
+    if len(terms) < len(shapes):
+        raise RuntimeError("einsum(): more operands were provided than specified in the "
+                           "equation")
+    n_ell = 0
+    parsed = []
+    for i, (term, shape) in enumerate(zip(terms, shapes)):
+        if "..." in term:
+            head, tail = term.split("...", 1)
+            k = len(head) + len(tail)
+            if k > len(shape):
+                raise RuntimeError(
+                    f"einsum(): the number of subscripts in the equation ({k}) is more than the "
+                    f"number of dimensions ({len(shape)}) for operand {i}"
+                )
+            e = len(shape) - k
+            n_ell = max(n_ell, e)
+            parsed.append(([_label(c) for c in head], e, [_label(c) for c in tail]))
+        else:
+            if len(term) != len(shape):
+                raise RuntimeError(
+                    f"einsum(): the number of subscripts in the equation ({len(term)}) does not "
+                    f"match the number of dimensions ({len(shape)}) for operand {i} and no "
+                    "ellipsis was given"
+                )
+            parsed.append(([_label(c) for c in term], None, []))
+    subs = []
+    for head, e, tail in parsed:
+        ell = [] if e is None else [_ELL + n_ell - e + k for k in range(e)]
+        subs.append(tuple(head + ell + tail))
+    ell_all = [_ELL + k for k in range(n_ell)]
+    if rhs is None:
+        counts: dict = {}
+        for sub in subs:
+            for lab in sub:
+                counts[lab] = counts.get(lab, 0) + 1
+        out = ell_all + sorted(lab for lab, c in counts.items() if c == 1 and lab < _ELL)
+    else:
+        if "..." in rhs:
+            head, tail = rhs.split("...", 1)
+            out = [_label(c) for c in head] + ell_all + [_label(c) for c in tail]
+        else:
+            out = [_label(c) for c in rhs]
+        seen = set()
+        present = {lab for sub in subs for lab in sub}
+        for lab in out:
+            if lab in seen:
+                raise RuntimeError(f"einsum(): output subscript {chr(lab)} appears more than "
+                                   "once in the output")
+            if lab not in present and lab < _ELL:
+                raise RuntimeError(f"einsum(): output subscript {chr(lab)} does not appear in "
+                                   "the equation for any input operand")
+            seen.add(lab)
+    return subs, tuple(out)
+
+
+def _label_sizes(shapes, subs) -> dict:
+    sizes: dict = {}
+    for i, (shape, sub) in enumerate(zip(shapes, subs)):
+        own: dict = {}
+        for lab, s in zip(sub, shape):
+            if lab in own and own[lab] != s:
+                raise RuntimeError(f"einsum(): subscript {_name(lab)} is repeated for operand "
+                                   f"{i} but the sizes don't match, {own[lab]} != {s}")
+            own[lab] = s
+            cur = sizes.get(lab)
+            if cur is None or cur == 1:
+                sizes[lab] = s
+            elif s != 1 and s != cur:
+                raise RuntimeError(f"einsum(): subscript {_name(lab)} has size {s} for operand "
+                                   f"{i} which does not broadcast with previously seen size "
+                                   f"{cur}")
+    return sizes
+
+
+def _name(lab: int) -> str:
+    return chr(lab) if lab < _ELL else "..."
+
+
+def _einsum_arrays(arrays, subs, out, sizes=None):
+    """``np.einsum`` on integer subscripts, size-1 dims broadcast as PyTorch broadcasts them."""
+    if sizes is None:
+        sizes = _label_sizes([a.shape for a in arrays], subs)
+    labels = sorted({lab for sub in subs for lab in sub} | set(out))
+    if len(labels) > 52:
+        raise RuntimeError("einsum(): too many subscripts (at most 52 distinct ones)")
+    ids = {lab: i for i, lab in enumerate(labels)}
+    args = []
+    big = False
+    for a, sub in zip(arrays, subs):
+        target = tuple(sizes[lab] for lab in sub)
+        if a.shape != target:
+            a = np.broadcast_to(a, target)
+        big = big or a.size > 4096
+        args += [a, [ids[lab] for lab in sub]]
+    args.append([ids[lab] for lab in out])
+    res = np.einsum(*args, optimize=len(arrays) > 2 or big)
+    res = np.asarray(res)
+    if len(arrays) == 1 or not res.flags.owndata:
+        res = np.array(res, copy=True)
+    return res
+
+
+class EinsumBackward(Node):
+    """The gradient for each operand is an einsum of the output's gradient with the other
+    operands. A subscript repeated in the operand (a diagonal) is renamed in the result and tied
+    to its twin by an identity matrix; one the operand alone has (summed out) is restored by a
+    vector of ones. Both constants ride along as einsum operands, so this backward is again an
+    einsum and differentiable to any order."""
+
+    def backward(self, xp, g):
+        ops = self.saved(xp.TENSORS)
+        subs, out, sizes, dt = self._subs, self._out, self._sizes, self._dt
+        grads = []
+        for k, sub in enumerate(subs):
+            if not self._needs(k):
+                grads.append(None)
+                continue
+            operands = [g] + [ops[j] for j in range(len(ops)) if j != k]
+            osubs = [out] + [subs[j] for j in range(len(ops)) if j != k]
+            present = set(out).union(*osubs[1:]) if len(osubs) > 1 else set(out)
+            fresh = max(max(sizes), _ELL * 2) + 1
+            target, seen = [], set()
+            for lab in sub:
+                if lab in seen:
+                    target.append(fresh)
+                    operands.append(np.eye(sizes[lab], dtype=dt))
+                    osubs.append((lab, fresh))
+                    fresh += 1
+                else:
+                    seen.add(lab)
+                    target.append(lab)
+            # A subscript the other operands lack, or have only broadcast (size 1), gets its
+            # extent from a vector of ones.
+            have = {}
+            for shape, s in zip(self._opshapes[:k] + self._opshapes[k + 1:], osubs[1:]):
+                for lab, n in zip(s, shape):
+                    have[lab] = max(have.get(lab, 0), n)
+            for lab, n in zip(out, g.shape):
+                have[lab] = max(have.get(lab, 0), n)
+            for lab in seen:
+                if lab not in present or have.get(lab, 0) < sizes[lab]:
+                    operands.append(np.ones(sizes[lab], dtype=dt))
+                    osubs.append((lab,))
+            grads.append(xp.einsum_sub(operands, osubs, tuple(target)))
+        return tuple(grads)
+
+
+def einsum_sub(operands, subs, out, name=None) -> Tensor:
+    """einsum on integer subscripts; operands may be tensors or constant arrays."""
+    tensors = [o if isinstance(o, Tensor) else None for o in operands]
+    arrays = [o._data if isinstance(o, Tensor) else np.asarray(o) for o in operands]
+    shapes = [a.shape for a in arrays]
+    sizes = _label_sizes(shapes, subs)
+    res = _einsum_arrays(arrays, subs, out, sizes)
+    if state.grad_enabled and any(t is not None and t.requires_grad for t in tensors):
+        node = EinsumBackward()
+        if name is not None:
+            node._name = name
+        node._subs, node._out, node._sizes, node._dt = subs, out, sizes, res.dtype
+        node._opshapes = shapes
+        node.save(*operands)
+        targets = [tuple(sizes[lab] for lab in sub) for sub in subs]
+        if any(s != t for s, t in zip(shapes, targets)):
+            node._shapes = tuple(shapes)
+        return record(node, res, *operands) if len(operands) > 1 else \
+            record(node, res, operands[0])
+    return wrap(res)
+
+
+def _einsum_sub_arrays(operands, subs, out, name=None):
+    return _einsum_arrays([np.asarray(o) for o in operands], subs, out)
+
+
+def _sublist_equation(args) -> tuple:
+    """``einsum(op0, sublist0, op1, sublist1, ..., [out])`` as an equation and operands."""
+    def letters(sub):
+        s = ""
+        for lab in sub:
+            if lab is Ellipsis:
+                s += "..."
+            elif not 0 <= lab < 52:
+                raise ValueError("einsum(): subscript in subscript list is not within the valid "
+                                 "range [0, 52)")
+            else:
+                s += chr(ord("A") + lab) if lab < 26 else chr(ord("a") + lab - 26)
+        return s
+
+    ops = list(args[0::2][: len(args) // 2])
+    terms = [letters(s) for s in args[1::2][: len(args) // 2]]
+    eq = ",".join(terms)
+    if len(args) % 2:
+        eq += "->" + letters(args[-1])
+    return eq, ops
+
+
+def einsum(equation, *operands) -> Tensor:
+    """Sums of products by subscripts (``"ij,jk->ik"``); ``...`` broadcasts, a repeated
+    subscript takes a diagonal, and without ``->`` the output has the subscripts that appear once,
+    sorted.
+
+    >>> import retrograd as torch
+    >>> torch.einsum("ij,j->i", torch.eye(2), torch.tensor([1., 2.]))
+    tensor([1., 2.])
+    """
+    if isinstance(equation, Tensor):
+        equation, operands = _sublist_equation((equation,) + operands)
+    elif len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    operands = [o if isinstance(o, Tensor) else as_tensor_arg(o) for o in operands]
+    if not operands:
+        raise RuntimeError("einsum(): must provide at least one operand")
+    dt = operands[0]._data.dtype
+    for o in operands[1:]:
+        if o._data.dtype != dt:
+            raise RuntimeError(f"expected scalar type {_TYPE_NAMES.get(dt.name, dt.name)} but "
+                               f"found {_TYPE_NAMES.get(o._data.dtype.name, o._data.dtype.name)}")
+    subs, out = _parse_einsum(equation, [o._data.shape for o in operands])
+    summed = {lab for sub in subs for lab in sub} - set(out)
+    # PyTorch's einsum is a composite; its last op names the result's grad_fn.
+    if len(operands) == 1:
+        name = "SumBackward1" if summed else "PermuteBackward0"
+    else:
+        name = "ViewBackward0" if summed else "MulBackward0"
+    return einsum_sub(operands, subs, out, name)
+
+
+_array.register(linalg_cross=_cross_arrays, einsum_sub=_einsum_sub_arrays)
+
+__all__ = ["matmul", "mm", "mv", "dot", "vdot", "bmm", "addmm", "addmv", "addr", "addbmm",
+           "baddbmm", "outer", "ger", "inner", "kron", "tensordot", "trace", "cross", "einsum"]
+XP = ["linalg_cross", "einsum_sub"]
+LINALG = {"cross": linalg_cross, "vecdot": vecdot, "matmul": matmul}
+METHODS = {name: globals()[name] for name in __all__ if name not in ("tensordot", "einsum")}
+INPLACE = {name + "_": globals()[name] for name in ("addmm", "addmv", "addr", "addbmm",
+                                                     "baddbmm")}
