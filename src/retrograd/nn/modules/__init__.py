@@ -2,10 +2,34 @@
 
 from .. import module
 from ..module import Module
+from . import (
+    activation,
+    conv,
+    dropout,
+    flatten,
+    linear,
+    loss,
+    normalization,
+    pooling,
+    rnn,
+    sparse,
+    transformer,
+)
+from .activation import *  # noqa: F403
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
-from .linear import Identity, Linear
+from .conv import *  # noqa: F403
+from .dropout import *  # noqa: F403
+from .flatten import *  # noqa: F403
+from .linear import *  # noqa: F403
+from .loss import *  # noqa: F403
+from .normalization import *  # noqa: F403
+from .pooling import *  # noqa: F403
+from .rnn import *  # noqa: F403
+from .sparse import *  # noqa: F403
+from .transformer import *  # noqa: F403
 
-__all__ = [
-    "Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
-    "Identity", "Linear",
-]
+__all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+for _m in (activation, conv, dropout, flatten, linear, loss, normalization, pooling, rnn, sparse,
+           transformer):
+    __all__ += list(_m.__all__)
+

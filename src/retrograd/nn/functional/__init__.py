@@ -1,0 +1,15 @@
+"""``retrograd.nn.functional``: the functional form of every layer, losses and activations.
+
+Each topic lives in its own module; this package gathers their ``__all__``.
+"""
+
+from . import activation, attention, conv, loss, misc, norm
+from .activation import *  # noqa: F403
+from .attention import *  # noqa: F403
+from .conv import *  # noqa: F403
+from .loss import *  # noqa: F403
+from .misc import *  # noqa: F403
+from .norm import *  # noqa: F403
+
+__all__ = (list(activation.__all__) + list(attention.__all__) + list(conv.__all__)
+           + list(loss.__all__) + list(misc.__all__) + list(norm.__all__))

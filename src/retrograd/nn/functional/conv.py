@@ -1,0 +1,5 @@
+"""Convolutions, pooling, fold/unfold and interpolation."""
+
+from __future__ import annotations
+
+__all__: list = []

@@ -1,0 +1,5 @@
+"""Loss functions."""
+
+from __future__ import annotations
+
+__all__: list = []

@@ -1,0 +1,5 @@
+"""Normalisation functions and dropout."""
+
+from __future__ import annotations
+
+__all__: list = []

@@ -1,0 +1,5 @@
+"""nn modules: conv."""
+
+from __future__ import annotations
+
+__all__: list = []

@@ -1,0 +1,5 @@
+"""nn modules: dropout."""
+
+from __future__ import annotations
+
+__all__: list = []

@@ -1,0 +1,5 @@
+"""nn modules: loss."""
+
+from __future__ import annotations
+
+__all__: list = []

@@ -1,0 +1,5 @@
+"""nn modules: normalization."""
+
+from __future__ import annotations
+
+__all__: list = []
