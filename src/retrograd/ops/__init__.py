@@ -12,12 +12,18 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor, make
-from . import decomp, indexing, inplace, join, linalg, pointwise, reduction, shape, sorting, special
+from . import (
+    decomp, indexing, inplace, join, linalg, nn_activation, nn_attention, nn_conv, nn_norm,
+    pointwise, reduction, shape, sorting, special,
+)
 from .inplace import copy_, fill_, inplace_method, setitem, zero_
 
 TENSORS = True  # formulas get tensors from this namespace (see _array)
 
-FAMILIES = (pointwise, special, reduction, sorting, shape, join, indexing, linalg, decomp)
+FAMILIES = (
+    pointwise, special, reduction, sorting, shape, join, indexing, linalg, decomp, nn_activation,
+    nn_conv, nn_norm, nn_attention,
+)
 
 __all__: list = []
 for _mod in FAMILIES:

@@ -1,0 +1,8 @@
+"""Primitive ops behind nn.functional (conv): the ones numerical stability or speed ask for."""
+
+from __future__ import annotations
+
+__all__: list = []
+XP: list = []
+METHODS: dict = {}
+INPLACE: dict = {}
