@@ -13,8 +13,20 @@ import numpy as np
 
 from .._tensor import Tensor, make
 from . import (
-    decomp, indexing, inplace, join, linalg, nn_activation, nn_attention, nn_conv, nn_norm,
-    pointwise, reduction, shape, sorting, special,
+    decomp,
+    indexing,
+    inplace,
+    join,
+    linalg,
+    nn_activation,
+    nn_attention,
+    nn_conv,
+    nn_norm,
+    pointwise,
+    reduction,
+    shape,
+    sorting,
+    special,
 )
 from .inplace import copy_, fill_, inplace_method, setitem, zero_
 

@@ -1,4 +1,4 @@
-"""Primitive ops behind nn.functional (activation): the ones numerical stability or speed ask for."""
+"""Primitive ops behind nn.functional (activation): where stability or speed ask for one."""
 
 from __future__ import annotations
 
