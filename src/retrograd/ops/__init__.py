@@ -90,7 +90,7 @@ def _bind_methods() -> None:
     T.__matmul__ = linalg.matmul
     T.__rmatmul__ = lambda self, other: linalg.matmul(other, self)
     T.__neg__ = p.neg
-    T.__pos__ = lambda self: self
+    T.__pos__ = p.positive
     T.__abs__ = p.abs
     T.__eq__ = p.eq
     T.__ne__ = p.ne
@@ -105,8 +105,8 @@ def _bind_methods() -> None:
     T.__ror__ = p.bitwise_or
     T.__rxor__ = p.bitwise_xor
     T.__invert__ = p.bitwise_not
-    T.__floordiv__ = lambda self, other: p.div(self, other, rounding_mode="floor")
-    T.__rfloordiv__ = lambda self, other: p.div(other, self, rounding_mode="floor")
+    T.__floordiv__ = p.floor_divide
+    T.__rfloordiv__ = lambda self, other: p.floor_divide(other, self)
     T.__getitem__ = indexing.getitem
     T.__setitem__ = setitem
     T.__iadd__ = T.add_

@@ -230,7 +230,11 @@ def inplace_method(fn, name: str):
 def _fast_ufunc(ufunc, fn, name):
     """An in-place method with a no-graph fast path straight into the array (optimizer steps)."""
 
-    def method(self, other, *, alpha=None):
+    def method(self, other, *, alpha=None, **kwargs):
+        if kwargs:  # e.g. div_(rounding_mode=...): the general path
+            if alpha is not None:
+                kwargs["alpha"] = alpha
+            return apply_inplace(self, fn, other, **kwargs)
         if not state.grad_enabled or not (self._rg or needs_grad(other) or
                                           self._view is not None):
             d = self._data

@@ -118,6 +118,11 @@ def _binary(cls, fn, a, b):
     The common case, two tensors of one dtype, takes the fewest steps: this is the hot path.
     """
     b_tensor = b.__class__ is Tensor or isinstance(b, Tensor)
+    if not b_tensor and b.__class__ is not float and b.__class__ is not int and \
+            scalar_value(b) is None:
+        # An array or list operand is a constant tensor, with its own shape to sum back to.
+        b = as_tensor_arg(b)
+        b_tensor = True
     ad = a._data
     if b_tensor and ad.dtype is b._data.dtype:
         bd = b._data
@@ -271,7 +276,8 @@ def _div_rounding(a, b, mode):
     if mode == "trunc":
         r = np.trunc(np.true_divide(ad, bd)) if ad.dtype.kind == "f" else _int_trunc_div(ad, bd)
     elif mode == "floor":
-        r = np.floor_divide(ad, bd)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = np.floor_divide(ad, bd)
     else:
         raise RuntimeError(
             "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
