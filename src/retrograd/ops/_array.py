@@ -65,6 +65,19 @@ def cast(x, np_dtype):
 
 
 def where(cond, a, b):
+    # NOTE: np.where with a float array and a bool mask runs ~10x slower than a multiply. The
+    # common formula shape, where(mask, g, 0) (or where(mask, 0, g)), becomes g * mask when g
+    # is finite, which gives the same values; inf or nan in g takes the exact path.
+    if b.__class__ is float and b == 0.0 and a.__class__ is np.ndarray and \
+            cond.__class__ is np.ndarray and cond.dtype == np.bool_:
+        r = a * cond
+        if np.isfinite(r).all():
+            return r
+    elif a.__class__ is float and a == 0.0 and b.__class__ is np.ndarray and \
+            cond.__class__ is np.ndarray and cond.dtype == np.bool_:
+        r = b * ~cond
+        if np.isfinite(r).all():
+            return r
     return np.where(cond, a, b)
 
 

@@ -463,9 +463,21 @@ class SqrtBackward0(Node):
 
 
 def _sigmoid(a):
-    # Stable for large |a|: exp never sees a large positive argument.
+    # Stable for large |a|: exp never sees a large positive argument. With e = exp(-|a|) and
+    # q = 1 / (1 + e), sigmoid is q for a >= 0 and e * q below. The choice is a blend,
+    # q * [a >= 0] + e * q * [a < 0], exact because both terms are finite, and far faster than
+    # np.where on float arrays.
+    if a.ndim == 0:
+        return _sigmoid(a.reshape(1)).reshape(())
     e = np.exp(-np.abs(a))
-    return np.where(a >= 0, 1 / (1 + e), e / (1 + e)).astype(a.dtype, copy=False)
+    q = np.add(e, 1, dtype=a.dtype)
+    np.reciprocal(q, out=q)
+    neg = a < 0
+    e *= q
+    e *= neg
+    q *= ~neg
+    q += e  # nan propagates through both terms
+    return q
 
 
 def _unary(cls, fn, x, save_input=False, save_output=False, float_op=True):
