@@ -15,6 +15,7 @@ from .._tensor import Tensor, make
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node
 from . import _array
+from ._array import add_at
 from ._core import asarray, ndarray, record, scalar_value, wrap, wrap_dim
 from .inplace import _LEGACY
 from .shape import alias, make_view, unsqueeze
@@ -463,7 +464,7 @@ def index_put(input, indices, values, accumulate: bool = False) -> Tensor:  # no
             f"{_LEGACY[v.dtype.name]} for the source."
         )
     if accumulate:
-        np.add.at(view, adv, v)
+        add_at(view, adv, v)
     else:
         view[adv] = v
     if state.grad_enabled and (input.requires_grad or (values is not None and
@@ -486,7 +487,7 @@ def _key_get(x, key):
 
 def _key_add(g, key, shape):
     out = np.zeros(shape, g.dtype)
-    np.add.at(_key_view(out, key), key[1], g)
+    add_at(_key_view(out, key), key[1], g)
     return out
 
 
@@ -590,7 +591,7 @@ class IndexBackwardBackward0(Node):
 def scatter_into(g, index, shape) -> Tensor:
     """Zeros of ``shape`` with ``g`` added at an advanced ``index`` (indexing's backward)."""
     out = np.zeros(shape, g._data.dtype)
-    np.add.at(out, index, g._data)
+    add_at(out, index, g._data)
     if _recording(g):
         node = IndexBackwardBackward0()
         node._index = index
@@ -637,7 +638,7 @@ def take_along(input, idx: np.ndarray, dim: int) -> Tensor:  # noqa: A002
 def scatter_along(g, idx: np.ndarray, dim: int, shape) -> Tensor:
     """Zeros of ``shape`` with ``g`` added at NumPy indices ``idx`` along ``dim``."""
     out = np.zeros(shape, g._data.dtype)
-    np.add.at(out, _along_index(idx, dim), g._data)
+    add_at(out, _along_index(idx, dim), g._data)
     if _recording(g):
         node = ScatterAddBackward0()
         node._idx, node._dim = idx, dim
@@ -834,7 +835,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None) -> Tensor: 
     else:
         v = np.asarray(scalar_value(src) if scalar_value(src) is not None else src, a.dtype)
     if reduce == "add":
-        np.add.at(out, grids, v)
+        add_at(out, grids, v)
     elif reduce == "multiply":
         np.multiply.at(out, grids, v)
     else:
@@ -893,7 +894,7 @@ def scatter_add(input, dim, index, src) -> Tensor:  # noqa: A002
     d, idx, grids = _scatter_args("scatter", a, dim, index, s.shape)
     _check_same_dtype(a, s, "scatter")
     out = _as1d(a).copy()
-    np.add.at(out, grids, _src_part(s, idx.shape))
+    add_at(out, grids, _src_part(s, idx.shape))
     out = out.reshape(a.shape)
     if state.grad_enabled and (input.requires_grad or src.requires_grad):
         node = ScatterAddBackward0()
@@ -987,7 +988,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True) -> Tens
     count = None
     if red == "mean":
         count = np.zeros(out.shape, np.int64)
-        np.add.at(count, grids, 1)
+        add_at(count, grids, 1)
         if include_self:
             count += 1
         count = np.maximum(count, 1)
@@ -1013,7 +1014,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True) -> Tens
             self_is &= ~scattered
         src_is = sv == o1[grids]
         n = self_is.astype(a.dtype)
-        np.add.at(n, grids, src_is)
+        add_at(n, grids, src_is)
         node._n = np.maximum(n, 1).reshape(a.shape)
         node._self_is, node._src_is = self_is.reshape(a.shape), src_is.reshape(ishape)
     elif red == "prod":
@@ -1021,7 +1022,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True) -> Tens
         node._x_zero = a == 0
         s_zero = sv == 0
         nz = np.zeros(_as1d(a).shape, np.int64)
-        np.add.at(nz, grids, s_zero)
+        add_at(nz, grids, s_zero)
         node._s_zero = s_zero.reshape(ishape)
         node._single = (s_zero & (nz[grids] == 1)).reshape(ishape)
     r = record(node, out, input, src)
@@ -1153,7 +1154,7 @@ def index_add(input, dim, index, source, *, alpha=1) -> Tensor:  # noqa: A002
     v = _as1d(s)
     if alpha != 1:
         v = (v * alpha).astype(a.dtype)
-    np.add.at(out, _along(d, idx), v)
+    add_at(out, _along(d, idx), v)
     out = out.reshape(a.shape)
     if state.grad_enabled and (input.requires_grad or source.requires_grad):
         node = IndexAddBackward0()
@@ -1509,7 +1510,7 @@ def put(input, index, source, accumulate: bool = False) -> Tensor:  # noqa: A002
     out = a.copy()
     flat = out.reshape(-1)
     if accumulate:
-        np.add.at(flat, idx.reshape(-1), s.reshape(-1))
+        add_at(flat, idx.reshape(-1), s.reshape(-1))
     else:
         flat[idx.reshape(-1)] = s.reshape(-1)
     if state.grad_enabled and (input.requires_grad or source.requires_grad):

@@ -18,6 +18,7 @@ from .._tensor import Size, Tensor, edge, make
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node, next_seq
 from . import _array
+from ._array import add_at
 from ._core import asarray, ndarray, needs_grad, record, wrap_dim
 from .inplace import _check_leaf, _check_writable
 
@@ -1020,7 +1021,7 @@ def _array_index_dims_backward(g, idxs, shape):
         before = tuple(shape) if k == 0 else _array_index_dims(np.zeros(shape, bool),
                                                                idxs[:k]).shape
         out = np.zeros(before, g.dtype)
-        np.add.at(out, (slice(None),) * d + (idx,), g)
+        add_at(out, (slice(None),) * d + (idx,), g)
         g = out
     return g
 
