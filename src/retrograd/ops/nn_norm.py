@@ -1,8 +1,523 @@
-"""Primitive ops behind nn.functional (norm): the ones numerical stability or speed ask for."""
+"""Primitive ops behind nn.functional's normalisation, linear and embedding layers.
+
+NOTE: each op here is a primitive (one node) rather than a composite for speed and to match
+PyTorch's grad_fn names: ``linear`` on a matrix is one ``AddmmBackward0`` (``MmBackward0``
+without bias) whose weight gradient ``g^T @ x`` comes out contiguous; layer, batch and group
+norm are ``NativeLayerNormBackward0``, ``NativeBatchNormBackward0`` and
+``NativeGroupNormBackward0`` with the closed-form backward
+``dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))``; ``embedding`` is
+``EmbeddingBackward0`` with a sort-and-segment-sum backward (far faster than ``np.add.at``).
+
+Every formula runs on arrays (first order, reusing the normalised input and ``rstd`` that the
+forward computed) and on tensors (``create_graph=True``): there it recomputes the statistics
+from the saved input with differentiable ops, so every higher derivative is right.
+
+The functions are internal (``__all__`` is empty); ``nn.functional`` wraps them.
+"""
 
 from __future__ import annotations
 
+import numpy as np
+
+from .._tensor import Tensor, make
+from ..autograd.graph import Node
+from . import _array
+from ._core import record, recording, wrap
+
 __all__: list = []
-XP: list = []
+XP: list = ["embedding_dense_backward", "norm_rows_sum", "norm_rows_dot", "norm_cols_sum",
+            "norm_cols_dot", "norm_chan_sum", "norm_chan_dot"]
 METHODS: dict = {}
 INPLACE: dict = {}
+
+_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long",
+            "int32": "int", "int16": "short", "int8": "signed char", "uint8": "unsigned char",
+            "bool": "bool"}
+
+
+def _const(xp, arr):
+    """An array as a constant of the formula's namespace (a tensor without history)."""
+    return make(arr) if xp.TENSORS else arr
+
+
+class _NormNode(Node):
+    _xhat = None
+    _rstd = None
+
+    def release(self) -> None:
+        super().release()
+        self._xhat = None
+        self._rstd = None
+
+
+# -- linear ------------------------------------------------------------------------------------
+
+
+class LinearAddmmBackward(Node):
+    """``bias + x @ weight.T`` for a matrix ``x``; edges (bias, x, weight)."""
+
+    _name = "AddmmBackward0"
+    _bias_vec = True
+
+    def backward(self, xp, g):
+        x, w = self.saved(xp.TENSORS)
+        nf = self.next_functions
+        gb = gx = gw = None
+        if nf[0][0] is not None:
+            gb = xp.norm_cols_sum(g) if self._bias_vec else g
+        if nf[1][0] is not None:
+            gx = xp.matmul(g, w)
+        if nf[2][0] is not None:
+            gw = xp.matmul(xp.transpose(g, 0, 1), x)
+        return gb, gx, gw
+
+
+class LinearMmBackward(Node):
+    """``x @ weight.T`` for a matrix ``x``; edges (x, weight)."""
+
+    _name = "MmBackward0"
+
+    def backward(self, xp, g):
+        x, w = self.saved(xp.TENSORS)
+        nf = self.next_functions
+        gx = gw = None
+        if nf[0][0] is not None:
+            gx = xp.matmul(g, w)
+        if nf[1][0] is not None:
+            gw = xp.matmul(xp.transpose(g, 0, 1), x)
+        return gx, gw
+
+
+def linear2d(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
+    """``x @ w.T + b`` for a matrix ``x`` and a matrix ``w``: one node."""
+    xd, wd = x._data, w._data
+    if xd.dtype != wd.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{_C_NAMES.get(xd.dtype.name)} != {_C_NAMES.get(wd.dtype.name)}")
+    if xd.shape[1] != wd.shape[1]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({xd.shape[0]}x"
+                           f"{xd.shape[1]} and {wd.shape[1]}x{wd.shape[0]})")
+    out = np.matmul(xd, wd.T)
+    if b is None:
+        if recording(x, w):
+            node = LinearMmBackward()
+            node.save(x if w.requires_grad else None, w if x.requires_grad else None)
+            return record(node, out, x, w)
+        return wrap(out)
+    bd = b._data
+    bias_vec = bd.shape == (out.shape[1],)
+    if not bias_vec:
+        try:
+            ok = np.broadcast_shapes(bd.shape, out.shape) == out.shape
+        except ValueError:
+            ok = False
+        if not ok:
+            from .linalg import _expand_error
+
+            raise RuntimeError(_expand_error(bd.shape, out.shape))
+    if bd.dtype != out.dtype:
+        raise RuntimeError(f"expected scalar type {_C_NAMES.get(out.dtype.name).title()} but "
+                           f"found {_C_NAMES.get(bd.dtype.name).title()}")
+    out += bd
+    if recording(b, x, w):
+        node = LinearAddmmBackward()
+        node.save(x if w.requires_grad else None, w if x.requires_grad else None)
+        if not bias_vec:
+            node._bias_vec = False
+            node._shapes = (bd.shape, None, None)
+        return record(node, out, b, x, w)
+    return wrap(out)
+
+
+# -- reductions the formulas use (array twins run on BLAS: far faster than np.sum) ------------
+
+_ONES: dict = {}
+
+
+def _ones(n: int, dtype) -> np.ndarray:
+    key = (n, dtype)
+    v = _ONES.get(key)
+    if v is None:
+        if len(_ONES) > 256:
+            _ONES.clear()
+        v = _ONES[key] = np.ones(n, dtype)
+        v.flags.writeable = False
+    return v
+
+
+def _np_norm_rows_sum(a):
+    return np.matmul(a, _ones(a.shape[1], a.dtype))[:, None]
+
+
+def _np_norm_rows_dot(a, b):
+    return np.einsum("ij,ij->i", a, b)[:, None]
+
+
+def _np_norm_cols_sum(a):
+    return np.matmul(_ones(a.shape[0], a.dtype), a)
+
+
+def _np_norm_cols_dot(a, b):
+    return np.einsum("ij,ij->j", a, b)
+
+
+def _np_norm_chan_sum(a):
+    return np.einsum("ncl->c", a)[None, :, None]
+
+
+def _np_norm_chan_dot(a, b):
+    return np.einsum("ncl,ncl->c", a, b)[None, :, None]
+
+
+def norm_rows_sum(a):
+    """Sums of the rows of a matrix, as a column (twin of the BLAS-backed array version)."""
+    return a.sum(1, keepdim=True)
+
+
+def norm_rows_dot(a, b):
+    return (a * b).sum(1, keepdim=True)
+
+
+def norm_cols_sum(a):
+    return a.sum(0)
+
+
+def norm_cols_dot(a, b):
+    return (a * b).sum(0)
+
+
+def norm_chan_sum(a):
+    """Sums over dims 0 and 2 of an (N, C, L) tensor, kept as (1, C, 1)."""
+    return a.sum((0, 2), keepdim=True)
+
+
+def norm_chan_dot(a, b):
+    return (a * b).sum((0, 2), keepdim=True)
+
+
+_array.register(norm_rows_sum=_np_norm_rows_sum, norm_rows_dot=_np_norm_rows_dot,
+                norm_cols_sum=_np_norm_cols_sum, norm_cols_dot=_np_norm_cols_dot,
+                norm_chan_sum=_np_norm_chan_sum, norm_chan_dot=_np_norm_chan_dot)
+
+
+# -- row normalisation shared by layer and group norm -----------------------------------------
+
+
+def _rows_forward(x2: np.ndarray, eps: float):
+    """``xhat`` and ``rstd`` (shape (M, 1)) of the rows of a 2-D array."""
+    k = x2.shape[1]
+    if k == 0:
+        return x2.copy(), np.zeros((x2.shape[0], 1), x2.dtype)
+    mean = _np_norm_rows_sum(x2) / k
+    xc = x2 - mean
+    var = _np_norm_rows_dot(xc, xc) / k
+    rstd = 1.0 / np.sqrt(var + eps)
+    rstd = rstd.astype(x2.dtype, copy=False)
+    np.multiply(xc, rstd, out=xc)
+    return xc, rstd
+
+
+def _rows_stats(xp, x2, eps):
+    """The same, recomputed with differentiable ops (for create_graph)."""
+    k = x2.shape[1]
+    xc = x2 - xp.norm_rows_sum(x2) / k
+    rstd = xp.pow(xp.norm_rows_dot(xc, xc) / k + eps, -0.5)
+    return xc * rstd, rstd
+
+
+def _rows_grad(xp, gxh, xhat, rstd):
+    """Gradient of the row normalisation: ``rstd * (gxh - mean(gxh) - xhat * mean(gxh xhat))``."""
+    k = gxh.shape[1]
+    mean_g = xp.norm_rows_sum(gxh) / k
+    mean_gx = xp.norm_rows_dot(gxh, xhat) / k
+    if xp.TENSORS:
+        return rstd * (gxh - mean_g - xhat * mean_gx)
+    # NOTE: the same formula, in place on one temporary (arrays only): fewer passes over memory.
+    out = xhat * mean_gx
+    np.subtract(gxh, out, out=out)
+    out -= mean_g
+    out *= rstd
+    return out
+
+
+# -- layer norm --------------------------------------------------------------------------------
+
+
+class NativeLayerNormBackward0(_NormNode):
+    def backward(self, xp, g):
+        x, w = self.saved(xp.TENSORS)
+        m, k = self._mk
+        g2 = xp.reshape(g, (m, k))
+        if xp.TENSORS:
+            xhat, rstd = _rows_stats(xp, xp.reshape(x, (m, k)), self._eps)
+        else:
+            xhat, rstd = self._xhat, self._rstd
+        nf = self.next_functions
+        gx = gw = gb = None
+        if nf[0][0] is not None:
+            gxh = g2 if w is None else g2 * xp.reshape(w, (k,))
+            gx = xp.reshape(_rows_grad(xp, gxh, xhat, rstd), self._xshape)
+        if nf[1][0] is not None:
+            gw = xp.reshape(xp.norm_cols_dot(g2, xhat), self._wshape)
+        if nf[2][0] is not None:
+            gb = xp.reshape(xp.norm_cols_sum(g2), self._wshape)
+        return gx, gw, gb
+
+
+def native_layer_norm(x: Tensor, normalized_shape: tuple, w, b, eps: float) -> Tensor:
+    """Layer norm over the trailing ``normalized_shape`` dims of ``x``: one node."""
+    xd = x._data
+    if xd.dtype.kind != "f":
+        raise RuntimeError(f"\"LayerNormKernelImpl\" not implemented for "
+                           f"'{_C_NAMES.get(xd.dtype.name, xd.dtype.name).title()}'")
+    k = int(np.prod(normalized_shape)) if normalized_shape else 1
+    m = xd.size // k if k else 0
+    xhat, rstd = _rows_forward(np.ascontiguousarray(xd).reshape(m, k), eps)
+    if w is not None:
+        out = xhat * w._data.reshape(k)
+        if b is not None:
+            out += b._data.reshape(k)
+    elif b is not None:
+        out = xhat + b._data.reshape(k)
+    else:
+        out = xhat.copy()
+    out = out.reshape(xd.shape)
+    if recording(x, w, b):
+        node = NativeLayerNormBackward0()
+        node.save(x, w)
+        node._mk = (m, k)
+        node._eps = eps
+        node._xshape = xd.shape
+        node._wshape = tuple(normalized_shape)
+        node._xhat, node._rstd = xhat, rstd
+        return record(node, out, x, w, b)
+    return wrap(out)
+
+
+# -- batch norm --------------------------------------------------------------------------------
+
+
+class NativeBatchNormBackward0(_NormNode):
+    def backward(self, xp, g):
+        x, w = self.saved(xp.TENSORS)
+        n, c, length = self._ncl
+        cnt = n * length
+        g3 = xp.reshape(g, (n, c, length))
+        training = self._training
+        if xp.TENSORS:
+            x3 = xp.reshape(x, (n, c, length))
+            if training:
+                xc = x3 - xp.norm_chan_sum(x3) / cnt
+                rstd = xp.pow(xp.norm_chan_dot(xc, xc) / cnt + self._eps, -0.5)
+                xhat = xc * rstd
+            else:
+                rstd = make(self._rstd)
+                xhat = (x3 - make(self._mean)) * rstd
+        else:
+            xhat, rstd = self._xhat, self._rstd
+        nf = self.next_functions
+        need_x, need_w, need_b = (nf[0][0] is not None, nf[1][0] is not None,
+                                  nf[2][0] is not None)
+        scale = rstd if w is None else rstd * xp.reshape(w, (1, c, 1))
+        gx = gw = gb = sg = sgx = None
+        if need_b or (need_x and training):
+            sg = xp.norm_chan_sum(g3)
+        if need_w or (need_x and training):
+            sgx = xp.norm_chan_dot(g3, xhat)
+        if need_x:
+            if training and xp.TENSORS:
+                gx = scale * (g3 - sg / cnt - xhat * (sgx / cnt))
+            elif training:
+                # NOTE: the same formula, in place on one temporary (arrays only).
+                gx = xhat * (sgx / cnt)
+                np.subtract(g3, gx, out=gx)
+                gx -= sg / cnt
+                gx *= scale
+            else:
+                gx = g3 * scale
+            gx = xp.reshape(gx, self._xshape)
+        if need_w:
+            gw = xp.reshape(sgx, (c,))
+        if need_b:
+            gb = xp.reshape(sg, (c,))
+        return gx, gw, gb
+
+    def release(self) -> None:
+        super().release()
+        self._mean = None
+
+
+def native_batch_norm(x: Tensor, w, b, running_mean, running_var, training: bool,
+                      momentum: float, eps: float) -> Tensor:
+    """Batch norm of ``x`` (N, C, *) per channel: one node. In training the batch statistics
+    normalise and, when given, the running statistics are updated in place."""
+    xd = x._data
+    n, c = xd.shape[0], xd.shape[1]
+    length = xd.size // (n * c) if n * c else 0
+    x3 = np.ascontiguousarray(xd).reshape(n, c, length)
+    dt = xd.dtype
+    if training:
+        cnt = n * length
+        mean = _np_norm_chan_sum(x3) / cnt
+        xc = x3 - mean
+        var = _np_norm_chan_dot(xc, xc) / cnt
+        rstd = (1.0 / np.sqrt(var + eps)).astype(dt, copy=False)
+        xhat = np.multiply(xc, rstd, out=xc)
+        if running_mean is not None:
+            rm = running_mean._data
+            rm *= 1 - momentum
+            rm += momentum * mean.reshape(c)
+            running_mean._vc[0] += 1
+        if running_var is not None:
+            rv = running_var._data
+            rv *= 1 - momentum
+            rv += (momentum * cnt / max(cnt - 1, 1)) * var.reshape(c)
+            running_var._vc[0] += 1
+    else:
+        mean = running_mean._data.reshape(1, c, 1).astype(dt, copy=False)
+        rstd = (1.0 / np.sqrt(running_var._data.reshape(1, c, 1) + eps)).astype(dt, copy=False)
+        xhat = (x3 - mean) * rstd
+    if w is not None:
+        out = xhat * w._data.reshape(1, c, 1)
+        if b is not None:
+            out += b._data.reshape(1, c, 1)
+    elif b is not None:
+        out = xhat + b._data.reshape(1, c, 1)
+    else:
+        out = xhat.copy()
+    out = out.reshape(xd.shape)
+    if recording(x, w, b):
+        node = NativeBatchNormBackward0()
+        node.save(x, w)
+        node._ncl = (n, c, length)
+        node._eps = eps
+        node._training = training
+        node._xshape = xd.shape
+        node._xhat, node._rstd = xhat, rstd
+        node._mean = None if training else mean
+        return record(node, out, x, w, b)
+    return wrap(out)
+
+
+# -- group norm --------------------------------------------------------------------------------
+
+
+class NativeGroupNormBackward0(_NormNode):
+    def backward(self, xp, g):
+        x, w = self.saved(xp.TENSORS)
+        n, c, length, groups = self._nclg
+        rows = (n * groups, (c // groups) * length)
+        g3 = xp.reshape(g, (n, c, length))
+        if xp.TENSORS:
+            xhat2, rstd = _rows_stats(xp, xp.reshape(x, rows), self._eps)
+        else:
+            xhat2, rstd = self._xhat, self._rstd
+        xhat3 = xp.reshape(xhat2, (n, c, length))
+        nf = self.next_functions
+        gx = gw = gb = None
+        if nf[0][0] is not None:
+            gxh = g3 if w is None else g3 * xp.reshape(w, (1, c, 1))
+            gx = xp.reshape(_rows_grad(xp, xp.reshape(gxh, rows), xhat2, rstd), self._xshape)
+        if nf[1][0] is not None:
+            gw = xp.reshape(xp.norm_chan_dot(g3, xhat3), (c,))
+        if nf[2][0] is not None:
+            gb = xp.reshape(xp.norm_chan_sum(g3), (c,))
+        return gx, gw, gb
+
+
+def native_group_norm(x: Tensor, num_groups: int, w, b, eps: float) -> Tensor:
+    """Group norm of ``x`` (N, C, *) over groups of channels: one node."""
+    xd = x._data
+    n, c = xd.shape[0], xd.shape[1]
+    length = xd.size // (n * c) if n * c else 0
+    rows = (n * num_groups, (c // num_groups) * length)
+    xhat2, rstd = _rows_forward(np.ascontiguousarray(xd).reshape(rows), eps)
+    xhat3 = xhat2.reshape(n, c, length)
+    if w is not None:
+        out = xhat3 * w._data.reshape(1, c, 1)
+        if b is not None:
+            out += b._data.reshape(1, c, 1)
+    elif b is not None:
+        out = xhat3 + b._data.reshape(1, c, 1)
+    else:
+        out = xhat3.copy()
+    out = out.reshape(xd.shape)
+    if recording(x, w, b):
+        node = NativeGroupNormBackward0()
+        node.save(x, w)
+        node._nclg = (n, c, length, num_groups)
+        node._eps = eps
+        node._xshape = xd.shape
+        node._xhat, node._rstd = xhat2, rstd
+        return record(node, out, x, w, b)
+    return wrap(out)
+
+
+# -- embedding ---------------------------------------------------------------------------------
+
+
+def _np_embedding_dense_backward(g, indices, num_weights, padding_idx, scale_grad_by_freq):
+    """The weight gradient of an embedding lookup: rows of ``g`` summed per index."""
+    d = g.shape[-1]
+    flat = indices.reshape(-1)
+    g2 = g.reshape(-1, d)
+    out = np.zeros((num_weights, d), g.dtype)
+    if flat.size == 0:
+        return out
+    order = np.argsort(flat, kind="stable")
+    s = flat[order]
+    starts = np.flatnonzero(np.concatenate(([True], s[1:] != s[:-1])))
+    sums = np.add.reduceat(g2[order], starts, axis=0)
+    if scale_grad_by_freq:
+        counts = np.diff(np.append(starts, s.size))
+        sums /= counts.astype(g.dtype)[:, None]
+    out[s[starts]] = sums
+    if padding_idx is not None and padding_idx >= 0:
+        out[padding_idx] = 0
+    return out
+
+
+def embedding_dense_backward(g, indices, num_weights, padding_idx, scale_grad_by_freq):
+    """The differentiable twin (for create_graph): a scatter of scaled rows of ``g``."""
+    from .indexing import scatter_into
+    from .shape import reshape
+
+    d = g.shape[-1]
+    flat = indices.reshape(-1)
+    g2 = reshape(g, (-1, d))
+    pad = padding_idx is not None and padding_idx >= 0
+    if pad or scale_grad_by_freq:
+        factor = np.ones(flat.size, g._data.dtype)
+        if scale_grad_by_freq:
+            counts = np.bincount(flat, minlength=num_weights)
+            factor = factor / counts[flat].astype(factor.dtype)
+        if pad:
+            factor[flat == padding_idx] = 0
+        g2 = g2 * make(factor[:, None])
+    return scatter_into(g2, flat, (num_weights, d))
+
+
+_array.register(embedding_dense_backward=_np_embedding_dense_backward)
+
+
+class EmbeddingBackward0(Node):
+    def backward(self, xp, g):
+        self.saved(False)  # raises once the graph is freed, as PyTorch (it keeps the indices)
+        return xp.embedding_dense_backward(g, self._indices, self._num, self._pad, self._scale)
+
+
+def embedding(indices: np.ndarray, weight: Tensor, padding_idx, scale_grad_by_freq) -> Tensor:
+    """Rows of ``weight`` at ``indices`` (an integer array): one node."""
+    wd = weight._data
+    if indices.size and (indices.min() < 0 or indices.max() >= wd.shape[0]):
+        raise IndexError("index out of range in self")
+    out = wd.take(indices, axis=0)
+    if recording(weight):
+        node = EmbeddingBackward0()
+        node.save()
+        node._indices = indices
+        node._num = wd.shape[0]
+        node._pad = padding_idx
+        node._scale = scale_grad_by_freq
+        return record(node, out, weight)
+    return wrap(out)

@@ -1,4 +1,4 @@
-"""``Linear`` (``y = x @ W.T + b``) and ``Identity``."""
+"""``Linear`` (``y = x @ W.T + b``), ``Bilinear`` and ``Identity``."""
 
 from __future__ import annotations
 
@@ -8,10 +8,12 @@ import retrograd as torch
 from retrograd import Tensor
 
 from .. import init
+from ..functional.misc import bilinear as _bilinear
+from ..functional.misc import linear as _linear
 from ..module import Module
 from ..parameter import Parameter
 
-__all__ = ["Identity", "Linear"]
+__all__ = ["Identity", "Linear", "Bilinear"]
 
 
 class Identity(Module):
@@ -66,11 +68,52 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        out = input.matmul(self.weight.t())
-        if self.bias is not None:
-            out = out + self.bias
-        return out
+        return _linear(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
+
+
+class Bilinear(Module):
+    """Applies ``x1^T A x2 + b`` with ``weight`` of shape (out, in1, in2).
+
+    Weight and bias start as ``U(-1/sqrt(in1), 1/sqrt(in1))``, as in PyTorch.
+
+    >>> import retrograd as torch
+    >>> m = torch.nn.Bilinear(2, 3, 4)
+    >>> m
+    Bilinear(in1_features=2, in2_features=3, out_features=4, bias=True)
+    >>> m(torch.ones(5, 2), torch.ones(5, 3)).shape
+    retrograd.Size([5, 4])
+    """
+
+    def __init__(self, in1_features: int, in2_features: int, out_features: int,
+                 bias: bool = True, device=None, dtype=None) -> None:
+        super().__init__()
+        if device is not None:
+            torch.device(device)
+        self.in1_features = in1_features
+        self.in2_features = in2_features
+        self.out_features = out_features
+        self.weight = Parameter(torch.empty((out_features, in1_features, in2_features),
+                                            dtype=dtype))
+        if bias:
+            self.bias = Parameter(torch.empty(out_features, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Re-draw weight and bias from ``U(-1/sqrt(in1), 1/sqrt(in1))``."""
+        bound = 1 / math.sqrt(self.weight.shape[1])
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1: Tensor, input2: Tensor) -> Tensor:
+        return _bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")
