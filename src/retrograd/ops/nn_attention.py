@@ -1,8 +1,298 @@
-"""Primitive ops behind nn.functional (attention): the ones numerical stability or speed ask for."""
+"""Primitive ops behind nn.functional (attention): the ones numerical stability or speed ask for.
+
+``sdpa`` is scaled dot-product attention as one node. NOTE: a primitive because the composite
+(matmul, mask, softmax, dropout, matmul) costs six nodes and keeps three ``(..., L, S)``
+temporaries alive; the fused backward reuses the saved probabilities and needs only the five
+matmuls of the textbook formula. Its softmax subtracts the row maximum (stable at extreme logits)
+and gives fully masked rows zero weight, as PyTorch's CPU kernel does. Under
+``create_graph=True`` the probabilities are recomputed from the saved inputs with differentiable
+ops, so every order of derivative is available.
+
+``lstm_layer`` (one LSTM layer and direction over all timesteps) lives here too, as the family
+of ops behind ``nn.LSTM``: see its NOTE.
+"""
 
 from __future__ import annotations
+
+import numpy as np
+
+from .._tensor import Tensor, edge, make
+from ..autograd.graph import Node
+from ._core import record, recording, wrap
 
 __all__: list = []
 XP: list = []
 METHODS: dict = {}
 INPLACE: dict = {}
+
+_NEG_INF = -np.inf
+
+
+def _softmax_rows(s: np.ndarray) -> np.ndarray:
+    """Softmax over the last axis in place of ``s``; rows that are all ``-inf`` become zeros."""
+    m = s.max(axis=-1, keepdims=True)
+    if not np.isfinite(m).all():
+        m = np.where(np.isfinite(m), m, 0.0).astype(s.dtype, copy=False)
+    np.subtract(s, m, out=s)
+    np.exp(s, out=s)
+    d = s.sum(axis=-1, keepdims=True)
+    if not d.all():
+        d[d == 0] = 1
+    np.divide(s, d, out=s)
+    return s
+
+
+def _repeat_heads(x, groups: int, tensors: bool):
+    """GQA: repeat each key/value head ``groups`` times along dim -3 (repeat_interleave)."""
+    if groups == 1:
+        return x
+    if tensors:
+        return x.repeat_interleave(groups, dim=-3)
+    return np.repeat(x, groups, axis=-3)
+
+
+def _unrepeat_heads(g, groups: int, shape: tuple, xp):
+    """The backward of ``_repeat_heads``: sum each group of repeated heads."""
+    if groups != 1:
+        gs = g.shape
+        g = xp.sum(xp.reshape(g, tuple(gs[:-3]) + (gs[-3] // groups, groups) + tuple(gs[-2:])),
+                   -3)
+    return xp.sum_to(g, tuple(shape))
+
+
+class SdpaBackward(Node):
+    _name = "ScaledDotProductFlashAttentionForCpuBackward0"
+
+    def backward(self, xp, g):
+        q, k, v, fmask = self.saved(xp.TENSORS)
+        scale, groups, allowed, keep = self._scale, self._groups, self._allowed, self._keep
+        tensors = xp.TENSORS
+        kr = _repeat_heads(k, groups, tensors)
+        vr = _repeat_heads(v, groups, tensors)
+        if tensors:
+            p = _probs_tensor(q, kr, fmask, allowed, scale)
+        else:
+            p = self._p
+        pd = p if keep is None else p * keep
+        need_q, need_k, need_v, need_m = (fn is not None for fn, _ in self.next_functions)
+        gq = gk = gv = gm = None
+        if need_v:
+            gv = _unrepeat_heads(xp.matmul(xp.transpose(pd, -1, -2), g), groups, v.shape, xp)
+        if need_q or need_k or need_m:
+            gp = xp.matmul(g, xp.transpose(vr, -1, -2))
+            if keep is not None:
+                gp = gp * keep
+            gs = p * (gp - xp.sum(gp * p, -1, True))
+            if need_m:
+                gm = xp.sum_to(gs, tuple(fmask.shape))
+            if need_q:
+                gq = xp.sum_to(xp.matmul(gs, kr) * scale, tuple(q.shape))
+            if need_k:
+                gk = _unrepeat_heads(xp.matmul(xp.transpose(gs, -1, -2), q) * scale, groups,
+                                     k.shape, xp)
+        return gq, gk, gv, gm
+
+
+def _probs_tensor(q: Tensor, k: Tensor, fmask, allowed, scale: float) -> Tensor:
+    """Attention probabilities with differentiable ops (for ``create_graph=True``)."""
+    from .. import ops
+
+    s = ops.matmul(q, ops.transpose(k, -1, -2)) * scale
+    if fmask is not None:
+        s = s + fmask
+    if allowed is not None:
+        s = ops.masked_fill(s, wrap(~allowed), float("-inf"))
+    m = ops.amax(s, -1, True).detach()
+    m = ops.masked_fill(m, ops.isinf(m), 0.0)
+    e = ops.exp(s - m)
+    d = ops.sum(e, -1, True)
+    d = ops.masked_fill(d, d == 0, 1.0)
+    return e / d
+
+
+def sdpa(query: Tensor, key: Tensor, value: Tensor, fmask, allowed, scale: float,
+         dropout_p: float, groups: int, keep_fn, name: str | None = None) -> Tensor:
+    """Scaled dot-product attention as one node.
+
+    ``fmask``: a float tensor added to the scores (or None); ``allowed``: a boolean array, False
+    where attention is forbidden (or None); ``groups``: query heads per key/value head (GQA);
+    ``keep_fn(shape, dtype)``: the dropout keep-mask already divided by ``1 - p`` (called only
+    when ``dropout_p > 0``).
+    """
+    qd, kd, vd = query._data, key._data, value._data
+    kr = _repeat_heads(kd, groups, False)
+    vr = _repeat_heads(vd, groups, False)
+    s = np.matmul(qd, np.swapaxes(kr, -1, -2))
+    s *= s.dtype.type(scale)
+    if fmask is not None:
+        s = s + fmask._data.astype(s.dtype, copy=False)
+    if allowed is not None:
+        if s.shape == np.broadcast_shapes(s.shape, allowed.shape):
+            np.copyto(s, s.dtype.type(_NEG_INF), where=~allowed)
+        else:
+            s = np.where(allowed, s, s.dtype.type(_NEG_INF))
+    p = _softmax_rows(s)
+    keep = None
+    pd = p
+    if dropout_p > 0:
+        keep = keep_fn(p.shape, p.dtype)
+        pd = p * keep
+    out = np.matmul(pd, vr)
+    inputs = (query, key, value, fmask)
+    if not recording(*inputs):
+        return wrap(out)
+    node = SdpaBackward()
+    if name is not None:
+        node._name = name
+    node.save(*inputs)
+    node._p, node._keep, node._allowed = p, keep, allowed
+    node._scale, node._groups = scale, groups
+    return record(node, out, *inputs)
+
+
+
+# -- recurrent: one LSTM layer as one node ------------------------------------------------------
+
+
+def _sigmoid_(x: np.ndarray) -> np.ndarray:
+    """Logistic sigmoid in place, stable for large inputs of either sign (via tanh)."""
+    x *= 0.5
+    np.tanh(x, out=x)
+    x += 1.0
+    x *= 0.5
+    return x
+
+
+class LstmLayerBackward(Node):
+    """Backpropagation through time for ``lstm_layer``.
+
+    First order runs the recurrence on arrays and forms ``dW_hh`` with one matmul over all
+    steps. Under ``create_graph=True`` it replays the layer with differentiable ops (``replay``)
+    and differentiates that, so higher orders are exact too.
+    """
+
+    _materialize = False
+    _n_out = 3
+
+    def backward(self, xp, g_out, g_hn, g_cn):
+        if xp.TENSORS:
+            return self._backward_recorded(g_out, g_hn, g_cn)
+        xproj, h0, c0, w_hh = self.saved(False)
+        acts, hs, cs, tcs = self._acts, self._hs, self._cs, self._tcs
+        T, N, G = acts.shape
+        H = G // 4
+        dt = acts.dtype
+        one = dt.type(1)
+        # Derivatives of the activations, for all steps at once: s' = s(1 - s), tanh' = 1 - t².
+        dfac = acts * (one - acts)
+        gsl = acts[:, :, 2 * H:3 * H]
+        dfac[:, :, 2 * H:3 * H] = one - gsl * gsl
+        o_dtc = acts[:, :, 3 * H:] * (one - tcs * tcs)
+        dh = np.zeros((N, H), dt) if g_hn is None else np.array(g_hn, dtype=dt)
+        dc = np.zeros((N, H), dt) if g_cn is None else np.array(g_cn, dtype=dt)
+        dgates = np.empty_like(acts)
+        rev = self._reverse
+        for s in range(T - 1, -1, -1):
+            if g_out is not None:
+                dh += g_out[T - 1 - s if rev else s]
+            a = acts[s]
+            d = dgates[s]
+            dc += dh * o_dtc[s]
+            np.multiply(dc, a[:, 2 * H:3 * H], out=d[:, :H])      # through i
+            np.multiply(dc, cs[s], out=d[:, H:2 * H])              # through f
+            np.multiply(dc, a[:, :H], out=d[:, 2 * H:3 * H])       # through g
+            np.multiply(dh, tcs[s], out=d[:, 3 * H:])              # through o
+            d *= dfac[s]
+            dc *= a[:, H:2 * H]
+            dh = np.matmul(d, w_hh)
+        need = [fn is not None for fn, _ in self.next_functions]
+        gx = None
+        if need[0]:
+            gx = dgates[::-1] if rev else dgates
+        gw = None
+        if need[3]:
+            gw = np.matmul(dgates.reshape(T * N, G).T, hs[:T].reshape(T * N, H))
+        return gx, (dh if need[1] else None), (dc if need[2] else None), gw
+
+    def _backward_recorded(self, g_out, g_hn, g_cn):
+        from ..autograd import grad as _grad
+        from ..autograd.grad_mode import enable_grad
+
+        xproj, h0, c0, w_hh = self.saved(True)
+        inputs = (xproj, h0, c0, w_hh)
+        with enable_grad():
+            out, hn, cn = lstm_replay(xproj, h0, c0, w_hh, self._reverse)
+            outs, gs = [], []
+            for y, gy in ((out, g_out), (hn, g_hn), (cn, g_cn)):
+                if gy is not None:
+                    outs.append(y)
+                    gs.append(gy)
+            wanted = [t for t, (fn, _) in zip(inputs, self.next_functions) if fn is not None]
+            got = _grad(outs, wanted, gs, create_graph=True, allow_unused=True)
+        it = iter(got)
+        return tuple(next(it) if fn is not None else None for fn, _ in self.next_functions)
+
+
+def lstm_replay(xproj: Tensor, h0: Tensor, c0: Tensor, w_hh: Tensor, reverse: bool) -> tuple:
+    """``lstm_layer`` with differentiable ops (the reference the fused node reproduces)."""
+    from .. import ops
+
+    T = xproj.shape[0]
+    H = w_hh.shape[1]
+    w_t = ops.transpose(w_hh, 0, 1)
+    h, c = h0, c0
+    outs = [None] * T
+    for t in (range(T - 1, -1, -1) if reverse else range(T)):
+        gates = ops.addmm(ops.select(xproj, 0, t), h, w_t)
+        i, f, _, o = ops.chunk(ops.sigmoid(gates), 4, 1)
+        g = ops.tanh(gates[:, 2 * H:3 * H])
+        c = f * c + i * g
+        h = o * ops.tanh(c)
+        outs[t] = h
+    return ops.stack(outs, 0), h, c
+
+
+def lstm_layer(xproj: Tensor, h0: Tensor, c0: Tensor, w_hh: Tensor, reverse: bool) -> tuple:
+    """One LSTM layer and direction over all timesteps as one node.
+
+    ``xproj`` is ``(T, N, 4H)``: the input projection of every step with both biases (gates i,
+    f, g, o). Returns ``(output (T, N, H), h_n, c_n)``. NOTE: a primitive for speed: the
+    composite costs about ten nodes a step; this runs the recurrence on arrays and forms the
+    recurrent weight's gradient with a single matmul over all steps.
+    """
+    xd, hd, cd, wd = xproj._data, h0._data, c0._data, w_hh._data
+    T, N, G = xd.shape
+    H = G // 4
+    dt = xd.dtype
+    acts = np.empty((T, N, G), dt)
+    hs = np.empty((T + 1, N, H), dt)
+    cs = np.empty((T + 1, N, H), dt)
+    tcs = np.empty((T, N, H), dt)
+    hs[0] = hd
+    cs[0] = cd
+    w_t = np.ascontiguousarray(wd.T)
+    H2, H3 = 2 * H, 3 * H
+    for s in range(T):
+        a = acts[s]
+        np.matmul(hs[s], w_t, out=a)
+        a += xd[T - 1 - s if reverse else s]
+        g = np.tanh(a[:, H2:H3])
+        _sigmoid_(a)
+        a[:, H2:H3] = g
+        c = cs[s + 1]
+        np.multiply(a[:, H:H2], cs[s], out=c)
+        c += a[:, :H] * g
+        tc = tcs[s]
+        np.tanh(c, out=tc)
+        np.multiply(a[:, H3:], tc, out=hs[s + 1])
+    out = hs[:0:-1].copy() if reverse else hs[1:].copy()
+    h_n = hs[T].copy()
+    c_n = cs[T].copy()
+    inputs = (xproj, h0, c0, w_hh)
+    if not recording(*inputs):
+        return wrap(out), wrap(h_n), wrap(c_n)
+    node = LstmLayerBackward()
+    node.save(*inputs)
+    node._acts, node._hs, node._cs, node._tcs, node._reverse = acts, hs, cs, tcs, reverse
+    node.next_functions = tuple(edge(t) for t in inputs)
+    return make(out, node, 0), make(h_n, node, 1), make(c_n, node, 2)

@@ -1,0 +1,327 @@
+"""RNN, LSTM, GRU and their cells against PyTorch: values, gradients, reprs, init and errors."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import retrograd as rt
+from retrograd.autograd import gradcheck, gradgradcheck
+from retrograd.ops import nn_attention
+
+TOL = {"float32": dict(rtol=1e-4, atol=1e-5), "float64": dict(rtol=1e-9, atol=1e-11)}
+
+
+def _torch():
+    return pytest.importorskip("torch")
+
+
+def _rt_dtype(name: str):
+    return getattr(rt, name)
+
+
+def _copy(tm, rm, dtype: str):
+    torch = _torch()
+    tm.to(getattr(torch, dtype))
+    rm.to(_rt_dtype(dtype))
+    rm.load_state_dict({k: rt.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+
+
+def _flat(o):
+    if isinstance(o, (tuple, list)):
+        return [y for z in o for y in _flat(z)]
+    return [o]
+
+
+def _leaf_pair(arr):
+    torch = _torch()
+    t = torch.tensor(arr, requires_grad=True)
+    return t, rt.tensor(arr, requires_grad=True)
+
+
+def _compare(tm, rm, x: np.ndarray, hx=None, dtype: str = "float64"):
+    """Run both modules on the same input (and state), compare outputs and every gradient."""
+    _copy(tm, rm, dtype)
+    tol = TOL[dtype]
+    xt, xr = _leaf_pair(x.astype(dtype))
+    targs, rargs = [xt], [xr]
+    hts, hrs = [], []
+    if hx is not None:
+        if isinstance(hx, tuple):
+            pairs = [_leaf_pair(h.astype(dtype)) for h in hx]
+            targs.append(tuple(p[0] for p in pairs))
+            rargs.append(tuple(p[1] for p in pairs))
+            hts, hrs = [p[0] for p in pairs], [p[1] for p in pairs]
+        else:
+            ht, hr = _leaf_pair(hx.astype(dtype))
+            targs.append(ht)
+            rargs.append(hr)
+            hts, hrs = [ht], [hr]
+    ot, orr = _flat(tm(*targs)), _flat(rm(*rargs))
+    assert len(ot) == len(orr)
+    for a, b in zip(ot, orr):
+        assert tuple(a.shape) == tuple(b.shape)
+        assert str(b.dtype).split(".")[-1] == dtype
+        np.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(), **tol)
+    # A loss touching every output with distinct weights.
+    st = sum((a * a).sum() * (i + 1) for i, a in enumerate(ot))
+    sr = sum((a * a).sum() * (i + 1) for i, a in enumerate(orr))
+    st.backward()
+    sr.backward()
+    for (n1, p1), (n2, p2) in zip(tm.named_parameters(), rm.named_parameters()):
+        assert n1 == n2
+        np.testing.assert_allclose(p2.grad.numpy(), p1.grad.numpy(), err_msg=n1, **tol)
+    for a, b in zip([xt] + hts, [xr] + hrs):
+        np.testing.assert_allclose(b.grad.numpy(), a.grad.numpy(), **tol)
+
+
+CONFIGS = [
+    {},
+    dict(num_layers=2, bidirectional=True),
+    dict(batch_first=True, num_layers=3),
+    dict(bias=False, bidirectional=True),
+    dict(batch_first=True, bidirectional=True, num_layers=2),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("kw", CONFIGS, ids=lambda k: ",".join(f"{a}={b}" for a, b in k.items())
+                         or "default")
+@pytest.mark.parametrize("mode", ["RNN", "LSTM", "GRU"])
+def test_layers_match_torch(mode, kw, dtype):
+    torch = _torch()
+    torch.manual_seed(0)
+    tm = getattr(torch.nn, mode)(3, 5, **kw)
+    rm = getattr(rt.nn, mode)(3, 5, **kw)
+    rng = np.random.default_rng(1)
+    shape = (2, 6, 3) if kw.get("batch_first") else (6, 2, 3)
+    _compare(tm, rm, rng.standard_normal(shape), dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_rnn_relu_and_initial_state(dtype):
+    torch = _torch()
+    torch.manual_seed(0)
+    kw = dict(nonlinearity="relu", num_layers=2, bidirectional=True)
+    rng = np.random.default_rng(2)
+    _compare(torch.nn.RNN(3, 4, **kw), rt.nn.RNN(3, 4, **kw), rng.standard_normal((5, 2, 3)),
+             rng.standard_normal((4, 2, 4)), dtype)
+
+
+@pytest.mark.parametrize("mode", ["RNN", "LSTM", "GRU"])
+def test_initial_states(mode):
+    torch = _torch()
+    torch.manual_seed(0)
+    kw = dict(num_layers=2, bidirectional=True, batch_first=True)
+    rng = np.random.default_rng(3)
+    h = rng.standard_normal((4, 3, 5))
+    hx = (h, rng.standard_normal((4, 3, 5))) if mode == "LSTM" else h
+    _compare(getattr(torch.nn, mode)(2, 5, **kw), getattr(rt.nn, mode)(2, 5, **kw),
+             rng.standard_normal((3, 4, 2)), hx)
+
+
+@pytest.mark.parametrize("mode", ["RNN", "LSTM", "GRU"])
+def test_unbatched(mode):
+    torch = _torch()
+    torch.manual_seed(0)
+    rng = np.random.default_rng(4)
+    kw = dict(num_layers=2)
+    _compare(getattr(torch.nn, mode)(3, 4, **kw), getattr(rt.nn, mode)(3, 4, **kw),
+             rng.standard_normal((5, 3)))
+    h = rng.standard_normal((2, 4))
+    hx = (h, rng.standard_normal((2, 4))) if mode == "LSTM" else h
+    _compare(getattr(torch.nn, mode)(3, 4, **kw), getattr(rt.nn, mode)(3, 4, **kw),
+             rng.standard_normal((5, 3)), hx)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_lstm_projection(dtype):
+    torch = _torch()
+    torch.manual_seed(0)
+    kw = dict(num_layers=2, bidirectional=True, proj_size=2)
+    rng = np.random.default_rng(5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _compare(torch.nn.LSTM(3, 4, **kw), rt.nn.LSTM(3, 4, **kw),
+                 rng.standard_normal((5, 2, 3)), dtype=dtype)
+
+
+def test_dropout_between_layers_eval_and_train():
+    torch = _torch()
+    torch.manual_seed(0)
+    kw = dict(num_layers=3, dropout=0.5)
+    tm, rm = torch.nn.LSTM(3, 4, **kw).eval(), rt.nn.LSTM(3, 4, **kw).eval()
+    _compare(tm, rm, np.random.default_rng(6).standard_normal((5, 2, 3)))
+    rm.train()
+    x = rt.randn(5, 2, 3, dtype=rt.float64)
+    a, b = rm(x)[0], rm(x)[0]
+    assert not np.allclose(a.detach().numpy(), b.detach().numpy())
+    rm.eval()
+    np.testing.assert_array_equal(rm(x)[0].detach().numpy(), rm(x)[0].detach().numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("cell", ["RNNCell", "LSTMCell", "GRUCell"])
+def test_cells_match_torch(cell, dtype):
+    torch = _torch()
+    torch.manual_seed(0)
+    rng = np.random.default_rng(7)
+    for kw in ({}, dict(bias=False)):
+        h = rng.standard_normal((2, 4))
+        hx = (h, rng.standard_normal((2, 4))) if cell == "LSTMCell" else h
+        _compare(getattr(torch.nn, cell)(3, 4, **kw), getattr(rt.nn, cell)(3, 4, **kw),
+                 rng.standard_normal((2, 3)), hx, dtype)
+        _compare(getattr(torch.nn, cell)(3, 4, **kw), getattr(rt.nn, cell)(3, 4, **kw),
+                 rng.standard_normal((2, 3)), None, dtype)
+        _compare(getattr(torch.nn, cell)(3, 4, **kw), getattr(rt.nn, cell)(3, 4, **kw),
+                 rng.standard_normal(3), None, dtype)
+    _compare(torch.nn.RNNCell(3, 4, nonlinearity="relu"),
+             rt.nn.RNNCell(3, 4, nonlinearity="relu"), rng.standard_normal((2, 3)), None, dtype)
+
+
+REPRS = [
+    ("RNN", (3, 4), {}), ("RNN", (3, 4), dict(nonlinearity="relu", num_layers=2)),
+    ("RNN", (3, 4), dict(bias=False, batch_first=True, dropout=0.5, num_layers=2)),
+    ("LSTM", (3, 4), dict(bidirectional=True, num_layers=2)),
+    ("LSTM", (3, 4), dict(proj_size=2)), ("GRU", (3, 4), dict(bias=False, bidirectional=True)),
+    ("RNNCell", (3, 4), dict(nonlinearity="relu")), ("LSTMCell", (3, 4), {}),
+    ("GRUCell", (3, 4), dict(bias=False)),
+]
+
+
+@pytest.mark.parametrize("name,args,kw", REPRS)
+def test_repr_and_state_dict_keys(name, args, kw):
+    torch = _torch()
+    tm = getattr(torch.nn, name)(*args, **kw)
+    rm = getattr(rt.nn, name)(*args, **kw)
+    assert repr(rm) == repr(tm)
+    assert list(rm.state_dict()) == list(tm.state_dict())
+    for (n1, p1), (n2, p2) in zip(tm.named_parameters(), rm.named_parameters()):
+        assert n1 == n2 and tuple(p1.shape) == tuple(p2.shape)
+
+
+@pytest.mark.parametrize("cls", [rt.nn.LSTM, rt.nn.GRU, rt.nn.RNN, rt.nn.LSTMCell])
+def test_default_init_bounds(cls):
+    rt.manual_seed(0)
+    m = cls(20, 64)
+    bound = 1 / math.sqrt(64)
+    vals = np.concatenate([p.detach().numpy().ravel() for p in m.parameters()])
+    assert vals.min() >= -bound and vals.max() <= bound
+    assert abs(vals.std() - bound / math.sqrt(3)) < 0.05 * bound
+    assert abs(vals.mean()) < 0.05 * bound
+
+
+def test_dtype_kwarg_and_all_weights():
+    m = rt.nn.LSTM(3, 4, num_layers=2, bidirectional=True, dtype=rt.float64)
+    assert all(p.dtype == rt.float64 for p in m.parameters())
+    assert len(m.all_weights) == 4 and len(m.all_weights[0]) == 4
+    m.flatten_parameters()
+    out, (h, c) = m(rt.ones(2, 3, dtype=rt.float64))
+    assert out.shape == (2, 8) and h.shape == (4, 4) and c.shape == (4, 4)
+
+
+ERRORS = [
+    (lambda nn: nn.RNN(3, 4, dropout=1.5), None),
+    (lambda nn: nn.RNN(3, 0), None),
+    (lambda nn: nn.RNN(3, 4.0), None),
+    (lambda nn: nn.RNN(3, 4, num_layers=0), None),
+    (lambda nn: nn.RNN(3, 4, nonlinearity="gelu"), None),
+    (lambda nn: nn.LSTM(3, 4, proj_size=4), None),
+    (lambda nn: nn.LSTM(3, 4, proj_size=-1), None),
+    (lambda nn: nn.GRU(3, 4, proj_size=2), None),
+    (lambda nn: nn.LSTM(3, 4), lambda m, T: m(T.randn(5, 2, 4))),
+    (lambda nn: nn.LSTM(3, 4), lambda m, T: m(T.randn(5, 2, 3, 1))),
+    (lambda nn: nn.LSTM(3, 4), lambda m, T: m(T.randn(5, 2, 3), (T.randn(1, 3, 4),
+                                                                 T.randn(1, 2, 4)))),
+    (lambda nn: nn.LSTM(3, 4), lambda m, T: m(T.randn(5, 2, 3), (T.randn(1, 2, 4),
+                                                                 T.randn(1, 3, 4)))),
+    (lambda nn: nn.LSTM(3, 4), lambda m, T: m(T.randn(5, 2, 3), (T.randn(2, 4),
+                                                                 T.randn(2, 4)))),
+    (lambda nn: nn.LSTM(3, 4), lambda m, T: m(T.randn(5, 3), (T.randn(1, 1, 4),
+                                                              T.randn(1, 1, 4)))),
+    (lambda nn: nn.GRU(3, 4), lambda m, T: m(T.randn(5, 2, 3), T.randn(1, 3, 4))),
+    (lambda nn: nn.GRU(3, 4), lambda m, T: m(T.randn(5, 2, 3), T.randn(2, 4))),
+    (lambda nn: nn.GRU(3, 4), lambda m, T: m(T.randn(5, 3), T.randn(1, 1, 4))),
+    (lambda nn: nn.GRU(3, 4), lambda m, T: m(T.randn(5, 2, 3, 3))),
+    (lambda nn: nn.RNN(3, 4), lambda m, T: m(T.randn(5, 2, 3, 3))),
+    (lambda nn: nn.LSTMCell(3, 4), lambda m, T: m(T.randn(5, 2, 3))),
+    (lambda nn: nn.LSTMCell(3, 4), lambda m, T: m(T.randn(2, 4))),
+    (lambda nn: nn.LSTMCell(3, 4), lambda m, T: m(T.randn(2, 3), (T.randn(3, 4),
+                                                                  T.randn(2, 4)))),
+    (lambda nn: nn.GRUCell(3, 4), lambda m, T: m(T.randn(5, 2, 3))),
+    (lambda nn: nn.RNNCell(3, 4), lambda m, T: m(T.randn(2, 3), T.randn(3, 4))),
+]
+
+
+@pytest.mark.parametrize("make,call", ERRORS)
+def test_errors_match_torch(make, call):
+    torch = _torch()
+
+    def outcome(lib):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                m = make(lib.nn)
+                if call is not None:
+                    call(m, lib)
+        except Exception as e:  # noqa: BLE001
+            return type(e).__name__, str(e).replace("torch.", "").replace("retrograd.", "")
+        return None
+
+    expected = outcome(torch)
+    assert expected is not None
+    assert outcome(rt) == expected
+
+
+def test_dropout_warning_single_layer():
+    with pytest.warns(UserWarning, match="non-zero dropout expects num_layers greater than 1"):
+        rt.nn.GRU(3, 4, dropout=0.2)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_fused_lstm_layer_gradcheck(reverse):
+    rt.manual_seed(0)
+    args = [rt.randn(*s, dtype=rt.float64, requires_grad=True)
+            for s in ((3, 2, 8), (2, 2), (2, 2), (8, 2))]
+
+    def f(*a):
+        return nn_attention.lstm_layer(*a, reverse)
+
+    assert gradcheck(f, args)
+    assert gradgradcheck(f, args)
+
+
+@pytest.mark.parametrize("mode", ["RNN", "LSTM", "GRU"])
+def test_module_gradgradcheck(mode):
+    rt.manual_seed(0)
+    m = getattr(rt.nn, mode)(2, 2, num_layers=2, bidirectional=True).double()
+    x = rt.randn(3, 1, 2, dtype=rt.float64, requires_grad=True)
+    h = rt.randn(4, 1, 2, dtype=rt.float64, requires_grad=True)
+
+    def f(x, h):
+        hx = (h, h * 0.5) if mode == "LSTM" else h
+        out, hn = m(x, hx)
+        return out, (hn[0] if mode == "LSTM" else hn)
+
+    assert gradcheck(f, (x, h))
+    assert gradgradcheck(f, (x, h))
+
+
+def test_lstm_double_backward_matches_torch():
+    torch = _torch()
+    torch.manual_seed(0)
+    tm, rm = torch.nn.LSTM(3, 4), rt.nn.LSTM(3, 4)
+    _copy(tm, rm, "float64")
+    x = np.random.default_rng(8).standard_normal((4, 2, 3))
+    xt, xr = _leaf_pair(x)
+    (gt,) = torch.autograd.grad(tm(xt)[0].pow(2).sum(), xt, create_graph=True)
+    (gr,) = rt.autograd.grad(rm(xr)[0].pow(2).sum(), xr, create_graph=True)
+    np.testing.assert_allclose(gr.detach().numpy(), gt.detach().numpy(), rtol=1e-9, atol=1e-12)
+    gt.pow(2).sum().backward()
+    gr.pow(2).sum().backward()
+    np.testing.assert_allclose(xr.grad.numpy(), xt.grad.numpy(), rtol=1e-8, atol=1e-11)
+    for p1, p2 in zip(tm.parameters(), rm.parameters()):
+        np.testing.assert_allclose(p2.grad.numpy(), p1.grad.numpy(), rtol=1e-8, atol=1e-11)
