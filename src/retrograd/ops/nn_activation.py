@@ -1,8 +1,865 @@
-"""Primitive ops behind nn.functional (activation): where stability or speed ask for one."""
+"""Primitive ops behind nn.functional (activation and loss): where stability or speed ask for one.
+
+Each op is a Backward node (its formula written in ``xp``, so it runs on arrays for a plain
+backward and on tensors for higher orders) next to the function computing its forward. The
+public wrappers, with PyTorch's argument checks, live in ``nn.functional.activation`` and
+``nn.functional.loss``.
+
+# NOTE: these are primitives rather than composites for three reasons: numerical stability
+# (softmax, log_softmax, softplus, logsigmoid, the BCE losses never overflow), speed (one
+# NumPy pass per forward and backward instead of a chain of nodes, which matters for the
+# training benchmarks' cross_entropy and activations), and PyTorch's grad_fn names
+# (SoftmaxBackward0, NllLossBackward0, GeluBackward0, MseLossBackward0, ...).
+"""
 
 from __future__ import annotations
 
-__all__: list = []
-XP: list = []
-METHODS: dict = {}
+import math
+
+import numpy as np
+
+from .._tensor import Tensor, make
+from ..autograd.grad_mode import state
+from ..autograd.graph import Node
+from . import _array
+from ._core import operands, record, wrap_dim
+from .pointwise import _sigmoid
+from .special import _erf
+
+_LEGACY = {
+    "float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+    "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+}
+
+
+def legacy(dtype) -> str:
+    """PyTorch's scalar-type name of a NumPy dtype ('Float', 'Long', ...)."""
+    return _LEGACY.get(np.dtype(dtype).name, str(dtype))
+
+
+def _wants_grad(x: Tensor) -> bool:
+    return state.grad_enabled and (x._rg or (x._view is not None and x.requires_grad))
+
+
+def _float_input(x: Tensor, kernel: str) -> np.ndarray:
+    a = x._data
+    if a.dtype.kind != "f":
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{legacy(a.dtype)}\'')
+    return a
+
+
+# -- array twins of the helpers formulas call --------------------------------------------------
+
+
+def _softplus_array(x, beta=1.0, threshold=20.0):
+    bx = x * beta if beta != 1 else x
+    # log1p(exp(bx)) without overflow: max(bx, 0) + log1p(exp(-|bx|)).
+    sp = np.maximum(bx, 0) + np.log1p(np.exp(-np.abs(bx)))
+    if beta != 1:
+        sp = sp / beta
+    return np.where(bx > threshold, x, sp).astype(x.dtype, copy=False)
+
+
+# -- unary activations -------------------------------------------------------------------------
+
+
+def _unary(cls, fwd, x: Tensor, kernel: str, save_output: bool = False, **attrs) -> Tensor:
+    """Forward of a float activation; attaches ``cls`` when recording, saving the input (or
+    the output, for the variants in-place ops use)."""
+    a = _float_input(x, kernel)
+    out = fwd(a)
+    if out.__class__ is not np.ndarray:
+        out = np.asarray(out)
+    if _wants_grad(x):
+        node = cls()
+        for k, v in attrs.items():
+            setattr(node, k, v)
+        if not save_output:
+            node.save(x)
+        r = record(node, out, x)
+        if save_output:
+            node.save_output(r)
+        return r
+    return make(out)
+
+
+class EluBackward0(Node):
+    """elu and selu: ``scale * (x if x > 0 else alpha * (exp(x * input_scale) - 1))``."""
+
+    def backward(self, xp, g):
+        (x,) = self.saved(xp.TENSORS)
+        s, a, i = self._scale, self._alpha, self._input_scale
+        neg = xp.exp(xp.where(x > 0, 0.0, x) * i)  # no overflow in the branch not taken
+        return xp.where(x > 0, g * s, g * neg * (s * a * i))
+
+
+class CeluBackward0(EluBackward0):
+    pass
+
+
+class EluBackward1(Node):
+    """In-place elu_/selu_: the formula in terms of the saved output ``y``."""
+
+    def backward(self, xp, g):
+        y = self.saved_output(xp.TENSORS)
+        s, a, i = self._scale, self._alpha, self._input_scale
+        return xp.where(y <= 0, g * (y + s * a) * i, g * s)
+
+
+class CeluBackward1(EluBackward1):
+    pass
+
+
+def _elu_fwd(alpha, scale, input_scale):
+    def fwd(a):
+        neg = np.expm1(np.minimum(a, 0) * input_scale)
+        if alpha != 1:
+            neg *= alpha
+        out = np.where(a > 0, a, neg)
+        if scale != 1:
+            out *= scale
+        return out.astype(a.dtype, copy=False)
+    return fwd
+
+
+def elu(input, alpha=1.0, scale=1.0, input_scale=1.0, *, celu=False,  # noqa: A002
+        result=False) -> Tensor:
+    """ELU (also SELU with its constants, and CELU when ``celu``): ``torch.nn.functional.elu``.
+
+    ``result=True`` is the variant in-place ops use: its backward reads the output.
+    """
+    if result:
+        cls = CeluBackward1 if celu else EluBackward1
+    else:
+        cls = CeluBackward0 if celu else EluBackward0
+    return _unary(cls, _elu_fwd(alpha, scale, input_scale), input, "elu_cpu", result,
+                  _scale=scale, _alpha=alpha, _input_scale=input_scale)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(input, result=False) -> Tensor:  # noqa: A002
+    """SELU: ``scale * elu(x, alpha)`` with the self-normalising constants.
+
+    >>> import retrograd as torch
+    >>> torch.selu(torch.tensor([0., 1.]))
+    tensor([0.0000, 1.0507])
+    """
+    return elu(input, _SELU_ALPHA, _SELU_SCALE, 1.0, result=result)
+
+
+def celu(input, alpha=1.0, result=False) -> Tensor:  # noqa: A002
+    """CELU: ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``.
+
+    >>> import retrograd as torch
+    >>> torch.celu(torch.tensor([0., 1.]))
+    tensor([0., 1.])
+    """
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError")
+    return elu(input, alpha, 1.0, 1.0 / alpha, celu=True, result=result)
+
+
+class LeakyReluBackward0(Node):
+    def backward(self, xp, g):
+        (x,) = self.saved(xp.TENSORS)
+        return xp.where(x > 0, g, g * self._slope)
+
+
+class LeakyReluBackward1(Node):
+    """In-place leaky_relu_: the formula in terms of the saved output."""
+
+    def backward(self, xp, g):
+        y = self.saved_output(xp.TENSORS)
+        return xp.where(y > 0, g, g * self._slope)
+
+
+def leaky_relu(input, negative_slope=0.01, result=False) -> Tensor:  # noqa: A002
+    """``x if x > 0 else negative_slope * x`` (``result``: the in-place variant's node)."""
+    s = negative_slope
+
+    def fwd(a):
+        return np.where(a > 0, a, a * np.asarray(s, a.dtype))
+
+    cls = LeakyReluBackward1 if result else LeakyReluBackward0
+    return _unary(cls, fwd, input, "leaky_relu_cpu", result, _slope=s)
+
+
+class HardtanhBackward0(Node):
+    def backward(self, xp, g):
+        (x,) = self.saved(xp.TENSORS)
+        return xp.where((x > self._lo) & (x < self._hi), g, 0.0)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0) -> Tensor:  # noqa: A002
+    """``clamp(x, min_val, max_val)`` whose gradient is zero at and beyond the bounds."""
+    a = input._data
+    if a.dtype.kind == "b":
+        raise NotImplementedError("\"hardtanh_backward_cpu\" not implemented for 'Bool'")
+    out = np.clip(a, min_val, max_val).astype(a.dtype, copy=False)
+    if _wants_grad(input):
+        node = HardtanhBackward0()
+        node._lo, node._hi = min_val, max_val
+        node.save(input)
+        return record(node, out, input)
+    return make(out)
+
+
+class ThresholdBackward0(Node):
+    def backward(self, xp, g):
+        (x,) = self.saved(xp.TENSORS)
+        return xp.where(x > self._th, g, 0.0)
+
+
+class ThresholdBackward1(ThresholdBackward0):
+    """In-place threshold_ (the old value is saved: the in-place machinery hands the op a
+    copy)."""
+
+
+def threshold(input, threshold, value, result=False) -> Tensor:  # noqa: A002
+    """``x if x > threshold else value``.
+
+    >>> import retrograd as torch
+    >>> torch.threshold(torch.tensor([0.5, 2.]), 1., 0.)
+    tensor([0., 2.])
+    """
+    a = input._data
+    out = np.where(a > threshold, a, np.asarray(value).astype(a.dtype))
+    if _wants_grad(input):
+        node = (ThresholdBackward1 if result else ThresholdBackward0)()
+        node._th = threshold
+        node.save(input)
+        return record(node, out, input)
+    return make(out)
+
+
+class GeluBackward0(Node):
+    def backward(self, xp, g):
+        (x,) = self.saved(xp.TENSORS)
+        if self._tanh:
+            k = math.sqrt(2.0 / math.pi)
+            x2 = x * x
+            t = xp.tanh((x + 0.044715 * (x2 * x)) * k)
+            du = (1.0 + 0.134145 * x2) * k
+            return g * (0.5 * (1.0 + t) + (0.5 * x) * (1.0 - t * t) * du)
+        cdf = 0.5 * (1.0 + xp.erf(x * (1.0 / math.sqrt(2.0))))
+        pdf = xp.exp(-0.5 * (x * x)) * (1.0 / math.sqrt(2.0 * math.pi))
+        return g * (cdf + x * pdf)
+
+
+def _gelu_fwd(approximate):
+    def fwd(a):
+        if approximate:
+            k = np.asarray(math.sqrt(2.0 / math.pi), a.dtype)
+            inner = np.tanh((a + np.asarray(0.044715, a.dtype) * (a * a * a)) * k)
+            return np.asarray(0.5, a.dtype) * a * (1 + inner)
+        return (a * np.asarray(0.5, a.dtype)) * (1 + _erf(a * np.asarray(1 / math.sqrt(2.0),
+                                                                           a.dtype)))
+    return fwd
+
+
+def gelu(input, approximate: str = "none") -> Tensor:  # noqa: A002
+    """GELU, exact (``x * Phi(x)``) or with the tanh approximation."""
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    tanh = approximate == "tanh"
+    return _unary(GeluBackward0, _gelu_fwd(tanh), input, "GeluKernelImpl", _tanh=tanh)
+
+
+class SiluBackward0(Node):
+    def backward(self, xp, g):
+        (x,) = self.saved(xp.TENSORS)
+        s = xp.sigmoid(x)
+        return g * (s * (1.0 + x * (1.0 - s)))
+
+
+def silu(input) -> Tensor:  # noqa: A002
+    """``x * sigmoid(x)``."""
+    return _unary(SiluBackward0, lambda a: a * _sigmoid(a), input, "silu_cpu")
+
+
+class MishBackward0(Node):
+    def backward(self, xp, g):
+        (x,) = self.saved(xp.TENSORS)
+        t = xp.tanh(xp.softplus(x))
+        return g * (t + x * xp.sigmoid(x) * (1.0 - t * t))
+
+
+def mish(input) -> Tensor:  # noqa: A002
+    """``x * tanh(softplus(x))``."""
+    return _unary(MishBackward0, lambda a: a * np.tanh(_softplus_array(a)), input, "mish_cpu")
+
+
+class SoftplusBackward0(Node):
+    def backward(self, xp, g):
+        (x,) = self.saved(xp.TENSORS)
+        b = self._beta
+        bx = x * b if b != 1 else x
+        return xp.where(bx > self._th, g, g * xp.sigmoid(bx))
+
+
+def softplus(input, beta=1.0, threshold=20.0) -> Tensor:  # noqa: A002
+    """``log(1 + exp(beta * x)) / beta``, linear where ``beta * x > threshold``."""
+    return _unary(SoftplusBackward0, lambda a: _softplus_array(a, beta, threshold), input,
+                  "softplus_cpu", _beta=beta, _th=threshold)
+
+
+class LogSigmoidBackward0(Node):
+    def backward(self, xp, g):
+        (x,) = self.saved(xp.TENSORS)
+        return g * xp.sigmoid(-x)
+
+
+def logsigmoid(input) -> Tensor:  # noqa: A002
+    """``log(sigmoid(x))``, stable for inputs of either sign."""
+    return _unary(LogSigmoidBackward0, lambda a: -_softplus_array(-a, 1.0, math.inf), input,
+                  "log_sigmoid_forward")
+
+
+_ONE_SIXTH_F32 = float(np.float32(1.0 / 6.0))
+
+
+class HardsigmoidBackward0(Node):
+    def backward(self, xp, g):
+        (x,) = self.saved(xp.TENSORS)
+        # PyTorch's kernel uses 1/6 as a float32 constant, in double precision too.
+        return xp.where((x > -3.0) & (x < 3.0), g * _ONE_SIXTH_F32, 0.0)
+
+
+def hardsigmoid(input) -> Tensor:  # noqa: A002
+    """``relu6(x + 3) / 6``."""
+    def fwd(a):
+        return (np.clip(a + 3, 0, 6) / np.asarray(6, a.dtype)).astype(a.dtype, copy=False)
+
+    return _unary(HardsigmoidBackward0, fwd, input, "hardsigmoid_cpu")
+
+
+class HardswishBackward0(Node):
+    def backward(self, xp, g):
+        (x,) = self.saved(xp.TENSORS)
+        mid = g * (x * (1.0 / 3.0) + 0.5)
+        return xp.where(x <= -3.0, 0.0, xp.where(x < 3.0, mid, g))
+
+
+def hardswish(input) -> Tensor:  # noqa: A002
+    """``x * relu6(x + 3) / 6``."""
+    def fwd(a):
+        return (a * np.clip(a + 3, 0, 6) / np.asarray(6, a.dtype)).astype(a.dtype, copy=False)
+
+    return _unary(HardswishBackward0, fwd, input, "hardswish_cpu")
+
+
+class HardshrinkBackward0(Node):
+    def backward(self, xp, g):
+        (x,) = self.saved(xp.TENSORS)
+        return xp.where((x > self._l) | (x < -self._l), g, 0.0)
+
+
+class SoftshrinkBackward0(HardshrinkBackward0):
+    pass
+
+
+def hardshrink(input, lambd=0.5) -> Tensor:  # noqa: A002
+    """``x where |x| > lambd, else 0``.
+
+    >>> import retrograd as torch
+    >>> torch.hardshrink(torch.tensor([0.3, -1.]))
+    tensor([ 0., -1.])
+    """
+    def fwd(a):
+        return np.where((a > lambd) | (a < -lambd), a, np.zeros((), a.dtype))
+
+    return _unary(HardshrinkBackward0, fwd, input, "hardshrink_cpu", _l=lambd)
+
+
+def softshrink(input, lambd=0.5) -> Tensor:  # noqa: A002
+    """Shrink towards zero by ``lambd``: ``x - lambd``, ``x + lambd`` or 0."""
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+
+    def fwd(a):
+        lo = np.asarray(lambd, a.dtype)
+        return np.where(a > lo, a - lo, np.where(a < -lo, a + lo, np.zeros((), a.dtype)))
+
+    return _unary(SoftshrinkBackward0, fwd, input, "softshrink_cpu", _l=lambd)
+
+
+# -- prelu and glu -----------------------------------------------------------------------------
+
+
+class PreluKernelBackward0(Node):
+    def backward(self, xp, g):
+        x, w = self.saved(xp.TENSORS)
+        wb = xp.reshape(w, self._wshape) if self._wshape is not None else w
+        pos = x > 0
+        gx = xp.where(pos, g, g * wb) if self._needs(0) else None
+        gw = None
+        if self._needs(1):
+            gw = xp.where(pos, 0.0, g * x)
+            if self._wshape is not None:
+                gw = xp.sum(gw, self._sum_dims)
+            elif w.shape != gw.shape:
+                gw = xp.reshape(xp.sum(gw), w.shape)
+        return gx, gw
+
+
+def prelu(input, weight) -> Tensor:  # noqa: A002
+    """``x if x > 0 else weight * x``, with one weight or one per channel (dim 1).
+
+    >>> import retrograd as torch
+    >>> torch.prelu(torch.tensor([-2., 3.]), torch.tensor([0.25]))
+    tensor([-0.5000,  3.0000])
+    """
+    a, w = input._data, weight._data
+    n = w.size
+    ch = a.shape[1] if a.ndim >= 2 else 1
+    if n != 1 and n != ch:
+        raise RuntimeError(
+            "Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+            f"{n} and channel size = {ch}."
+        )
+    if w.ndim > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
+                           f"ndim = {w.ndim}")
+    wshape = None
+    if a.ndim >= 2 and n != 1:
+        wshape = (1, n) + (1,) * (a.ndim - 2)
+        wb = w.reshape(wshape)
+    else:
+        wb = w.reshape(()) if a.ndim == 0 or n == 1 else w
+    wb = wb.astype(a.dtype, copy=False) if a.dtype.kind == "f" else wb
+    out = np.where(a > 0, a, a * wb)
+    if state.grad_enabled and (input.requires_grad or weight.requires_grad):
+        node = PreluKernelBackward0()
+        node._wshape = wshape
+        if wshape is not None:
+            node._sum_dims = tuple(d for d in range(a.ndim) if d != 1)
+        node.save(input, weight)
+        return record(node, out, input, weight)
+    return make(out)
+
+
+class GluBackward0(Node):
+    def backward(self, xp, g):
+        (x,) = self.saved(xp.TENSORS)
+        d, h = self._dim, self._half
+        a = xp.slice_dim(x, d, 0, h, 1)
+        s = xp.sigmoid(xp.slice_dim(x, d, h, 2 * h, 1))
+        ga = g * s
+        gb = ga * a * (1.0 - s)
+        shape = tuple(x.shape)
+        return xp.embed_slice(ga, shape, d, 0, h, 1) + xp.embed_slice(gb, shape, d, h, 2 * h, 1)
+
+
+def glu(input, dim=-1) -> Tensor:  # noqa: A002
+    """``a * sigmoid(b)`` where ``a`` and ``b`` are the two halves of ``input`` along ``dim``."""
+    a = input._data
+    if a.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = wrap_dim(dim, a.ndim)
+    if a.shape[d] % 2:
+        raise RuntimeError(
+            f"Halving dimension must be even, but dimension {d} is size {a.shape[d]}")
+    _float_input(input, "glu_cpu")
+    h = a.shape[d] // 2
+    first = a[(slice(None),) * d + (slice(0, h),)]
+    second = a[(slice(None),) * d + (slice(h, 2 * h),)]
+    out = first * _sigmoid(second)
+    if _wants_grad(input):
+        node = GluBackward0()
+        node._dim, node._half = d, h
+        node.save(input)
+        return record(node, out, input)
+    return make(out)
+
+
+# -- softmax and log_softmax -------------------------------------------------------------------
+
+
+class SoftmaxBackward0(Node):
+    def backward(self, xp, g):
+        y = self.saved_output(xp.TENSORS)
+        gy = g * y
+        return gy - y * xp.sum(gy, self._dim, True)
+
+
+class LogSoftmaxBackward0(Node):
+    def backward(self, xp, g):
+        y = self.saved_output(xp.TENSORS)
+        if not xp.TENSORS:  # the hot path of every cross_entropy: skip np.sum's wrapper
+            return g - np.exp(y) * g.sum(self._dim, keepdims=True)
+        return g - xp.exp(y) * xp.sum(g, self._dim, True)
+
+
+def _softmax_prep(input, dim, dtype, kernel):
+    if dtype is not None:
+        input = input.to(dtype)
+    a = input._data
+    d = wrap_dim(dim, a.ndim)
+    if a.dtype.kind != "f":
+        if d != max(a.ndim - 1, 0):
+            kernel = kernel.replace("_lastdim", "")
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{legacy(a.dtype)}\'')
+    if a.ndim == 0:
+        a = a.reshape(1)
+    return input, a, d
+
+
+def _finish_dim_op(cls, out, input, d, scalar):
+    if scalar:
+        out = out.reshape(())
+    if _wants_grad(input):
+        node = cls()
+        node._dim = d if not scalar else None
+        r = record(node, out, input)
+        node.save_output(r)
+        return r
+    return make(out)
+
+
+def softmax(input, dim, dtype=None) -> Tensor:  # noqa: A002
+    """``exp(x) / sum(exp(x))`` along ``dim``, computed without overflow.
+
+    >>> import retrograd as torch
+    >>> torch.softmax(torch.tensor([0., 0.]), 0)
+    tensor([0.5000, 0.5000])
+    """
+    input, a, d = _softmax_prep(input, dim, dtype, "softmax_lastdim_kernel_impl")
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = a - a.max(axis=d, keepdims=True) if a.size else a.copy()
+        np.exp(out, out=out)
+        out /= out.sum(axis=d, keepdims=True)
+    return _finish_dim_op(SoftmaxBackward0, out, input, d, input._data.ndim == 0)
+
+
+def log_softmax(input, dim, dtype=None) -> Tensor:  # noqa: A002
+    """``x - logsumexp(x)`` along ``dim``, computed without overflow.
+
+    >>> import retrograd as torch
+    >>> torch.log_softmax(torch.tensor([0., 0.]), 0)
+    tensor([-0.6931, -0.6931])
+    """
+    input, a, d = _softmax_prep(input, dim, dtype, "log_softmax_lastdim_kernel_impl")
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        out = a - a.max(axis=d, keepdims=True) if a.size else a.copy()
+        out -= np.log(np.exp(out).sum(axis=d, keepdims=True))
+    return _finish_dim_op(LogSoftmaxBackward0, out, input, d, input._data.ndim == 0)
+
+
+def _softmax_method(self, dim, dtype=None):
+    return softmax(self, dim, dtype)
+
+
+def _log_softmax_method(self, dim, dtype=None):
+    return log_softmax(self, dim, dtype)
+
+
+# -- nll_loss ----------------------------------------------------------------------------------
+
+
+class NllLossBackward0(Node):
+    """The gradient lands at each target's class: ``-weight[t] * g`` (over the total weight
+    for a mean), zero elsewhere."""
+
+    def backward(self, xp, g):
+        coef = self._coef  # -weight[t] per element (0 where ignored); None: all -1
+        if self._reduction == "mean":
+            g = g / self._total
+        c = -g if coef is None else g * coef
+        shape = self._shape
+        if xp.TENSORS:
+            if tuple(c.shape) != self._t.shape:
+                c = xp.expand(c, self._t.shape)
+            out = xp.scatter_along(xp.unsqueeze(c, 1), np.expand_dims(self._t, 1), 1, shape)
+        else:
+            out = np.zeros(shape, dtype=self._dtype)
+            if len(shape) == 2:
+                out[_arange(shape[0]), self._t] = c
+            else:
+                c = np.broadcast_to(c, self._t.shape)
+                np.put_along_axis(out, np.expand_dims(self._t, 1), np.expand_dims(c, 1), axis=1)
+        if self._in_shape != shape:
+            out = xp.reshape(out, self._in_shape)
+        return out
+
+
+_ARANGE: dict = {}
+
+
+def _arange(n: int) -> np.ndarray:
+    """``np.arange(n)``, cached: the row index of every nll_loss forward and backward."""
+    r = _ARANGE.get(n)
+    if r is None:
+        if len(_ARANGE) > 64:
+            _ARANGE.clear()
+        r = _ARANGE[n] = np.arange(n)
+        r.flags.writeable = False
+    return r
+
+
+class NllLoss2DBackward0(NllLossBackward0):
+    """nll_loss on (N, C, H, W) inputs (PyTorch's nll_loss2d)."""
+
+
+def nll_loss_core(input, target_arr, weight_arr, ignore_index: int, reduction: str,
+                  n_classes: int) -> Tensor:
+    """nll_loss on a batched input (N, C, d1, ...) with validated integer targets (N, d1, ...)."""
+    x = input._data
+    in_shape = x.shape
+    if x.ndim == 1:  # one sample without a batch dimension
+        x = x.reshape(1, -1)
+    t = target_arr
+    ignored = None
+    if t.size:
+        tmin, tmax = t.min(), t.max()
+        if tmin < 0 or tmax >= n_classes:
+            ignored = t == ignore_index
+            bad = (~ignored) & ((t < 0) | (t >= n_classes))
+            if bad.any():
+                raise IndexError(f"Target {int(t[bad].flat[0])} is out of bounds.")
+            if not ignored.any():
+                ignored = None
+        elif ignore_index >= 0 and ignore_index < n_classes:
+            ignored = t == ignore_index
+            if not ignored.any():
+                ignored = None
+    if ignored is not None:
+        t = np.where(ignored, 0, t)
+    t = t.astype(np.intp, copy=False)
+    if x.ndim == 2:
+        picked = x[_arange(x.shape[0]), t]
+    else:
+        picked = np.take_along_axis(x, np.expand_dims(t, 1), axis=1).squeeze(1)
+    dt = x.dtype
+    w = coef = None
+    if weight_arr is not None:
+        w = weight_arr.astype(dt, copy=False)[t]
+        if ignored is not None:
+            w = np.where(ignored, np.zeros((), dt), w)
+        coef = -w
+    elif ignored is not None:
+        coef = np.where(ignored, np.zeros((), dt), np.asarray(-1, dt))
+    loss = -picked if coef is None else picked * coef
+    total = None
+    if reduction == "none":
+        out = loss.reshape(()) if len(in_shape) == 1 else loss
+    elif reduction == "sum":
+        out = np.asarray(loss.sum(), dtype=dt)
+    else:
+        if w is not None:
+            total = w.sum(dtype=dt)
+        elif ignored is not None:
+            total = np.asarray(t.size - int(ignored.sum()), dt)
+        else:
+            total = np.asarray(t.size, dt)
+        if total:
+            out = np.asarray(loss.sum() / total, dtype=dt)
+        else:  # every target ignored (or none): 0 / 0, as in PyTorch
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out = np.asarray(loss.sum() / total, dtype=dt)
+    if _wants_grad(input):
+        node = (NllLoss2DBackward0 if x.ndim == 4 else NllLossBackward0)()
+        node._coef, node._reduction, node._total = coef, reduction, total
+        node._shape, node._dtype, node._in_shape = x.shape, dt, in_shape
+        node._t = t
+        return record(node, out, input)
+    return make(out)
+
+
+# -- pointwise losses --------------------------------------------------------------------------
+
+
+def _reduce(loss, reduction, dt):
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return np.asarray(loss.sum(), dtype=dt)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.asarray(loss.sum() / np.asarray(loss.size, dt), dtype=dt)
+
+
+def _scale(g, node):
+    """The incoming gradient divided by the element count for a mean."""
+    if node._reduction == "mean":
+        return g / node._n
+    return g
+
+
+def _binary_loss(cls, fwd, input, target, reduction, extra=(), **attrs):
+    """Forward of an elementwise loss of (input, target) and its node."""
+    a, b = operands(input, target)
+    if a.shape != b.shape:
+        shape = np.broadcast_shapes(a.shape, b.shape)
+        a, b = np.broadcast_to(a, shape), np.broadcast_to(b, shape)
+    dt = a.dtype
+    loss = fwd(a, b)
+    out = _reduce(np.asarray(loss, dtype=dt), reduction, dt)
+    tensors = (input, target) + tuple(extra)
+    if state.grad_enabled and any(isinstance(t, Tensor) and t.requires_grad for t in tensors):
+        node = cls()
+        node._reduction = reduction
+        node._n = float(loss.size)
+        for k, v in attrs.items():
+            setattr(node, k, v)
+        node._shapes = tuple(t._data.shape if isinstance(t, Tensor) else None for t in tensors)
+        if input._data.dtype != dt or target._data.dtype != dt:
+            node._dtypes = tuple(t._data.dtype if isinstance(t, Tensor) else None
+                                 for t in tensors)
+        node.save(*tensors)
+        return record(node, out, *tensors)
+    return make(out)
+
+
+class MseLossBackward0(Node):
+    def backward(self, xp, g):
+        x, y = self.saved(xp.TENSORS)
+        d = (x - y) * (_scale(g, self) * 2.0)
+        return (d if self._needs(0) else None), (-d if self._needs(1) else None)
+
+
+def mse_loss(input, target, reduction="mean") -> Tensor:  # noqa: A002
+    """Mean squared error between ``input`` and ``target`` (broadcast)."""
+    def fwd(a, b):
+        d = a - b
+        return d * d
+
+    return _binary_loss(MseLossBackward0, fwd, input, target, reduction)
+
+
+class SmoothL1LossBackward0(Node):
+    """Also huber_loss (HuberLossBackward0): the quadratic zone is |x - y| < beta (delta)."""
+
+    def backward(self, xp, g):
+        x, y = self.saved(xp.TENSORS)
+        b = self._beta
+        d = x - y
+        g = _scale(g, self)
+        if self._huber:
+            inner = d
+            outer = xp.sign(d) * b
+        else:
+            inner = d * (1.0 / b) if b != 0 else d * 0.0
+            outer = xp.sign(d)
+        gr = g * xp.where(xp.abs(d) < b, inner, outer)
+        return (gr if self._needs(0) else None), (-gr if self._needs(1) else None)
+
+
+class HuberLossBackward0(SmoothL1LossBackward0):
+    pass
+
+
+def smooth_l1_loss(input, target, reduction="mean", beta=1.0, huber=False) -> Tensor:  # noqa: A002
+    """Smooth L1 (``huber=False``, divided by beta) or Huber loss (``beta`` is delta)."""
+    def fwd(a, b):
+        d = np.abs(a - b)
+        if huber:
+            return np.where(d < beta, 0.5 * d * d, beta * (d - 0.5 * beta))
+        if beta == 0:
+            return d
+        return np.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta)
+
+    cls = HuberLossBackward0 if huber else SmoothL1LossBackward0
+    return _binary_loss(cls, fwd, input, target, reduction, _beta=beta, _huber=huber)
+
+
+class SoftMarginLossBackward0(Node):
+    def backward(self, xp, g):
+        x, y = self.saved(xp.TENSORS)
+        s = xp.sigmoid(-(x * y)) * -_scale(g, self)
+        return (s * y if self._needs(0) else None), (s * x if self._needs(1) else None)
+
+
+def soft_margin_loss(input, target, reduction="mean") -> Tensor:  # noqa: A002
+    """``log(1 + exp(-y * x))``, computed without overflow."""
+    return _binary_loss(SoftMarginLossBackward0, lambda a, b: _softplus_array(-(a * b), 1.0,
+                        math.inf), input, target, reduction)
+
+
+class BinaryCrossEntropyBackward0(Node):
+    def backward(self, xp, g):
+        x, y, w = self.saved(xp.TENSORS)
+        g = _scale(g, self)
+        if w is not None:
+            g = g * w
+        gx = gy = None
+        if self._needs(0):
+            eps = 1e-12
+            den = (1.0 - x) * x
+            den = xp.where(den > eps, den, eps)
+            gx = g * (x - y) / den
+        if self._needs(1):
+            # unclamped, as in PyTorch: infinite at x = 0 or 1
+            with np.errstate(divide="ignore"):
+                gy = g * (xp.log(1.0 - x) - xp.log(x))
+        return gx, gy, None
+
+
+def binary_cross_entropy(input, target, weight=None, reduction="mean") -> Tensor:  # noqa: A002
+    """``-w * (y * log(x) + (1 - y) * log(1 - x))`` with the logs clamped at -100."""
+    a = input._data
+    if a.size and (np.any(a < 0) or np.any(a > 1)):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+
+    def fwd(x, y):
+        with np.errstate(divide="ignore"):
+            lx = np.maximum(np.log(x), -100)
+            l1x = np.maximum(np.log1p(-x), -100)
+        loss = -(y * lx + (1 - y) * l1x)
+        if weight is not None:
+            loss = loss * weight._data
+        return loss
+
+    extra = (weight,) if weight is not None else (None,)
+    return _binary_loss(BinaryCrossEntropyBackward0, fwd, input, target, reduction, extra)
+
+
+class BinaryCrossEntropyWithLogitsBackward0(Node):
+    def backward(self, xp, g):
+        x, y, w, pw = self.saved(xp.TENSORS)
+        g = _scale(g, self)
+        if w is not None:
+            g = g * w
+        gx = gy = None
+        if self._needs(0):
+            s = xp.sigmoid(x)
+            if pw is None:
+                gx = g * (s - y)
+            else:
+                py = pw * y
+                gx = g * (s * (py + 1.0 - y) - py)
+        if self._needs(1):
+            if pw is None:
+                gy = g * -x
+            else:
+                gy = g * (pw * xp.softplus(-x) - xp.softplus(x))
+        return gx, gy, None, None
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean",  # noqa: A002
+                                     pos_weight=None) -> Tensor:
+    """BCE on logits: ``(1 - y) x + (1 + (pw - 1) y) softplus(-x)``, stable for any x."""
+    def fwd(x, y):
+        sp = _softplus_array(-x, 1.0, math.inf)  # log(1 + exp(-x)) = -log(sigmoid(x))
+        if pos_weight is None:
+            loss = (1 - y) * x + sp
+        else:
+            lw = 1 + (pos_weight._data - 1) * y
+            loss = (1 - y) * x + lw * sp
+        if weight is not None:
+            loss = loss * weight._data
+        return loss
+
+    return _binary_loss(BinaryCrossEntropyWithLogitsBackward0, fwd, input, target, reduction,
+                        (weight, pos_weight))
+
+
+_array.register(sigmoid=_sigmoid, softplus=_softplus_array)
+
+
+__all__: list = ["softmax", "log_softmax", "selu", "celu", "prelu", "threshold", "hardshrink"]
+XP: list = ["softplus"]
+METHODS: dict = {"softmax": _softmax_method, "log_softmax": _log_softmax_method,
+                 "prelu": prelu, "hardshrink": hardshrink}
 INPLACE: dict = {}

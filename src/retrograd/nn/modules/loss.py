@@ -1,5 +1,289 @@
-"""nn modules: loss."""
+"""Loss modules: ``Module`` wrappers over ``nn.functional``'s losses with PyTorch's constructor
+signatures; class weights are registered as buffers, as in PyTorch."""
 
 from __future__ import annotations
 
-__all__: list = []
+from retrograd import Tensor
+
+from .. import functional as F
+from ..functional.loss import legacy_reduction
+from ..module import Module
+
+__all__ = [
+    "L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "NLLLoss", "CrossEntropyLoss", "BCELoss",
+    "BCEWithLogitsLoss", "KLDivLoss", "CosineEmbeddingLoss", "MarginRankingLoss",
+    "SoftMarginLoss", "HingeEmbeddingLoss", "PoissonNLLLoss", "GaussianNLLLoss",
+]
+
+
+class _Loss(Module):
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean") -> None:
+        super().__init__()
+        if size_average is not None or reduce is not None:
+            self.reduction = legacy_reduction(size_average, reduce)
+        else:
+            self.reduction = reduction
+
+
+class _WeightedLoss(_Loss):
+    def __init__(self, weight: Tensor | None = None, size_average=None, reduce=None,
+                 reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+        self.weight: Tensor | None
+
+
+class L1Loss(_Loss):
+    """Mean absolute error.
+
+    >>> import retrograd as torch
+    >>> torch.nn.L1Loss()(torch.tensor([1., -3.]), torch.tensor([0., 0.]))
+    tensor(2.)
+    """
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.l1_loss(input, target, reduction=self.reduction)
+
+
+class MSELoss(_Loss):
+    """Mean squared error.
+
+    >>> import retrograd as torch
+    >>> torch.nn.MSELoss()(torch.tensor([1., 2.]), torch.tensor([0., 0.]))
+    tensor(2.5000)
+    """
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.mse_loss(input, target, reduction=self.reduction)
+
+
+class SmoothL1Loss(_Loss):
+    """Smooth L1 loss with threshold ``beta``.
+
+    >>> import retrograd as torch
+    >>> torch.nn.SmoothL1Loss()(torch.tensor([0.5, 3.]), torch.tensor([0., 0.]))
+    tensor(1.3125)
+    """
+
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean",
+                 beta: float = 1.0) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.beta = beta
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    """Huber loss with threshold ``delta``.
+
+    >>> import retrograd as torch
+    >>> torch.nn.HuberLoss()(torch.tensor([0.5, 3.]), torch.tensor([0., 0.]))
+    tensor(1.3125)
+    """
+
+    def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
+        super().__init__(reduction=reduction)
+        self.delta = delta
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class NLLLoss(_WeightedLoss):
+    """Negative log likelihood of target classes given log-probabilities.
+
+    >>> import retrograd as torch
+    >>> torch.nn.NLLLoss()(torch.tensor([[-0.5, -1.0]]), torch.tensor([1]))
+    tensor(1.)
+    """
+
+    def __init__(self, weight: Tensor | None = None, size_average=None,
+                 ignore_index: int = -100, reduce=None, reduction: str = "mean") -> None:
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index = ignore_index
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
+                          reduction=self.reduction)
+
+
+class CrossEntropyLoss(_WeightedLoss):
+    """Cross entropy of logits against class indices or probabilities.
+
+    >>> import retrograd as torch
+    >>> torch.nn.CrossEntropyLoss()(torch.tensor([[0., 0.]]), torch.tensor([1]))
+    tensor(0.6931)
+    """
+
+    def __init__(self, weight: Tensor | None = None, size_average=None,
+                 ignore_index: int = -100, reduce=None, reduction: str = "mean",
+                 label_smoothing: float = 0.0) -> None:
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.cross_entropy(input, target, weight=self.weight,
+                               ignore_index=self.ignore_index, reduction=self.reduction,
+                               label_smoothing=self.label_smoothing)
+
+
+class BCELoss(_WeightedLoss):
+    """Binary cross entropy of probabilities.
+
+    >>> import retrograd as torch
+    >>> torch.nn.BCELoss()(torch.tensor([0.5]), torch.tensor([1.]))
+    tensor(0.6931)
+    """
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.binary_cross_entropy(input, target, weight=self.weight,
+                                      reduction=self.reduction)
+
+
+class BCEWithLogitsLoss(_Loss):
+    """Binary cross entropy of logits, stable; ``pos_weight`` weighs positive examples.
+
+    >>> import retrograd as torch
+    >>> torch.nn.BCEWithLogitsLoss()(torch.tensor([0.]), torch.tensor([1.]))
+    tensor(0.6931)
+    """
+
+    def __init__(self, weight: Tensor | None = None, size_average=None, reduce=None,
+                 reduction: str = "mean", pos_weight: Tensor | None = None) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+        self.register_buffer("pos_weight", pos_weight)
+        self.weight: Tensor | None
+        self.pos_weight: Tensor | None
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.binary_cross_entropy_with_logits(input, target, self.weight,
+                                                  pos_weight=self.pos_weight,
+                                                  reduction=self.reduction)
+
+
+class KLDivLoss(_Loss):
+    """KL divergence of log-probability inputs (``reduction='batchmean'`` for the true KL).
+
+    >>> import retrograd as torch
+    >>> torch.nn.KLDivLoss(reduction='batchmean')(torch.tensor([[0., 0.]]),
+    ...                                           torch.tensor([[1., 0.]]))
+    tensor(0.)
+    """
+
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean",
+                 log_target: bool = False) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.log_target = log_target
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class CosineEmbeddingLoss(_Loss):
+    """``1 - cos`` for similar pairs (target 1), ``max(0, cos - margin)`` for dissimilar ones.
+
+    >>> import retrograd as torch
+    >>> x = torch.tensor([[1., 0.]])
+    >>> torch.nn.CosineEmbeddingLoss()(x, x, torch.tensor([1]))
+    tensor(0.)
+    """
+
+    def __init__(self, margin: float = 0.0, size_average=None, reduce=None,
+                 reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
+        return F.cosine_embedding_loss(input1, input2, target, margin=self.margin,
+                                       reduction=self.reduction)
+
+
+class MarginRankingLoss(_Loss):
+    """``max(0, -target * (x1 - x2) + margin)``.
+
+    >>> import retrograd as torch
+    >>> torch.nn.MarginRankingLoss()(torch.tensor([1.]), torch.tensor([2.]),
+    ...                              torch.tensor([1.]))
+    tensor(1.)
+    """
+
+    def __init__(self, margin: float = 0.0, size_average=None, reduce=None,
+                 reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
+        return F.margin_ranking_loss(input1, input2, target, margin=self.margin,
+                                     reduction=self.reduction)
+
+
+class SoftMarginLoss(_Loss):
+    """``log(1 + exp(-y x))``.
+
+    >>> import retrograd as torch
+    >>> torch.nn.SoftMarginLoss()(torch.tensor([0.]), torch.tensor([1.]))
+    tensor(0.6931)
+    """
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class HingeEmbeddingLoss(_Loss):
+    """``x`` for target 1, ``max(0, margin - x)`` for target -1.
+
+    >>> import retrograd as torch
+    >>> torch.nn.HingeEmbeddingLoss()(torch.tensor([0.3]), torch.tensor([-1.]))
+    tensor(0.7000)
+    """
+
+    def __init__(self, margin: float = 1.0, size_average=None, reduce=None,
+                 reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.hinge_embedding_loss(input, target, margin=self.margin,
+                                      reduction=self.reduction)
+
+
+class PoissonNLLLoss(_Loss):
+    """Poisson negative log likelihood.
+
+    >>> import retrograd as torch
+    >>> torch.nn.PoissonNLLLoss()(torch.tensor([0.]), torch.tensor([1.]))
+    tensor(1.)
+    """
+
+    def __init__(self, log_input: bool = True, full: bool = False, size_average=None,
+                 eps: float = 1e-8, reduce=None, reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.log_input = log_input
+        self.full = full
+        self.eps = eps
+
+    def forward(self, log_input: Tensor, target: Tensor) -> Tensor:
+        return F.poisson_nll_loss(log_input, target, log_input=self.log_input, full=self.full,
+                                  eps=self.eps, reduction=self.reduction)
+
+
+class GaussianNLLLoss(_Loss):
+    """Gaussian negative log likelihood with predicted variance.
+
+    >>> import retrograd as torch
+    >>> torch.nn.GaussianNLLLoss()(torch.tensor([1.]), torch.tensor([1.]), torch.tensor([1.]))
+    tensor(0.)
+    """
+
+    def __init__(self, *, full: bool = False, eps: float = 1e-6,
+                 reduction: str = "mean") -> None:
+        super().__init__(None, None, reduction)
+        self.full = full
+        self.eps = eps
+
+    def forward(self, input: Tensor, target: Tensor, var) -> Tensor:  # noqa: A002
+        return F.gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps,
+                                   reduction=self.reduction)
