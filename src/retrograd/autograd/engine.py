@@ -194,7 +194,9 @@ class _Pass:
         prev_mode = state.grad_enabled
         state.grad_enabled = self.create_graph
         try:
-            self._walk(root_edges, seeds)
+            # Backward formulas meet 0/0 and inf legitimately (PyTorch is silent about them).
+            with np.errstate(all="ignore"):
+                self._walk(root_edges, seeds)
         finally:
             state.grad_enabled = prev_mode
         return self.captured
