@@ -287,3 +287,73 @@ def test_many_parameters_one_scalar(capsys):
     r = 2 * (y_pred.detach() - y_true) / 8
     assert torch.allclose(W.grad, x.t() @ r, atol=1e-6)
     assert torch.allclose(b.grad, r.sum(0), atol=1e-6)
+
+
+# -- the nn, optim and clip_grad_norm_ parts ---------------------------------------------------
+
+
+def test_optimizer_step_pattern():
+    # 000: "optimizer.zero_grad(set_to_none=True)  # else this step's grads add to last step's"
+    model = torch.nn.Linear(3, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    x, y = torch.randn(8, 3), torch.randn(8, 1)
+    losses = []
+    for _ in range(5):
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        optimizer.zero_grad(set_to_none=True)   # else this step's grads add to last step's
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    assert losses[-1] < losses[0]
+
+
+def test_working_example_model_part(capsys):
+    # 002's working example, the "Model with autograd" half.
+    import retrograd.nn as nn
+
+    model = nn.Linear(3, 1)
+    x_batch = torch.randn(16, 3)
+    target = torch.randn(16, 1)
+
+    model.zero_grad(set_to_none=True)
+    pred = model(x_batch)
+    loss = nn.functional.mse_loss(pred, target)
+    loss.backward()
+
+    for name, param in model.named_parameters():
+        print(f"{name}: grad norm = {param.grad.norm().item():.4f}")
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in lines] == ["weight", "bias"]
+    # The bias gradient is the mean of 2 (pred - target): check the printed norm.
+    r = 2 * (pred.detach() - target) / 16
+    assert lines[1] == f"bias: grad norm = {r.sum().abs().item():.4f}"
+
+
+def test_faq_snippets():
+    # 002's FAQs: find parameters without grads, clip, double backward, a frozen encoder.
+    model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Tanh(), torch.nn.Linear(3, 1),
+                                torch.nn.Linear(5, 5))
+    x = torch.randn(6, 4)
+    loss = model[:3](x).pow(2).mean()
+    loss.backward(create_graph=True)
+    missing = []
+    for name, p in model.named_parameters():
+        if p.grad is None:
+            missing.append(f"no grad: {name}")
+    assert missing == ["no grad: 3.weight", "no grad: 3.bias"]
+
+    total = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
+    after = torch.cat([p.grad.flatten() for p in model.parameters() if p.grad is not None])
+    assert total.item() > 0 and after.norm().item() <= 1.0 + 1e-5
+
+    loss = model[:3](x).pow(2).mean()
+    grad_grad = torch.autograd.grad(loss, list(model[:3].parameters()), create_graph=True)
+    assert all(g.requires_grad for g in grad_grad)
+
+    frozen_encoder = torch.nn.Linear(4, 8)
+    trainable_head = torch.nn.Linear(8, 2)
+    with torch.no_grad():
+        features = frozen_encoder(x)
+    output = trainable_head(features)
+    output.sum().backward()
+    assert frozen_encoder.weight.grad is None and trainable_head.weight.grad is not None
