@@ -1,8 +1,626 @@
-"""Primitive ops behind nn.functional (conv): the ones numerical stability or speed ask for."""
+"""Primitive ops behind nn.functional's convolutions, pooling, fold/unfold and resampling.
+
+Everything works on 2-D images (``N, C, H, W``); 1-D inputs are lifted to ``H = 1`` inside the
+array code, so every op handles both. Parameters arrive as 2-tuples ``(h, w)``.
+
+NOTE: these are primitives for speed and for PyTorch's grad_fn names. A convolution is im2col
+(a strided window view, copied once) and one batched matmul; its backward is a transposed
+convolution (a matmul and one strided add per kernel offset, "col2im") for the input and a
+matmul against the same columns for the weight. The formulas call ``xp.conv_nd`` and
+``xp.conv_weight_grad``, which are closed under differentiation (each one's backward is written
+with the other), so gradients of every order come from the same code:
+
+- ``y = conv(x, w)``:         ``gx = conv_transpose(g, w)``, ``gw = weight_grad(x, g)``
+- ``y = conv_transpose(x, w)``: ``gx = conv(g, w)``,         ``gw = weight_grad(g, x)``
+- ``W = weight_grad(x, g)``:  ``gx = conv_transpose(g, G)``, ``gg = conv(x, G)``
+
+Pooling and fold/unfold are built on the same window geometry (``_ranges``): a sum over kernel
+offsets of strided slices, which NumPy runs as a handful of vectorised passes.
+"""
 
 from __future__ import annotations
 
+import numpy as np
+
+from .._tensor import Tensor, make
+from ..autograd.graph import Node
+from . import _array
+from ._core import record, recording
+
+_strided = np.lib.stride_tricks.as_strided
+
+# -- window geometry -------------------------------------------------------------------------
+
+
+def _ranges(n_img: int, n_out: int, k: int, s: int, p: int, d: int):
+    """For each kernel offset ``i``: (i, image slice, output slice) of the windows that read a
+    real (not padding) pixel: output ``o`` reads image row ``o * s - p + i * d``."""
+    out = []
+    for i in range(k):
+        start = i * d - p
+        lo = 0 if start >= 0 else (-start + s - 1) // s
+        last = n_img - 1 - start
+        hi = min(n_out, last // s + 1) if last >= 0 else 0
+        if lo < hi:
+            out.append((i, slice(start + lo * s, start + (hi - 1) * s + 1, s), slice(lo, hi)))
+    return out
+
+
+def _geometry(img_hw, out_hw, k, s, p, d):
+    """Pairs ((i, j), image slices, output slices) over the 2-D kernel offsets."""
+    rh = _ranges(img_hw[0], out_hw[0], k[0], s[0], p[0], d[0])
+    rw = _ranges(img_hw[1], out_hw[1], k[1], s[1], p[1], d[1])
+    return [((i, j), (Ellipsis, hs, ws), (Ellipsis, ho, wo))
+            for i, hs, ho in rh for j, ws, wo in rw]
+
+
+def _as4(a):
+    """A 3-D (N, C, L) array as (N, C, 1, L); 4-D unchanged."""
+    return a[:, :, None, :] if a.ndim == 3 else a
+
+
+def _pad4(x, ph: int, pw: int, value=0):
+    if not ph and not pw:
+        return x
+    n, c, h, w = x.shape
+    if value == 0:
+        out = np.zeros((n, c, h + 2 * ph, w + 2 * pw), x.dtype)
+    else:
+        out = np.full((n, c, h + 2 * ph, w + 2 * pw), value, x.dtype)
+    out[:, :, ph:ph + h, pw:pw + w] = x
+    return out
+
+
+def _windows(xp, k, s, d, out_hw):
+    """The view (N, C, kh, kw, Ho, Wo) of a padded image's windows (no copy)."""
+    n, c = xp.shape[:2]
+    st = xp.strides
+    return _strided(xp, (n, c, k[0], k[1], out_hw[0], out_hw[1]),
+                    (st[0], st[1], st[2] * d[0], st[3] * d[1], st[2] * s[0], st[3] * s[1]),
+                    writeable=False)
+
+
+def conv_out_size(n: int, k: int, s: int, p: int, d: int) -> int:
+    return (n + 2 * p - d * (k - 1) - 1) // s + 1
+
+
+def _cols(x4, k, s, p, d, out_hw):
+    """im2col: (N, C * kh * kw, Ho * Wo), channel-major like PyTorch's unfold."""
+    n, c = x4.shape[:2]
+    v = _windows(_pad4(x4, p[0], p[1]), k, s, d, out_hw)
+    return v.reshape(n, c * k[0] * k[1], out_hw[0] * out_hw[1])
+
+
+def _col2im(cols6, img_hw, s, p, d):
+    """Sum columns (N, C, kh, kw, Ho, Wo) back into an image (N, C, H, W); padding dropped."""
+    n, c, kh, kw, ho, wo = cols6.shape
+    out = np.zeros((n, c) + tuple(img_hw), cols6.dtype)
+    for (i, j), img, o in _geometry(img_hw, (ho, wo), (kh, kw), s, p, d):
+        out[img] += cols6[:, :, i, j][o]
+    return out
+
+
+# -- convolution arrays ----------------------------------------------------------------------
+
+
+def _flat_planes(x4, ph: int, pw: int, extra: int):
+    """Zero-padded image planes flattened, with ``extra`` zeros after each: (N, C, Hp*Wp+extra)."""
+    n, c, h, w = x4.shape
+    hp, wp = h + 2 * ph, w + 2 * pw
+    out = np.zeros((n, c, hp * wp + extra), x4.dtype)
+    out[:, :, :hp * wp].reshape(n, c, hp, wp)[:, :, ph:ph + h, pw:pw + w] = x4
+    return out
+
+
+def _widen(a4, wp: int):
+    """(N, C, H, W) -> (N, C, H * wp): rows zero-extended to ``wp`` columns."""
+    n, c, h, w = a4.shape
+    if w == wp:
+        return a4.reshape(n, c, h * wp)
+    out = np.zeros((n, c, h, wp), a4.dtype)
+    out[..., :w] = a4
+    return out.reshape(n, c, h * wp)
+
+
+# NOTE: for stride 1 the columns are "wide": the window of output (oh, ow) starts at flat index
+# oh * Wp + ow of the padded plane, so each kernel offset is one contiguous run of Ho * Wp
+# values (Wp - Wo garbage columns per row, dropped after the matmul). The im2col copy and the
+# col2im adds then move long contiguous runs instead of rows of Wo values, 2-3x faster.
+
+
+def _wide_cols(x4, k, p, d, out_hw):
+    n, c, h, w = x4.shape
+    wp = w + 2 * p[1]
+    extra = d[1] * (k[1] - 1)
+    xf = _flat_planes(x4, p[0], p[1], extra)
+    st = xf.strides
+    it = st[2]
+    v = _strided(xf, (n, c, k[0], k[1], out_hw[0] * wp),
+                 (st[0], st[1], d[0] * wp * it, d[1] * it, it), writeable=False)
+    return v.reshape(n, c * k[0] * k[1], out_hw[0] * wp), wp
+
+
+def _wide_col2im(cols5, img_hw, p, d, rows: int, wp: int):
+    """Sum wide columns (N, C, kh, kw, rows * wp) back into the (N, C, H, W) image."""
+    n, c, kh, kw, _ = cols5.shape
+    hp = img_hw[0] + 2 * p[0]
+    extra = d[1] * (kw - 1)
+    flat = np.zeros((n, c, hp * wp + extra), cols5.dtype)
+    run = rows * wp
+    for i in range(kh):
+        for j in range(kw):
+            off = i * d[0] * wp + j * d[1]
+            flat[:, :, off:off + run] += cols5[:, :, i, j]
+    img = flat[:, :, :hp * wp].reshape(n, c, hp, wp)
+    return img[:, :, p[0]:p[0] + img_hw[0], p[1]:p[1] + img_hw[1]]
+
+
+def _conv_arrays(x, w, b, s, p, d, groups, out_hw=None):
+    """Forward convolution of arrays; returns (output, columns for the weight gradient)."""
+    x4, w4 = _as4(x), _as4(w)
+    n, c, h, wd = x4.shape
+    o, cg, kh, kw = w4.shape
+    k = (kh, kw)
+    if out_hw is None:
+        out_hw = (conv_out_size(h, kh, s[0], p[0], d[0]), conv_out_size(wd, kw, s[1], p[1], d[1]))
+    wide = s[0] == 1 and s[1] == 1
+    if wide:
+        cols, wp = _wide_cols(x4, k, p, d, out_hw)
+    else:
+        cols = _cols(x4, k, s, p, d, out_hw)
+    if groups == 1:
+        out = np.matmul(w4.reshape(o, cg * kh * kw), cols)
+    else:
+        out = np.matmul(w4.reshape(groups, o // groups, cg * kh * kw),
+                        cols.reshape(n, groups, cg * kh * kw, -1))
+    if wide:
+        out = out.reshape(n, o, out_hw[0], wp)[..., :out_hw[1]]
+        out = np.ascontiguousarray(out) if b is None else np.add(out, b.reshape(o, 1, 1))
+    else:
+        out = out.reshape((n, o) + tuple(out_hw))
+        if b is not None:
+            out += b.reshape(o, 1, 1)
+    return (out if x.ndim == 4 else out.reshape(n, o, out_hw[1])), cols
+
+
+def _conv_transpose_arrays(x, w, b, s, p, d, groups, out_hw):
+    """Transposed convolution of arrays: a matmul to columns, then col2im."""
+    x4, w4 = _as4(x), _as4(w)
+    n, ci, hi, wi = x4.shape
+    _, cog, kh, kw = w4.shape
+    kk = kh * kw
+    wide = s[0] == 1 and s[1] == 1
+    if wide:
+        wp = out_hw[1] + 2 * p[1]
+        x3 = _widen(x4, wp)
+    else:
+        x3 = x4.reshape(n, ci, hi * wi)
+    if groups == 1:
+        cols = np.matmul(w4.reshape(ci, cog * kk).T, x3)
+    else:
+        cig = ci // groups
+        cols = np.matmul(w4.reshape(groups, cig, cog * kk).transpose(0, 2, 1),
+                         x3.reshape(n, groups, cig, -1))
+    if wide:
+        img = _wide_col2im(cols.reshape(n, groups * cog, kh, kw, -1), out_hw, p, d, hi, wp)
+        out = np.ascontiguousarray(img) if b is None else np.add(img, b.reshape(-1, 1, 1))
+    else:
+        out = _col2im(cols.reshape(n, groups * cog, kh, kw, hi, wi), out_hw, s, p, d)
+        if b is not None:
+            out += b.reshape(-1, 1, 1)
+    return out if x.ndim == 4 else out.reshape(out.shape[0], out.shape[1], out_hw[1])
+
+
+def _weight_grad_arrays(x, g, w_shape, s, p, d, groups, cols=None):
+    """d(sum(g * conv(x, w)))/dw for arrays; ``cols`` may be the forward's im2col of ``x``."""
+    x4, g4 = _as4(x), _as4(g)
+    n, o, ho, wo = g4.shape
+    w4_shape = (w_shape[0], w_shape[1], 1, w_shape[2]) if len(w_shape) == 3 else tuple(w_shape)
+    k = w4_shape[2:]
+    if s[0] == 1 and s[1] == 1:
+        if cols is None:
+            cols, wp = _wide_cols(x4, k, p, d, (ho, wo))
+        else:
+            wp = x4.shape[3] + 2 * p[1]
+        g3 = _widen(g4, wp)
+    else:
+        if cols is None:
+            cols = _cols(x4, k, s, p, d, (ho, wo))
+        g3 = g4.reshape(n, o, ho * wo)
+    ckk = w4_shape[1] * k[0] * k[1]
+    # (columns @ g^T) per sample, summed: BLAS runs this shape faster than g @ columns^T.
+    if groups == 1:
+        gw = np.matmul(cols, g3.transpose(0, 2, 1)).sum(0).T
+    else:
+        cols = cols.reshape(n, groups, ckk, -1)
+        gw = np.matmul(cols, g3.reshape(n, groups, o // groups, -1).transpose(0, 1, 3, 2))
+        gw = gw.sum(0).transpose(0, 2, 1)
+    return np.ascontiguousarray(gw).reshape(w_shape)
+
+
+def _array_conv_nd(x, w, b, s, p, d, groups, transposed, out_hw):
+    if transposed:
+        return _conv_transpose_arrays(x, w, b, s, p, d, groups, out_hw)
+    return _conv_arrays(x, w, b, s, p, d, groups, out_hw)[0]
+
+
+def _spatial(a):
+    return (1, a.shape[2]) if a.ndim == 3 else a.shape[2:]
+
+
+class ConvolutionBackward0(Node):
+    """Backward of ``conv_nd`` (plain or transposed); see the module docstring."""
+
+    _cols = None
+
+    def backward(self, xp, g):
+        x, w = self.saved(xp.TENSORS)
+        s, p, d, groups, transposed = self._params
+        gx = gw = gb = None
+        if self._needs(0):
+            gx = xp.conv_nd(g, w, None, s, p, d, groups, not transposed, self._x_hw)
+        if self._needs(1):
+            if transposed:
+                gw = xp.conv_weight_grad(g, x, self._w_shape, s, p, d, groups)
+            elif not xp.TENSORS and self._cols is not None:
+                gw = _weight_grad_arrays(x, g, self._w_shape, s, p, d, groups, self._cols)
+            else:
+                gw = xp.conv_weight_grad(x, g, self._w_shape, s, p, d, groups)
+        if len(self.next_functions) > 2 and self._needs(2):
+            gb = xp.sum(g, dim=(0, 2, 3) if g.ndim == 4 else (0, 2))
+        return gx, gw, gb
+
+    def release(self) -> None:
+        super().release()
+        self._cols = None
+
+
+def conv_nd(input, weight, bias, stride, padding, dilation, groups, transposed,  # noqa: A002
+            out_hw=None) -> Tensor:
+    """Convolution (or transposed convolution) of a batched 1-D or 2-D input, one node.
+
+    ``stride``, ``padding`` and ``dilation`` are 2-tuples (1-D inputs use ``(1, s)``,
+    ``(0, p)``, ``(1, d)``); ``out_hw`` is the output's spatial size (required when
+    ``transposed``).
+    """
+    x, w = input._data, weight._data
+    bd = None if bias is None else bias._data
+    if transposed:
+        out = _conv_transpose_arrays(x, w, bd, stride, padding, dilation, groups, out_hw)
+        cols = None
+    else:
+        out, cols = _conv_arrays(x, w, bd, stride, padding, dilation, groups, out_hw)
+    if recording(input, weight, bias):
+        node = ConvolutionBackward0()
+        node._params = (stride, padding, dilation, groups, transposed)
+        node._x_hw = _spatial(x)
+        node._w_shape = w.shape
+        node.save(input if weight.requires_grad else None,
+                  weight if input.requires_grad else None)
+        if weight.requires_grad and cols is not None:
+            node._cols = cols
+        if bias is None:
+            return record(node, out, input, weight)
+        return record(node, out, input, weight, bias)
+    return make(out)
+
+
+class ConvolutionBackwardBackward0(Node):
+    """Backward of ``conv_weight_grad`` (bilinear in the image and the output gradient)."""
+
+    def backward(self, xp, gw):
+        x, g = self.saved(xp.TENSORS)
+        s, p, d, groups = self._params
+        gx = gg = None
+        if self._needs(0):
+            gx = xp.conv_nd(g, gw, None, s, p, d, groups, True, self._x_hw)
+        if self._needs(1):
+            gg = xp.conv_nd(x, gw, None, s, p, d, groups, False, self._g_hw)
+        return gx, gg
+
+
+def conv_weight_grad(x, g, w_shape, stride, padding, dilation, groups) -> Tensor:
+    """The weight gradient of ``conv_nd(x, w)`` for output gradient ``g`` (differentiable)."""
+    out = _weight_grad_arrays(x._data, g._data, w_shape, stride, padding, dilation, groups)
+    if recording(x, g):
+        node = ConvolutionBackwardBackward0()
+        node._params = (stride, padding, dilation, groups)
+        node._x_hw, node._g_hw = _spatial(x._data), _spatial(g._data)
+        # gx needs g (wanted when x needs a grad); gg needs x (wanted when g does).
+        node.save(x if g.requires_grad else None, g if x.requires_grad else None)
+        return record(node, out, x, g)
+    return make(out)
+
+
+# -- im2col / col2im (F.unfold / F.fold) -------------------------------------------------------
+
+
+def _array_im2col(x, k, d, p, s):
+    if x.ndim == 3:
+        return _array_im2col(x[None], k, d, p, s)[0]
+    h, w = x.shape[2:]
+    out_hw = (conv_out_size(h, k[0], s[0], p[0], d[0]), conv_out_size(w, k[1], s[1], p[1], d[1]))
+    return _cols(x, k, s, p, d, out_hw)
+
+
+def _array_col2im(cols, img_hw, k, d, p, s):
+    if cols.ndim == 2:
+        return _array_col2im(cols[None], img_hw, k, d, p, s)[0]
+    n = cols.shape[0]
+    out_hw = (conv_out_size(img_hw[0], k[0], s[0], p[0], d[0]),
+              conv_out_size(img_hw[1], k[1], s[1], p[1], d[1]))
+    c6 = cols.reshape(n, -1, k[0], k[1], out_hw[0], out_hw[1])
+    return _col2im(c6, img_hw, s, p, d)
+
+
+class Im2ColBackward0(Node):
+    def backward(self, xp, g):
+        return xp.col2im(g, self._img_hw, *self._params)
+
+
+class Col2ImBackward0(Node):
+    def backward(self, xp, g):
+        return xp.im2col(g, *self._params)
+
+
+def im2col(input, kernel_size, dilation, padding, stride) -> Tensor:  # noqa: A002
+    """F.unfold: (N, C, H, W) -> (N, C * kh * kw, L) (or unbatched); parameters 2-tuples."""
+    out = _array_im2col(input._data, kernel_size, dilation, padding, stride)
+    if recording(input):
+        node = Im2ColBackward0()
+        node._img_hw = input._data.shape[-2:]
+        node._params = (kernel_size, dilation, padding, stride)
+        return record(node, out, input)
+    return make(out)
+
+
+def col2im(input, output_size, kernel_size, dilation, padding, stride) -> Tensor:  # noqa: A002
+    """F.fold: (N, C * kh * kw, L) -> (N, C, H, W) (or unbatched); parameters 2-tuples."""
+    out = _array_col2im(input._data, output_size, kernel_size, dilation, padding, stride)
+    if recording(input):
+        node = Col2ImBackward0()
+        node._params = (kernel_size, dilation, padding, stride)
+        return record(node, out, input)
+    return make(out)
+
+
+# -- max pooling -----------------------------------------------------------------------------
+
+
+def pool_out_size(n: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
+    """PyTorch's pooling output size (a last window starting in the right padding is
+    dropped in ceil mode)."""
+    eff = n + 2 * p - d * (k - 1) - 1
+    out = (-((-eff) // s) if ceil_mode else eff // s) + 1
+    if ceil_mode and (out - 1) * s >= n + p:
+        out -= 1
+    return out
+
+
+def _lowest(dtype):
+    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+
+
+def _max_pool_arrays(x4, k, s, p, d, out_hw):
+    """Max over windows and, per output, the position (0 .. kh*kw-1) of the first maximum
+    in the window (PyTorch's rule; a NaN wins, the last one if several)."""
+    n, c, h, w = x4.shape
+    ho, wo = out_hw
+    need_h = (ho - 1) * s[0] + d[0] * (k[0] - 1) + 1
+    need_w = (wo - 1) * s[1] + d[1] * (k[1] - 1) + 1
+    eh, ew = max(need_h - h - 2 * p[0], 0), max(need_w - w - 2 * p[1], 0)
+    if p[0] or p[1] or eh or ew:
+        xp = np.full((n, c, h + 2 * p[0] + eh, w + 2 * p[1] + ew), _lowest(x4.dtype), x4.dtype)
+        xp[:, :, p[0]:p[0] + h, p[1]:p[1] + w] = x4
+    else:
+        xp = x4
+    kk = k[0] * k[1]
+    st = xp.strides
+    win = _strided(xp, (k[0], k[1], n, c, ho, wo),
+                   (st[2] * d[0], st[3] * d[1], st[0], st[1], st[2] * s[0], st[3] * s[1]),
+                   writeable=False).reshape(kk, n, c, ho, wo)
+    best = win.max(0)
+    if kk == 1:
+        return best, np.zeros(best.shape, np.uint8)
+    # The first maximum: encode each match as kk - q and keep the largest code.
+    code_t = np.uint8 if kk < 255 else np.int32
+    acc = np.zeros(best.shape, code_t)
+    m = np.empty(best.shape, bool)
+    e = np.empty(best.shape, code_t)
+    for q in range(kk):
+        np.equal(win[q], best, out=m)
+        np.multiply(m, code_t(kk - q), out=e)
+        np.maximum(acc, e, out=acc)
+    arg = np.subtract(code_t(kk), acc, dtype=code_t)
+    if x4.dtype.kind == "f" and np.isnan(best.max()):
+        for q in range(kk):
+            np.isnan(win[q], out=m)
+            arg[m] = q
+    return best, arg
+
+
+def _max_pool_indices(arg, in_hw, k, s, p, d):
+    """Flat indices into each input plane, from window positions."""
+    ho, wo = arg.shape[-2:]
+    w = in_hw[1]
+    rows = (np.arange(ho) * s[0] - p[0])[:, None] * w + (np.arange(wo) * s[1] - p[1])
+    offs = np.array([i * d[0] * w + j * d[1] for i in range(k[0]) for j in range(k[1])])
+    return rows + offs[arg]
+
+
+def _max_pool_backward_arrays(g4, arg, in_shape4, k, s, p, d):
+    """Each output's gradient to the window position ``arg`` points at."""
+    h, w = in_shape4[2:]
+    ho, wo = g4.shape[-2:]
+    disjoint = all(s[i] >= (k[i] - 1) * d[i] + 1 for i in range(2))
+    tiled = disjoint and p == (0, 0) and s == k and h == ho * k[0] and w == wo * k[1]
+    gx = np.empty(in_shape4, g4.dtype) if tiled else np.zeros(in_shape4, g4.dtype)
+    m = np.empty(g4.shape, bool)
+    t = None if disjoint else np.empty(g4.shape, g4.dtype)
+    for (i, j), img, o in _geometry((h, w), (ho, wo), k, s, p, d):
+        np.equal(arg, i * k[1] + j, out=m)
+        if disjoint:  # windows do not overlap: write, no accumulation
+            np.multiply(g4[o], m[o], out=gx[img])
+        else:
+            np.multiply(g4, m, out=t)
+            gx[img] += t[o]
+    return gx
+
+
+class MaxPool2DWithIndicesBackward0(Node):
+    def backward(self, xp, g):
+        in_shape = self._in_shape
+        k, s, p, d = self._params
+        if not xp.TENSORS:
+            g4 = g if g.ndim == 4 else g[None]
+            shape4 = in_shape if len(in_shape) == 4 else (1,) + tuple(in_shape)
+            return _max_pool_backward_arrays(g4, self._arg, shape4, k, s, p, d).reshape(in_shape)
+        # Under create_graph: a scatter of g at the flat indices (its own backward is a gather).
+        idx = _max_pool_indices(self._arg, in_shape[-2:], k, s, p, d)
+        lead = tuple(in_shape[:-2])
+        plane = in_shape[-2] * in_shape[-1]
+        g3 = xp.reshape(g, lead + (-1,))
+        gx = xp.scatter_along(g3, idx.reshape(lead + (-1,)), len(lead), lead + (plane,))
+        return xp.reshape(gx, in_shape)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride, padding, dilation,  # noqa: A002
+                            ceil_mode, want_indices: bool):
+    """Max pooling of a (C, H, W) or (N, C, H, W) tensor; returns (output, indices or None)."""
+    x = input._data
+    x4 = x if x.ndim == 4 else x[None]
+    h, w = x4.shape[2:]
+    out_hw = (pool_out_size(h, kernel_size[0], stride[0], padding[0], dilation[0], ceil_mode),
+              pool_out_size(w, kernel_size[1], stride[1], padding[1], dilation[1], ceil_mode))
+    params = (kernel_size, stride, padding, dilation)
+    best, arg = _max_pool_arrays(x4, kernel_size, stride, padding, dilation, out_hw)
+    if x.ndim == 3:
+        best, arg = best[0], arg[0]
+    indices = make(_max_pool_indices(arg, (h, w), *params)) if want_indices else None
+    if recording(input):
+        node = MaxPool2DWithIndicesBackward0()
+        node._in_shape = x.shape
+        node._params = params
+        node._arg = arg
+        return record(node, best, input), indices
+    return make(best), indices
+
+
+# -- average pooling ---------------------------------------------------------------------------
+
+
+def _avg_divisor(in_hw, out_hw, k, s, p, count_include_pad, divisor_override, dtype):
+    if divisor_override is not None:
+        return np.asarray(divisor_override, dtype)
+    sizes = []
+    for n, o, kk, ss, pp in zip(in_hw, out_hw, k, s, p):
+        start = np.arange(o) * ss - pp
+        end = np.minimum(start + kk, n + pp)
+        if count_include_pad:
+            sizes.append(end - start)
+        else:
+            sizes.append(np.minimum(end, n) - np.maximum(start, 0))
+    return (sizes[0][:, None] * sizes[1][None, :]).astype(dtype)
+
+
+def _array_avg_pool(x, params):
+    k, s, p, ceil_mode, cip, div_override = params
+    x4 = x if x.ndim == 4 else x[None]
+    h, w = x4.shape[2:]
+    out_hw = (pool_out_size(h, k[0], s[0], p[0], 1, ceil_mode),
+              pool_out_size(w, k[1], s[1], p[1], 1, ceil_mode))
+    acc_t = x4.dtype if x4.dtype.kind == "f" else np.float64
+    out = np.zeros(x4.shape[:2] + out_hw, acc_t)
+    for _, img, o in _geometry((h, w), out_hw, k, s, p, (1, 1)):
+        out[o] += x4[img]
+    div = _avg_divisor((h, w), out_hw, k, s, p, cip, div_override, acc_t)
+    if x4.dtype.kind == "f":
+        out /= div
+    else:
+        out = np.trunc(out / div).astype(x4.dtype)
+    return out if x.ndim == 4 else out[0]
+
+
+def _array_avg_pool_backward(g, in_shape, params):
+    k, s, p, ceil_mode, cip, div_override = params
+    g4 = g if g.ndim == 4 else g[None]
+    shape4 = tuple(in_shape) if len(in_shape) == 4 else (1,) + tuple(in_shape)
+    out_hw = g4.shape[2:]
+    gd = g4 / _avg_divisor(shape4[2:], out_hw, k, s, p, cip, div_override, g4.dtype)
+    gx = np.zeros(shape4, g4.dtype)
+    for _, img, o in _geometry(shape4[2:], out_hw, k, s, p, (1, 1)):
+        gx[img] += gd[o]
+    return gx.reshape(in_shape)
+
+
+class AvgPool2DBackward0(Node):
+    def backward(self, xp, g):
+        return xp.avg_pool_backward(g, self._in_shape, self._params)
+
+
+class AvgPool2DBackwardBackward0(Node):
+    def backward(self, xp, gg):
+        return xp.avg_pool(gg, self._params)
+
+
+def avg_pool(input, params) -> Tensor:  # noqa: A002
+    """2-D average pooling; ``params = (kernel, stride, padding, ceil_mode, count_include_pad,
+    divisor_override)`` with 2-tuples."""
+    out = _array_avg_pool(input._data, params)
+    if recording(input):
+        node = AvgPool2DBackward0()
+        node._in_shape, node._params = input._data.shape, params
+        return record(node, out, input)
+    return make(out)
+
+
+def avg_pool_backward(g, in_shape, params) -> Tensor:
+    out = _array_avg_pool_backward(g._data, in_shape, params)
+    if recording(g):
+        node = AvgPool2DBackwardBackward0()
+        node._params = params
+        return record(node, out, g)
+    return make(out)
+
+
+# -- separable linear maps (adaptive average pooling, bilinear resampling) ---------------------
+
+
+def _array_sep_linear(x, ah, aw, name=None):
+    out = np.matmul(x, aw.T) if aw is not None else x
+    return np.matmul(ah, out) if ah is not None else out
+
+
+class SepLinearBackward(Node):
+    """``A_h @ x @ A_w.T`` over the last two dims; its backward is the transposed map."""
+
+    def backward(self, xp, g):
+        ah, aw = self._mats
+        return xp.sep_linear(g, None if ah is None else ah.T, None if aw is None else aw.T,
+                             self._back_name)
+
+
+def sep_linear(input, ah, aw, name: str = "SepLinearBackward") -> Tensor:  # noqa: A002
+    """``ah @ input @ aw.T`` on the last two dims (``ah`` or ``aw`` None: identity), one node
+    called ``name``."""
+    out = _array_sep_linear(input._data, ah, aw)
+    if recording(input):
+        node = SepLinearBackward()
+        node._name = name
+        node._back_name = name.replace("Backward0", "BackwardBackward0")
+        node._mats = (ah, aw)
+        return record(node, out, input)
+    return make(out)
+
+
+_array.register(
+    conv_nd=_array_conv_nd, conv_weight_grad=_weight_grad_arrays, im2col=_array_im2col,
+    col2im=_array_col2im, avg_pool=_array_avg_pool, avg_pool_backward=_array_avg_pool_backward,
+    sep_linear=_array_sep_linear,
+)
+
 __all__: list = []
-XP: list = []
+XP: list = ["conv_nd", "conv_weight_grad", "im2col", "col2im", "avg_pool", "avg_pool_backward",
+            "sep_linear"]
 METHODS: dict = {}
 INPLACE: dict = {}

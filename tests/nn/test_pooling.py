@@ -1,0 +1,286 @@
+"""Tests for pooling (max, average, adaptive) and interpolation, functional and modules, against
+PyTorch (the oracle; skipped without it): values, indices, gradients, grad_fn names, reprs and
+errors. The gradcheck/gradgradcheck cases need no torch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import retrograd as rg
+import retrograd.nn  # noqa: F401 - binds rg.nn
+import retrograd.nn.functional as F
+from retrograd.autograd import gradcheck, gradgradcheck
+
+
+@pytest.fixture
+def torch():
+    return pytest.importorskip("torch")
+
+
+TOL = {np.float32: dict(rtol=2e-5, atol=1e-6), np.float64: dict(rtol=1e-12, atol=1e-13)}
+
+
+def _array(shape, dtype, seed=0, relu=False):
+    a = np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+    return np.maximum(a, 0) if relu else a   # relu: many ties (zeros) in the windows
+
+
+def check(torch, name, shape, dtype=np.float64, relu=False, **kw):
+    x = _array(shape, dtype, relu=relu)
+    tx, rx = torch.tensor(x, requires_grad=True), rg.tensor(x, requires_grad=True)
+    to = getattr(torch.nn.functional, name)(tx, **kw)
+    ro = getattr(F, name)(rx, **kw)
+    if isinstance(to, tuple):
+        (to, ti), (ro, ri) = to, ro
+        assert ri.dtype == rg.int64
+        np.testing.assert_array_equal(ri.numpy(), ti.numpy())
+    assert tuple(ro.shape) == tuple(to.shape)
+    tol = TOL[dtype]
+    np.testing.assert_allclose(ro.detach().numpy(), to.detach().numpy(), **tol)
+    assert ro.grad_fn.name() == to.grad_fn.name()
+    g = np.random.default_rng(1).standard_normal(tuple(to.shape)).astype(dtype)
+    to.backward(torch.tensor(g))
+    ro.backward(rg.tensor(g))
+    np.testing.assert_allclose(rx.grad.numpy(), tx.grad.numpy(), **tol)
+
+
+MAX2D = [
+    ((2, 3, 8, 8), dict(kernel_size=2)),
+    ((2, 3, 9, 7), dict(kernel_size=2)),
+    ((2, 3, 9, 8), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
+    ((2, 3, 9, 8), dict(kernel_size=(3, 2), stride=1, padding=1, dilation=2)),
+    ((2, 3, 10, 9), dict(kernel_size=3, stride=(2, 3), dilation=(1, 2), ceil_mode=True)),
+    ((3, 8, 8), dict(kernel_size=2, stride=1)),
+    ((2, 3, 8, 8), dict(kernel_size=2, return_indices=True)),
+    ((2, 3, 9, 8), dict(kernel_size=3, stride=2, padding=1, return_indices=True)),
+    ((3, 7, 8), dict(kernel_size=3, padding=1, return_indices=True)),
+]
+
+
+@pytest.mark.parametrize("relu", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,kw", MAX2D)
+def test_max_pool2d(torch, shape, kw, dtype, relu):
+    check(torch, "max_pool2d", shape, dtype, relu, **kw)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,kw", [
+    ((2, 3, 9), dict(kernel_size=3, stride=2, ceil_mode=True)),
+    ((2, 3, 9), dict(kernel_size=2, padding=1, dilation=2)),
+    ((3, 9), dict(kernel_size=2)),
+    ((2, 3, 9), dict(kernel_size=3, stride=1, return_indices=True)),
+])
+def test_max_pool1d(torch, shape, kw, dtype):
+    check(torch, "max_pool1d", shape, dtype, True, **kw)
+
+
+def test_max_pool_nan(torch):
+    x = _array((1, 1, 4, 4), np.float64)
+    x[0, 0, 1, 1] = np.nan
+    to, ti = torch.nn.functional.max_pool2d(torch.tensor(x), 2, return_indices=True)
+    ro, ri = F.max_pool2d(rg.tensor(x), 2, return_indices=True)
+    np.testing.assert_array_equal(ro.numpy(), to.numpy())
+    np.testing.assert_array_equal(ri.numpy(), ti.numpy())
+
+
+def test_max_pool_integer(torch):
+    x = np.arange(2 * 3 * 6 * 6).reshape(2, 3, 6, 6) % 7
+    to = torch.nn.functional.max_pool2d(torch.tensor(x), 3, 2, 1)
+    ro = F.max_pool2d(rg.tensor(x), 3, 2, 1)
+    assert ro.dtype == rg.int64
+    np.testing.assert_array_equal(ro.numpy(), to.numpy())
+
+
+AVG2D = [
+    ((2, 3, 8, 8), dict(kernel_size=2)),
+    ((2, 3, 9, 8), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
+    ((2, 3, 9, 8), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True,
+                        count_include_pad=False)),
+    ((2, 3, 9, 8), dict(kernel_size=(3, 2), padding=(1, 0), divisor_override=5)),
+    ((3, 7, 8), dict(kernel_size=2, stride=(1, 2))),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,kw", AVG2D)
+def test_avg_pool2d(torch, shape, kw, dtype):
+    check(torch, "avg_pool2d", shape, dtype, **kw)
+
+
+@pytest.mark.parametrize("shape,kw", [
+    ((2, 3, 9), dict(kernel_size=3, stride=2, padding=1)),
+    ((2, 3, 9), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True,
+                     count_include_pad=False)),
+    ((3, 9), dict(kernel_size=2)),
+])
+def test_avg_pool1d(torch, shape, kw):
+    check(torch, "avg_pool1d", shape, **kw)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,out", [
+    ((2, 3, 9, 7), (4, 3)), ((2, 3, 8, 8), 4), ((2, 3, 9, 7), 1), ((3, 5, 7), (None, 3)),
+    ((2, 3, 5, 7), (7, 9)),
+])
+def test_adaptive_avg_pool2d(torch, shape, out, dtype):
+    check(torch, "adaptive_avg_pool2d", shape, dtype, output_size=out)
+
+
+@pytest.mark.parametrize("shape,out", [((2, 3, 10), 4), ((3, 10), 3), ((2, 3, 5), 8)])
+def test_adaptive_avg_pool1d(torch, shape, out):
+    check(torch, "adaptive_avg_pool1d", shape, output_size=out)
+
+
+@pytest.mark.parametrize("shape,out", [((2, 3, 9, 7), (4, 3)), ((3, 8, 8), 3),
+                                       ((2, 3, 5, 7), (7, 9))])
+def test_adaptive_max_pool2d(torch, shape, out):
+    for ri in (False, True):
+        x = _array(shape, np.float64, relu=True)
+        tx, rx = torch.tensor(x, requires_grad=True), rg.tensor(x, requires_grad=True)
+        to = torch.nn.functional.adaptive_max_pool2d(tx, out, return_indices=ri)
+        ro = F.adaptive_max_pool2d(rx, out, return_indices=ri)
+        if ri:
+            np.testing.assert_array_equal(ro[1].numpy(), to[1].numpy())
+            to, ro = to[0], ro[0]
+        np.testing.assert_allclose(ro.detach().numpy(), to.detach().numpy())
+        to.sum().backward()
+        ro.sum().backward()
+        np.testing.assert_allclose(rx.grad.numpy(), tx.grad.numpy())
+
+
+INTERP = [
+    ((2, 3, 5, 7), dict(scale_factor=2)),
+    ((2, 3, 5, 7), dict(scale_factor=1.7)),
+    ((2, 3, 5, 7), dict(scale_factor=(0.5, 2.5))),
+    ((2, 3, 5, 7), dict(size=(3, 11))),
+    ((2, 3, 5, 7), dict(size=(3, 11), mode="nearest-exact")),
+    ((2, 3, 5, 7), dict(scale_factor=1.5, mode="nearest-exact")),
+    ((2, 3, 5), dict(scale_factor=2.5)),
+    ((2, 3, 5), dict(size=4)),
+    ((2, 3, 5, 7), dict(scale_factor=2.3, mode="bilinear")),
+    ((2, 3, 5, 7), dict(scale_factor=2, mode="bilinear", align_corners=False)),
+    ((2, 3, 5, 7), dict(size=(9, 4), mode="bilinear", align_corners=True)),
+    ((2, 3, 5, 7), dict(size=(1, 4), mode="bilinear", align_corners=True)),
+    ((2, 3, 5, 7), dict(scale_factor=1.7, mode="bilinear", recompute_scale_factor=True)),
+    ((2, 3, 5), dict(scale_factor=1.5, mode="linear")),
+    ((2, 3, 5), dict(size=9, mode="linear", align_corners=True)),
+    ((2, 3, 5, 7), dict(size=(3, 4), mode="area")),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,kw", INTERP)
+def test_interpolate(torch, shape, kw, dtype):
+    check(torch, "interpolate", shape, dtype, **kw)
+
+
+def _t(*shape, seed=0):
+    return rg.tensor(np.random.default_rng(seed).standard_normal(shape), requires_grad=True)
+
+
+@pytest.mark.parametrize("fn,shape", [
+    (lambda x: F.max_pool2d(x, 3, 2, 1, ceil_mode=True), (1, 2, 5, 6)),
+    (lambda x: F.max_pool2d(x, 2), (2, 4, 4)),
+    (lambda x: F.max_pool1d(x, 2), (1, 2, 6)),
+    (lambda x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False), (1, 2, 5, 6)),
+    (lambda x: F.avg_pool1d(x, 2, 1), (1, 2, 5)),
+    (lambda x: F.adaptive_avg_pool2d(x, (3, 4)), (1, 2, 5, 6)),
+    (lambda x: F.adaptive_max_pool2d(x, (3, 4)), (1, 2, 5, 6)),
+    (lambda x: F.interpolate(x, scale_factor=1.5, mode="bilinear"), (1, 2, 3, 4)),
+    (lambda x: F.interpolate(x, size=(5, 7)), (1, 2, 3, 4)),
+    (lambda x: F.interpolate(x, size=4, mode="linear", align_corners=True), (1, 2, 3)),
+])
+def test_gradcheck(fn, shape):
+    x = _t(*shape)
+    assert gradcheck(fn, (x,))
+    assert gradgradcheck(fn, (x,))
+
+
+def test_max_pool_double_backward(torch):
+    x = _array((2, 2, 6, 6), np.float64)
+    res = []
+    for lib, fn in ((torch, torch.nn.functional.max_pool2d), (rg, F.max_pool2d)):
+        t = lib.tensor(x, requires_grad=True)
+        y = fn(t, 3, 2, 1)
+        (g,) = lib.autograd.grad((y ** 3).sum(), t, create_graph=True)
+        (g ** 2).sum().backward()
+        res.append(t.grad.numpy())
+    np.testing.assert_allclose(res[1], res[0], rtol=1e-12)
+
+
+# -- errors ------------------------------------------------------------------------------------
+
+ERRORS = [
+    ("max_pool2d", (2, 3, 8, 8), dict(kernel_size=3, padding=2)),
+    ("max_pool2d", (2, 3, 2, 2), dict(kernel_size=3)),
+    ("max_pool2d", (3, 8), dict(kernel_size=2)),
+    ("max_pool2d", (2, 3, 8, 8), dict(kernel_size=2, stride=0)),
+    ("max_pool1d", (3,), dict(kernel_size=2)),
+    ("avg_pool2d", (2, 3, 2, 2), dict(kernel_size=3)),
+    ("avg_pool2d", (2, 3, 8, 8), dict(kernel_size=3, padding=2)),
+    ("avg_pool2d", (2, 3, 8, 8), dict(kernel_size=2, divisor_override=0)),
+    ("adaptive_avg_pool2d", (3, 8), dict(output_size=2)),
+    ("interpolate", (2, 3, 8, 8), dict(size=4, scale_factor=2)),
+    ("interpolate", (2, 3, 8, 8), {}),
+    ("interpolate", (2, 3, 8), dict(size=3, mode="bilinear")),
+    ("interpolate", (2, 3, 8, 8), dict(scale_factor=2, align_corners=True)),
+]
+
+
+@pytest.mark.parametrize("name,shape,kw", ERRORS)
+def test_errors(torch, name, shape, kw):
+    x = _array(shape, np.float32)
+    with pytest.raises(Exception) as te:
+        getattr(torch.nn.functional, name)(torch.tensor(x), **kw)
+    with pytest.raises(type(te.value)) as re_:
+        getattr(F, name)(rg.tensor(x), **kw)
+    assert str(re_.value) == str(te.value)
+
+
+# -- modules -----------------------------------------------------------------------------------
+
+MODULES = [
+    ("MaxPool2d", (2,), {}, (2, 3, 8, 8)),
+    ("MaxPool2d", ((3, 2),), dict(stride=(2, 1), padding=1, dilation=1, ceil_mode=True),
+     (2, 3, 9, 8)),
+    ("MaxPool1d", (3,), dict(stride=2, padding=1), (2, 3, 9)),
+    ("AvgPool2d", (3,), dict(stride=2, padding=1, count_include_pad=False), (2, 3, 9, 8)),
+    ("AvgPool2d", (2,), dict(divisor_override=3), (2, 3, 8, 8)),
+    ("AvgPool1d", (3,), dict(stride=2, ceil_mode=True), (2, 3, 9)),
+    ("AdaptiveAvgPool2d", ((4, 3),), {}, (2, 3, 9, 7)),
+    ("AdaptiveAvgPool2d", ((None, 3),), {}, (2, 3, 9, 7)),
+    ("AdaptiveAvgPool1d", (4,), {}, (2, 3, 9)),
+    ("AdaptiveMaxPool2d", (3,), {}, (2, 3, 9, 7)),
+    ("AdaptiveMaxPool1d", (4,), {}, (2, 3, 9)),
+    ("Upsample", (), dict(scale_factor=2), (2, 3, 4, 5)),
+    ("Upsample", (), dict(size=(7, 3), mode="bilinear"), (2, 3, 4, 5)),
+    ("Upsample", (), dict(scale_factor=(2, 1.5), mode="bilinear", align_corners=True),
+     (2, 3, 4, 5)),
+    ("UpsamplingNearest2d", (), dict(scale_factor=3), (2, 3, 4, 5)),
+    ("UpsamplingBilinear2d", (), dict(size=7), (2, 3, 4, 5)),
+]
+
+
+@pytest.mark.parametrize("name,args,kw,shape", MODULES)
+def test_modules(torch, name, args, kw, shape):
+    t_mod = getattr(torch.nn, name)(*args, **kw)
+    r_mod = getattr(rg.nn, name)(*args, **kw)
+    assert repr(r_mod) == repr(t_mod)
+    x = _array(shape, np.float32)
+    tx, rx = torch.tensor(x, requires_grad=True), rg.tensor(x, requires_grad=True)
+    to, ro = t_mod(tx), r_mod(rx)
+    np.testing.assert_allclose(ro.detach().numpy(), to.detach().numpy(), **TOL[np.float32])
+    to.sum().backward()
+    ro.sum().backward()
+    np.testing.assert_allclose(rx.grad.numpy(), tx.grad.numpy(), **TOL[np.float32])
+
+
+def test_max_pool_module_return_indices(torch):
+    x = _array((2, 3, 8, 8), np.float32)
+    to, ti = torch.nn.MaxPool2d(2, return_indices=True)(torch.tensor(x))
+    ro, ri = rg.nn.MaxPool2d(2, return_indices=True)(rg.tensor(x))
+    np.testing.assert_array_equal(ri.numpy(), ti.numpy())
+    np.testing.assert_array_equal(ro.numpy(), to.numpy())
