@@ -10,9 +10,9 @@ and torch (when installed) and their ratio (< 1 means retrograd is faster).
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
+from _common import time_it
 
 import retrograd
 
@@ -40,15 +40,6 @@ def gather(lib, x, w, idx):
     return (x.gather(1, idx) * w.index_select(0, idx[:, 0])[:, :idx.shape[1]]).sum()
 
 
-def time_it(fn, repeat: int, number: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / number)
-    return best
-
 
 def run(name, f, arrays, ints=(), repeat=5, number=20):
     res = {}
@@ -58,7 +49,7 @@ def run(name, f, arrays, ints=(), repeat=5, number=20):
         ts = [lib.tensor(a, requires_grad=True) for a in arrays]
         extra = [lib.tensor(i) for i in ints]
 
-        def step():
+        def step(lib=lib, ts=ts, extra=extra):
             for t in ts:
                 t.grad = None
             f(lib, *ts, *extra).backward()

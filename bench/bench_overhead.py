@@ -20,6 +20,7 @@ import gc
 import time
 
 import numpy as np
+from _common import time_it
 
 import retrograd
 
@@ -60,15 +61,6 @@ def numpy_chain(x, w, b):
         gx = ga * w
     return gx, gw, gb
 
-
-def time_it(fn, repeat: int, number: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / number)
-    return best
 
 
 def bench_small(repeat: int, number: int) -> dict:
