@@ -218,11 +218,15 @@ def rsub(input, other, *, alpha=1) -> Tensor:  # noqa: A002
 
 def mul_operator(self, other):
     """``self * other``; a Python sequence is repeated instead, as Python does with ints."""
-    if other.__class__ is Tensor or other.__class__ is float or other.__class__ is int:
-        return mul(self, other)
-    if isinstance(other, (str, list, tuple)):
+    if other.__class__ is not Tensor and isinstance(other, (str, list, tuple)):
         return NotImplemented
-    return mul(self, other)
+    # mul's body, inline: this is the hottest operator.
+    node, out = _binary(MulBackward0, np.multiply, self, other)
+    if node is not None:
+        nf = node.next_functions
+        node.save(self if nf[1][0] is not None else None,
+                  node._other if nf[0][0] is not None else None)
+    return out
 
 
 def mul(input, other) -> Tensor:  # noqa: A002
