@@ -480,6 +480,22 @@ def _is_np_array_like(x: Any) -> bool:
     return mod == "numpy" and not isinstance(x, (np.str_, np.bytes_))
 
 
+def _same_mapping(template, values: dict):
+    """``values`` in a mapping of ``template``'s type where that can be built (as torch does),
+    else a plain dict."""
+    if isinstance(template, collections.abc.MutableMapping):
+        try:
+            clone = copy.copy(template)
+            clone.update(values)
+            return clone
+        except TypeError:
+            return values
+    try:
+        return type(template)(values)  # type: ignore[call-arg]
+    except TypeError:
+        return values
+
+
 def default_convert(data: Any) -> Any:
     """Turn NumPy arrays and scalars inside ``data`` into tensors, leaving the rest.
 
@@ -497,18 +513,7 @@ def default_convert(data: Any) -> Any:
             return data
         return retrograd.as_tensor(data)
     if isinstance(data, collections.abc.Mapping):
-        converted = {k: default_convert(v) for k, v in data.items()}
-        if isinstance(data, collections.abc.MutableMapping):
-            try:
-                clone = copy.copy(data)
-                clone.update(converted)
-                return clone
-            except TypeError:
-                return converted
-        try:
-            return type(data)(converted)  # type: ignore[call-arg]
-        except TypeError:
-            return converted
+        return _same_mapping(data, {k: default_convert(v) for k, v in data.items()})
     if _is_namedtuple(data):
         return type(data)(*(default_convert(d) for d in data))
     if isinstance(data, tuple):
@@ -563,18 +568,7 @@ def default_collate(batch: list) -> Any:
     if isinstance(elem, (str, bytes)):
         return batch
     if isinstance(elem, collections.abc.Mapping):
-        collated = {k: default_collate([d[k] for d in batch]) for k in elem}
-        if isinstance(elem, collections.abc.MutableMapping):
-            try:
-                clone = copy.copy(elem)
-                clone.update(collated)
-                return clone
-            except TypeError:
-                return collated
-        try:
-            return type(elem)(collated)  # type: ignore[call-arg]
-        except TypeError:
-            return collated
+        return _same_mapping(elem, {k: default_collate([d[k] for d in batch]) for k in elem})
     if _is_namedtuple(elem):
         return type(elem)(*(default_collate(s) for s in zip(*batch)))
     if isinstance(elem, collections.abc.Sequence):
