@@ -374,30 +374,16 @@ def zero_(self: Tensor) -> Tensor:
 
 def setitem(self: Tensor, index, value) -> None:
     """``self[index] = value``: a copy into a view (basic index) or an index_put (advanced)."""
-    from .indexing import getitem, index_put, is_basic_index, np_index
-
     if isinstance(value, (list, tuple, np.ndarray)):
         from .._creation import tensor
 
         value = tensor(value, dtype=self.dtype)
-    if is_basic_index(index):
-        with _grad_mode(state.grad_enabled):
-            view = getitem(self, index)
-        copy_(view, value)
+    ix = _indexing
+    if ix.is_basic_index(index):
+        copy_(ix.getitem(self, index), value)
         return
-    idx = np_index(index)
-    apply_inplace(self, index_put, idx, value)
+    apply_inplace(self, ix.index_put, ix.np_index(index), value)
 
 
-class _grad_mode:
-    __slots__ = ("mode", "prev")
-
-    def __init__(self, mode):
-        self.mode = mode
-
-    def __enter__(self):
-        self.prev = state.grad_enabled
-        state.grad_enabled = self.mode
-
-    def __exit__(self, *exc):
-        state.grad_enabled = self.prev
+# Last, and as a module: indexing imports from this one.
+from . import indexing as _indexing  # noqa: E402
