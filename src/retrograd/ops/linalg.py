@@ -19,6 +19,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node
 from . import _array
+from . import shape as _shape
 from ._core import as_tensor_arg, operands, record, wrap, wrap_dim
 
 _TYPE_NAMES = {
@@ -95,8 +96,6 @@ def matmul(input, other) -> Tensor:  # noqa: A002
     >>> torch.tensor([[1., 2.], [3., 4.]]) @ torch.tensor([1., 1.])
     tensor([3., 7.])
     """
-    from .shape import contiguous, expand, mT, reshape, squeeze_dims_, t, unsafe_view, unsqueeze
-
     a = input if isinstance(input, Tensor) else as_tensor_arg(input)
     b = other if isinstance(other, Tensor) else as_tensor_arg(other)
     da, db = a._data.ndim, b._data.ndim
@@ -109,27 +108,27 @@ def matmul(input, other) -> Tensor:  # noqa: A002
     if da == 2 and db == 1:
         return _product(MvBackward0, a, b)
     if da == 1 and db == 2:
-        return squeeze_dims_(_product(MmBackward0, unsqueeze(a, 0), b), 0)
+        return _shape.squeeze_dims_(_product(MmBackward0, _shape.unsqueeze(a, 0), b), 0)
     if da == 2 and db == 2:
         return _product(MmBackward0, a, b)
     if da >= 3 and db <= 2:
         # Fold the batch dims of ``a`` into its rows: one mm (or mv) and a view back.
         _check_inner(a, b)
-        rows = reshape(a, (-1, a._data.shape[-1]))
+        rows = _shape.reshape(a, (-1, a._data.shape[-1]))
         if db == 1:
-            return unsafe_view(_product(MvBackward0, rows, b), a._data.shape[:-1])
-        return unsafe_view(_product(MmBackward0, rows, b),
+            return _shape.unsafe_view(_product(MvBackward0, rows, b), a._data.shape[:-1])
+        return _shape.unsafe_view(_product(MmBackward0, rows, b),
                            a._data.shape[:-1] + (b._data.shape[-1],))
     if da <= 2 and db >= 3:
         # The same fold on the transposed problem: (b^T @ a^T)^T.
         _check_inner(a, b)
-        bt = mT(b)
-        rows = reshape(bt, (-1, bt._data.shape[-1]))
+        bt = _shape.mT(b)
+        rows = _shape.reshape(bt, (-1, bt._data.shape[-1]))
         if da == 1:
-            return unsafe_view(_product(MvBackward0, rows, a), bt._data.shape[:-1])
-        out = unsafe_view(_product(MmBackward0, rows, t(a)),
+            return _shape.unsafe_view(_product(MvBackward0, rows, a), bt._data.shape[:-1])
+        out = _shape.unsafe_view(_product(MmBackward0, rows, _shape.t(a)),
                           bt._data.shape[:-1] + (a._data.shape[0],))
-        return contiguous(mT(out))
+        return _shape.contiguous(_shape.mT(out))
     # Both batched: broadcast the batch dims, flatten them, one bmm, view back.
     _check_inner(a, b)
     try:
@@ -139,9 +138,9 @@ def matmul(input, other) -> Tensor:  # noqa: A002
     n, m = a._data.shape[-2:]
     p = b._data.shape[-1]
     size = int(np.prod(batch)) if batch else 1
-    a3 = reshape(expand(a, batch + (n, m)), (size, n, m))
-    b3 = reshape(expand(b, batch + (m, p)), (size, m, p))
-    return unsafe_view(_product(BmmBackward0, a3, b3), batch + (n, p))
+    a3 = _shape.reshape(_shape.expand(a, batch + (n, m)), (size, n, m))
+    b3 = _shape.reshape(_shape.expand(b, batch + (m, p)), (size, m, p))
+    return _shape.unsafe_view(_product(BmmBackward0, a3, b3), batch + (n, p))
 
 
 def _check_inner(a, b) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import return_types
 from .._dtypes import to_dtype
 from .._tensor import Tensor, make
 from ..autograd.grad_mode import state
@@ -204,8 +205,6 @@ class MinBackward0(_ValueSelecting):
 
 
 def _max_min(input, dim, keepdim, is_max, other=None):
-    from .. import return_types
-
     if other is not None:
         from .pointwise import maximum, minimum
 
@@ -419,8 +418,6 @@ def aminmax(input, *, dim=None, keepdim=False):  # noqa: A002
     min=tensor(1.),
     max=tensor(3.))
     """
-    from .. import return_types
-
     a = input._data
     if dim is None or a.ndim == 0:
         dims = None
