@@ -1,0 +1,195 @@
+"""retrograd.special: the functions PyTorch also keeps under ``torch.special``.
+
+They are the same ops as the top-level ones (``special.erf`` is ``retrograd.erf``), plus a few
+composites that exist only here.
+
+>>> import retrograd as torch
+>>> torch.special.expit(torch.tensor([0.]))
+tensor([0.5000])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._tensor import Tensor
+from .autograd.grad_mode import state
+from .autograd.graph import Node
+from .ops import _array
+from .ops._core import as_tensor_arg, float_array, record, wrap
+from .ops.nn_activation import log_softmax, softmax
+from .ops.pointwise import exp2, expm1, log1p, logit, round, sigmoid, xlogy
+from .ops.reduction import logsumexp
+from .ops.special import (
+    _cast_kernel,
+    digamma,
+    erf,
+    erf_kernel,
+    erfc,
+    erfc_kernel,
+    erfinv,
+    erfinv_kernel,
+    lgamma,
+    polygamma,
+)
+
+__all__ = [
+    "digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln", "log1p",
+    "log_ndtr", "log_softmax", "logit", "logsumexp", "ndtr", "ndtri", "polygamma", "psi",
+    "round", "sinc", "softmax", "xlog1py", "xlogy",
+]
+
+expit = sigmoid
+gammaln = lgamma
+psi = digamma
+
+
+# Each function below is one node named as PyTorch names it, with its derivative written in
+# ``xp`` operations so that every order works (see ops/_array.py).
+
+_SQRT1_2 = 0.7071067811865476
+_SQRT2PI = 2.5066282746310002
+_PI = 3.141592653589793
+
+
+def _apply(cls, out, inputs, save=(), save_output=False):
+    """Wrap a NumPy result; when recording, attach ``cls`` with what its formula needs."""
+    if state.grad_enabled and any(t.requires_grad for t in inputs):
+        node = cls()
+        node.save(*save)
+        if any(t._data.dtype != out.dtype for t in inputs):
+            node._dtypes = tuple(t._data.dtype for t in inputs)
+        if any(t._data.shape != out.shape for t in inputs):
+            node._shapes = tuple(t._data.shape for t in inputs)
+        r = record(node, out, *inputs)
+        if save_output:
+            node.save_output(r)
+        return r
+    return wrap(out)
+
+
+class _NdtrBackward(Node):
+    _name = "MulBackward1"  # PyTorch's ndtr ends in a multiply by a number
+
+    def backward(self, xp, g):
+        (x,) = self.saved(xp.TENSORS)
+        return g * (xp.exp(x * x * -0.5) * (1 / _SQRT2PI))
+
+
+def ndtr(input: Tensor) -> Tensor:  # noqa: A002
+    """The standard normal CDF, ``(1 + erf(x / sqrt(2))) / 2``.
+
+    >>> import retrograd as torch
+    >>> torch.special.ndtr(torch.tensor([0.]))
+    tensor([0.5000])
+    """
+    a = float_array(input)
+    out = ((1 + _np_erf(a * a.dtype.type(_SQRT1_2))) * a.dtype.type(0.5)).astype(a.dtype)
+    return _apply(_NdtrBackward, out, (input,), save=(input,))
+
+
+class SpecialNdtriBackward0(Node):
+    def backward(self, xp, g):
+        y = self.saved_output(xp.TENSORS)
+        return g * (xp.exp(y * y * 0.5) * _SQRT2PI)
+
+
+def ndtri(input: Tensor) -> Tensor:  # noqa: A002
+    """The inverse of ``ndtr``: ``sqrt(2) * erfinv(2p - 1)``.
+
+    >>> import retrograd as torch
+    >>> torch.special.ndtri(torch.tensor([0.5]))
+    tensor([0.])
+    """
+    a = float_array(input)
+    out = (_np_erfinv(a * 2 - 1) * a.dtype.type(2 ** 0.5)).astype(a.dtype)
+    return _apply(SpecialNdtriBackward0, out, (input,), save_output=True)
+
+
+class SpecialLogNdtrBackward0(Node):
+    def backward(self, xp, g):
+        (x,) = self.saved(xp.TENSORS)
+        y = self.saved_output(xp.TENSORS)
+        return g * (xp.exp(x * x * -0.5 - y) * (1 / _SQRT2PI))
+
+
+def log_ndtr(input: Tensor) -> Tensor:  # noqa: A002
+    """``log(ndtr(x))``, through ``erfc`` so that it stays accurate for negative ``x``.
+
+    >>> import retrograd as torch
+    >>> torch.special.log_ndtr(torch.tensor([0.]))
+    tensor([-0.6931])
+    """
+    a = float_array(input)
+    out = np.log(_np_erfc(a * a.dtype.type(-_SQRT1_2)) * a.dtype.type(0.5)).astype(a.dtype)
+    return _apply(SpecialLogNdtrBackward0, out, (input,), save=(input,), save_output=True)
+
+
+class SpecialEntrBackward0(Node):
+    def backward(self, xp, g):
+        (x,) = self.saved(xp.TENSORS)
+        return g * -(xp.log(x) + 1)
+
+
+def entr(input: Tensor) -> Tensor:  # noqa: A002
+    """``-x * log(x)`` elementwise (0 at 0, -inf below 0).
+
+    >>> import retrograd as torch
+    >>> torch.special.entr(torch.tensor([0.5, 0.]))
+    tensor([0.3466, 0.0000])
+    """
+    a = float_array(input)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(a > 0, -a * np.log(np.where(a > 0, a, 1)), 0.0)
+    out = np.where(a < 0, -np.inf, np.where(np.isnan(a), np.nan, out)).astype(a.dtype)
+    return _apply(SpecialEntrBackward0, out, (input,), save=(input,))
+
+
+class SpecialXlog1PyBackward0(Node):
+    def backward(self, xp, g):
+        x, y = self.saved(xp.TENSORS)
+        nf = self.next_functions
+        gx = g * xp.where(x == 0, 0.0, xp.log1p(y)) if nf[0][0] is not None else None
+        gy = g * x / (y + 1) if nf[1][0] is not None else None
+        return gx, gy
+
+
+def xlog1py(input: Tensor, other) -> Tensor:  # noqa: A002
+    """``x * log1p(y)``, and 0 where ``x`` is 0.
+
+    >>> import retrograd as torch
+    >>> torch.special.xlog1py(torch.tensor([0., 2.]), torch.tensor([5., 0.]))
+    tensor([0., 0.])
+    """
+    other = other if isinstance(other, Tensor) else as_tensor_arg(other)
+    a, b = float_array(input), float_array(other)
+    dt = np.result_type(a, b)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(a == 0, 0.0, a * np.log1p(b)).astype(dt)
+    return _apply(SpecialXlog1PyBackward0, out, (input, other), save=(input, other))
+
+
+class SincBackward0(Node):
+    def backward(self, xp, g):
+        (x,) = self.saved(xp.TENSORS)
+        px = x * _PI
+        safe = xp.where(x == 0, 1.0, x)
+        d = (px * xp.cos(px) - xp.sin(px)) / (safe * safe * _PI)
+        return g * xp.where(x == 0, 0.0, d)
+
+
+def sinc(input: Tensor) -> Tensor:  # noqa: A002
+    """The normalised sinc, ``sin(pi x) / (pi x)``, 1 at 0.
+
+    >>> import retrograd as torch
+    >>> torch.special.sinc(torch.tensor([0., 0.5]))
+    tensor([1.0000, 0.6366])
+    """
+    a = float_array(input)
+    return _apply(SincBackward0, np.sinc(a).astype(a.dtype), (input,), save=(input,))
+
+
+_np_erf = _cast_kernel(erf_kernel)
+_np_erfc = _cast_kernel(erfc_kernel)
+_np_erfinv = _cast_kernel(erfinv_kernel)
+_array.register(log1p=np.log1p)
