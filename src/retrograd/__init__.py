@@ -15,7 +15,7 @@ The layers, bottom to top: ``_dtypes`` and ``_tensor`` (arrays plus autograd met
 from __future__ import annotations
 
 # _allocator tunes malloc when imported (RETROGRAD_MALLOC=default opts out; see its docstring).
-from . import _allocator, _dtypes, autograd, linalg, ops, return_types, special
+from . import _allocator, _dtypes, autograd, backends, cuda, linalg, ops, return_types, special
 from ._creation import *  # noqa: F403
 from ._creation import __all__ as _creation_all
 from ._dtypes import (

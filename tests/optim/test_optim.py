@@ -77,6 +77,10 @@ CASES = [
     ("Adagrad", {"lr": 0.1}),
     ("Adagrad", {"lr": 0.1, "lr_decay": 0.01, "weight_decay": 0.05}),
     ("Adagrad", {"lr": 0.1, "initial_accumulator_value": 0.5, "eps": 1e-6}),
+    ("Adadelta", {}),
+    ("Adadelta", {"lr": 0.5, "rho": 0.8, "weight_decay": 0.05, "maximize": True}),
+    ("Adamax", {"lr": 0.05}),
+    ("Adamax", {"lr": 0.05, "betas": (0.8, 0.9), "weight_decay": 0.02, "maximize": True}),
 ]
 
 

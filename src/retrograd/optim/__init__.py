@@ -1,6 +1,7 @@
 """``retrograd.optim``: optimizers and learning-rate schedulers, as in ``torch.optim``."""
 
 from . import lr_scheduler
+from .adadelta import Adadelta, Adamax
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
 from .lbfgs import LBFGS
@@ -8,4 +9,7 @@ from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "LBFGS", "lr_scheduler"]
+__all__ = [
+    "Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "LBFGS",
+    "lr_scheduler",
+]
