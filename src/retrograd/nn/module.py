@@ -373,8 +373,11 @@ class Module:
     # -- calling -------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         if not (self._forward_hooks or self._forward_pre_hooks or _global_forward_hooks
-                or _global_forward_pre_hooks):
+                or _global_forward_pre_hooks or self._backward_hooks
+                or self._backward_pre_hooks):
             return self.forward(*args, **kwargs)
+        if (self._backward_hooks or self._backward_pre_hooks) and torch.is_grad_enabled():
+            return _call_with_backward_hooks(self, args, kwargs)
         return self._call_with_hooks(args, kwargs)
 
     def _call_with_hooks(self, args: tuple, kwargs: dict):
@@ -463,14 +466,40 @@ class Module:
         return handle
 
     def register_full_backward_hook(self, hook, prepend: bool = False):
-        """Not implemented yet: raises NotImplementedError (use ``Tensor.register_hook``)."""
-        raise NotImplementedError(
-            "retrograd does not implement module backward hooks yet; register a hook on the "
-            "module's output tensor instead (output.register_hook(fn))"
-        )
+        """Run ``hook(module, grad_input, grad_output)`` once the gradients with respect to the
+        module's inputs are computed; a non-None result replaces ``grad_input``.
 
-    register_backward_hook = register_full_backward_hook
-    register_full_backward_pre_hook = register_full_backward_hook
+        >>> import retrograd as torch
+        >>> m = torch.nn.Linear(2, 1)
+        >>> seen = []
+        >>> h = m.register_full_backward_hook(lambda mod, gi, go: seen.append(go[0].shape))
+        >>> m(torch.ones(3, 2, requires_grad=True)).sum().backward(); seen
+        [retrograd.Size([3, 1])]
+        """
+        if self._is_full_backward_hook is False:
+            raise RuntimeError(
+                "Cannot use both regular backward hooks and full backward hooks on a single "
+                "Module. Please use only one of them."
+            )
+        self.__dict__["_is_full_backward_hook"] = True
+        return _add_hook(self._backward_hooks, hook, prepend, [])
+
+    def register_full_backward_pre_hook(self, hook, prepend: bool = False):
+        """Run ``hook(module, grad_output)`` when the gradients with respect to the module's
+        outputs are known; a non-None result replaces ``grad_output``.
+
+        >>> import retrograd as torch
+        >>> m = torch.nn.Identity()
+        >>> h = m.register_full_backward_pre_hook(lambda mod, go: (go[0] * 2,))
+        >>> x = torch.ones(2, requires_grad=True)
+        >>> m(x).sum().backward(); x.grad
+        tensor([2., 2.])
+        """
+        return _add_hook(self._backward_pre_hooks, hook, prepend, [])
+
+    def register_backward_hook(self, hook):
+        """PyTorch's deprecated form; retrograd runs it as a full backward hook."""
+        return self.register_full_backward_hook(hook)
 
     # -- traversal -----------------------------------------------------------------------------
     def _named_members(self, get_members, prefix: str = "", recurse: bool = True,
@@ -1048,3 +1077,85 @@ class Module:
             else:
                 main += "\n  " + "\n  ".join(lines) + "\n"
         return main + ")"
+
+
+class BackwardHookFunction(torch.autograd.Function):
+    """An identity whose node marks where a module's inputs or outputs meet the graph; module
+    backward hooks run as pre-hooks on its node (PyTorch does the same)."""
+
+    @staticmethod
+    def forward(ctx, *tensors):
+        return tensors
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return grads
+
+
+def _through_identity(tensors: list) -> tuple:
+    out = BackwardHookFunction.apply(*tensors)
+    return out if isinstance(out, tuple) else (out,)
+
+
+def _call_with_backward_hooks(module, args: tuple, kwargs: dict):
+    """Forward with full backward (pre-)hooks: identities on the inputs and on the outputs."""
+    grad_output = [None]
+    hooks = module._backward_hooks
+    in_pos = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad]
+    if in_pos and hooks:
+        wrapped = _through_identity([args[i] for i in in_pos])
+        args = list(args)
+        for i, w in zip(in_pos, wrapped):
+            args[i] = w
+        args = tuple(args)
+        n_args = len(args)
+
+        def input_hook(grads):
+            grad_input = [None] * n_args
+            for i, g in zip(in_pos, grads):
+                grad_input[i] = g
+            grad_input = tuple(grad_input)
+            for hook in tuple(hooks.values()):
+                r = hook(module, grad_input, grad_output[0])
+                if r is not None:
+                    grad_input = tuple(r)
+            return tuple(grad_input[i] for i in in_pos)
+
+        wrapped[0].grad_fn.register_prehook(input_hook)
+
+    result = module._call_with_hooks(args, kwargs)
+    single = isinstance(result, Tensor)
+    outs = (result,) if single else result
+    if not isinstance(outs, tuple):
+        return result
+    out_pos = [i for i, o in enumerate(outs) if isinstance(o, Tensor) and o.requires_grad]
+    if not out_pos:
+        return result
+    wrapped = _through_identity([outs[i] for i in out_pos])
+
+    def output_hook(grads):
+        go = tuple(grads)
+        for hook in tuple(module._backward_pre_hooks.values()):
+            r = hook(module, go)
+            if r is not None:
+                go = tuple(r) if isinstance(r, (tuple, list)) else (r,)
+        grad_output[0] = go
+        if hooks and not in_pos:
+            # No input needs a gradient: the hooks run now, with grad_input all None.
+            warnings.warn(
+                "Full backward hook is firing when gradients are computed with respect to module "
+                "outputs since no inputs require gradients. See https://docs.pytorch.org/docs/"
+                "main/generated/torch.nn.Module.html#torch.nn.Module.register_full_backward_hook "
+                "for more details.",
+                UserWarning,
+                stacklevel=2,
+            )
+            for hook in tuple(hooks.values()):
+                hook(module, (None,) * len(args), go)
+        return go
+
+    wrapped[0].grad_fn.register_prehook(output_hook)
+    new = list(outs)
+    for i, w in zip(out_pos, wrapped):
+        new[i] = w
+    return new[0] if single else type(outs)(new)
