@@ -10,7 +10,7 @@ The fields, in reading order:
   every in-place op bumps it, and saved tensors compare against it.
 - ``_view``: for a differentiable view, ``(base, view_ops, base grad_fn when last synced)``, so
   an in-place op on the view can rewrite its base's history (``ops/inplace.py``).
-- ``_acc``: a weak reference to the leaf's AccumulateGrad node.
+- ``_acc``: the leaf's AccumulateGrad node (which holds the leaf only weakly).
 - ``_inference``: made under ``inference_mode``.
 
 Ops and most methods are installed on the class by the ``ops`` package (``x * y`` runs
@@ -595,7 +595,8 @@ def edge(t: Tensor) -> tuple:
     if fn is not None:
         return (fn, t._nr)
     if t._rg:
-        return (graph.accumulate_node(t), 0)
+        acc = t._acc
+        return (acc if acc is not None else graph.accumulate_node(t), 0)
     return _NONE_EDGE
 
 

@@ -342,6 +342,8 @@ class _Pass:
     # -- leaves --------------------------------------------------------------------------------
     def _leaf(self, fn, g) -> None:
         var = fn.variable
+        if var is None:
+            return  # the leaf is gone: nothing to accumulate into
         d = var.__dict__
         hooks = d.get("_hooks") if d else None
         if hooks:

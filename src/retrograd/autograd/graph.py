@@ -130,6 +130,23 @@ class Node:
         self._saved = tensors
         self._versions = versions
 
+    def save2(self, a, b) -> None:
+        """``save(a, b)`` unrolled: binary ops call this on every recorded forward."""
+        if a is None or a.__class__ in _CONSTANTS:
+            va = None
+        elif a._inference:
+            raise RuntimeError(_INFERENCE_SAVE)
+        else:
+            va = a._vc[0]
+        if b is None or b.__class__ in _CONSTANTS:
+            vb = None
+        elif b._inference:
+            raise RuntimeError(_INFERENCE_SAVE)
+        else:
+            vb = b._vc[0]
+        self._saved = (a, b)
+        self._versions = (va, vb)
+
     def save_output(self, t) -> None:
         """Keep an output without a reference cycle: its array, not the tensor."""
         self._out = (t._data, t._vc, t._vc[0])
@@ -267,8 +284,15 @@ class AccumulateGrad(Node):
     """The node behind a leaf that requires grad: it adds incoming gradients to ``.grad``."""
 
     def __init__(self, variable) -> None:
-        self.variable = variable
+        # NOTE: the leaf holds this node (so building an edge to it is one attribute read) and
+        # the node holds the leaf weakly, so no cycle forms; a gradient for a leaf that is gone
+        # has nowhere to go and is dropped.
+        self._variable = weakref.ref(variable)
         self._seq = next_seq()
+
+    @property
+    def variable(self):
+        return self._variable()
 
     def name(self) -> str:
         return "torch::autograd::AccumulateGrad"
@@ -283,10 +307,8 @@ def make_tensor(arr, grad_fn=None, nr=0):
 
 
 def accumulate_node(t) -> AccumulateGrad:
-    """The leaf's AccumulateGrad, made on first use and shared while the graph holds it."""
-    ref = t._acc
-    acc = ref() if ref is not None else None
+    """The leaf's AccumulateGrad, made on first use and kept by the leaf."""
+    acc = t._acc
     if acc is None:
-        acc = AccumulateGrad(t)
-        t._acc = weakref.ref(acc)
+        acc = t._acc = AccumulateGrad(t)
     return acc

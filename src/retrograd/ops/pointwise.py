@@ -133,8 +133,14 @@ def _binary(cls, fn, a, b):
         out = asarray(out)
     if (a._rg or (b_tensor and b._rg) or a._view is not None or
             (b_tensor and b._view is not None)) and state.grad_enabled:
-        ea = edge(a)
-        eb = edge(b) if b_tensor else NONE_EDGE
+        # edge() inlined for the common case: a non-view tensor with a history.
+        fn = a._grad_fn
+        ea = (fn, a._nr) if fn is not None and a._view is None else edge(a)
+        if b_tensor:
+            fn = b._grad_fn
+            eb = (fn, b._nr) if fn is not None and b._view is None else edge(b)
+        else:
+            eb = NONE_EDGE
         if ea[0] is not None or eb[0] is not None:
             node = cls()
             node.next_functions = (ea, eb)
@@ -224,8 +230,8 @@ def mul_operator(self, other):
     node, out = _binary(MulBackward0, np.multiply, self, other)
     if node is not None:
         nf = node.next_functions
-        node.save(self if nf[1][0] is not None else None,
-                  node._other if nf[0][0] is not None else None)
+        node.save2(self if nf[1][0] is not None else None,
+                   node._other if nf[0][0] is not None else None)
     return out
 
 
@@ -241,8 +247,8 @@ def mul(input, other) -> Tensor:  # noqa: A002
     node, out = _binary(MulBackward0, np.multiply, input, other)
     if node is not None:
         nf = node.next_functions
-        node.save(input if nf[1][0] is not None else None,
-                  node._other if nf[0][0] is not None else None)
+        node.save2(input if nf[1][0] is not None else None,
+                   node._other if nf[0][0] is not None else None)
     return out
 
 
