@@ -3,7 +3,8 @@
 A node holds ``next_functions`` (one ``(node or None, input_nr)`` edge per input), the tensors its
 backward needs (checked against their version when unpacked, freed after backward unless the
 graph is retained) and hooks. Leaves that require grad are reached through an
-``AccumulateGrad`` node, which the leaf holds only weakly so that no reference cycle forms.
+``AccumulateGrad`` node, which the leaf keeps and which refers back to the leaf only weakly,
+so that no reference cycle forms.
 
 A node's ``backward(xp, *grads)`` returns one gradient (or None) per input. ``xp`` is the
 namespace its formula calls: NumPy arrays (``ops._array``) for a plain backward, or retrograd's
