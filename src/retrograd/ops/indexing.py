@@ -82,6 +82,12 @@ def slice_dim(input, dim, start, stop, step=1) -> Tensor:  # noqa: A002
 
 
 def narrow(input, dim, start, length) -> Tensor:  # noqa: A002
+    """``length`` entries of ``dim`` from ``start`` on (a view).
+
+    >>> import retrograd as torch
+    >>> torch.arange(5).narrow(0, 1, 3)
+    tensor([1, 2, 3])
+    """
     return slice_dim(input, dim, start, int(start) + int(length), 1)
 
 

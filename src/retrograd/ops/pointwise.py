@@ -319,6 +319,12 @@ def _int_trunc_div(a, b):
 
 
 def true_divide(input, other) -> Tensor:  # noqa: A002
+    """``div`` without rounding (PyTorch's alias).
+
+    >>> import retrograd as torch
+    >>> torch.true_divide(torch.tensor([3]), 2)
+    tensor([1.5000])
+    """
     return div(input, other)
 
 

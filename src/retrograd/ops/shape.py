@@ -333,6 +333,13 @@ def expand_as(input, other) -> Tensor:  # noqa: A002
 
 
 def broadcast_to(input, shape) -> Tensor:  # noqa: A002
+    """``input`` expanded to ``shape`` (a view), by broadcasting rules.
+
+    >>> import retrograd as torch
+    >>> torch.broadcast_to(torch.tensor([1, 2]), (2, 2))
+    tensor([[1, 2],
+            [1, 2]])
+    """
     return expand(input, shape)
 
 
