@@ -390,3 +390,13 @@ def test_out_of_range_python_int_wraps_like_torch(torch, case):
     wraps the values) rather than raising."""
     r, t = outcome(lambda: case(rg)), outcome(lambda: case(torch))
     assert r == t
+
+
+def test_signed_zero_and_nan_scalars_keep_their_value():
+    # Numbers become cached 0-d arrays on the hot path: -0.0 must not reuse 0.0's entry.
+    import retrograd as rg
+
+    x = rg.tensor([1.0, -2.0])
+    assert [str(v) for v in (x * 0.0).tolist()] == ["0.0", "-0.0"]
+    assert [str(v) for v in (x * -0.0).tolist()] == ["-0.0", "0.0"]
+    assert all(v != v for v in (x + float("nan")).tolist())

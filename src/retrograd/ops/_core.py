@@ -87,6 +87,11 @@ def scalar_array(value, dtype) -> np.ndarray:
     NumPy handles a 0-d array of the same dtype twice as fast as a Python float, and the
     result is the same: PyTorch, too, casts a scalar to the tensor's dtype before the op.
     """
+    if value == 0 or value != value:
+        # Not cached: 0.0 and -0.0 are equal keys but different numbers, and nan != nan.
+        arr = np.array(value, dtype=dtype)
+        arr.flags.writeable = False
+        return arr
     key = (value, dtype)
     arr = _SCALARS_CACHE.get(key)
     if arr is None:
