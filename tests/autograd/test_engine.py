@@ -1232,3 +1232,11 @@ def test_grad_of_intermediate_does_not_run_below_it_like_torch():
         return log, gh, gh2, x.grad
 
     compare(f)
+
+
+def test_masked_gradients_are_positive_zero():
+    # where(mask, g, 0) runs as g * mask on arrays: a negative g must still give +0.0, as
+    # PyTorch's (printed grads would show -0. otherwise).
+    x = retrograd.tensor([-1.0, 2.0], requires_grad=True)
+    (x.relu() * -3).sum().backward()
+    assert [str(v) for v in x.grad.tolist()] == ["0.0", "-3.0"]

@@ -89,11 +89,13 @@ def where(cond, a, b):
             cond.__class__ is np.ndarray and cond.dtype == np.bool_:
         r = a * cond
         if np.isfinite(r).all():
+            r += 0.0  # -0.0 * False is -0.0; where() gives +0.0 there
             return r
     elif a.__class__ is float and a == 0.0 and b.__class__ is np.ndarray and \
             cond.__class__ is np.ndarray and cond.dtype == np.bool_:
         r = b * ~cond
         if np.isfinite(r).all():
+            r += 0.0
             return r
     return np.where(cond, a, b)
 
