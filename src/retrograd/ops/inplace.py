@@ -266,7 +266,7 @@ class CopyBackwards(Node):
 
     def backward(self, xp, g):
         nf = self.next_functions
-        return (g * 0 if nf[0][0] is not None else None), g
+        return (xp.zeros_like(g) if nf[0][0] is not None else None), g
 
 
 def _copy(self: Tensor, src) -> Tensor:
@@ -299,14 +299,14 @@ class FillBackward2(Node):
     """fill_ with a number."""
 
     def backward(self, xp, g):
-        return g * 0
+        return xp.zeros_like(g)
 
 
 class FillBackward3(Node):
     """fill_ with a 0-dim tensor."""
 
     def backward(self, xp, g):
-        return g * 0, xp.sum(g)
+        return xp.zeros_like(g), xp.sum(g)
 
 
 class ZeroBackward0(FillBackward2):

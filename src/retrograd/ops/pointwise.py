@@ -81,7 +81,7 @@ class PowBackward0(Node):
         (x,) = self.saved(xp.TENSORS)
         e = self._e
         if e == 0:
-            return g * 0
+            return xp.zeros_like(g)
         return g * (e * xp.pow(x, e - 1))
 
 
@@ -309,7 +309,7 @@ class DivRoundingBackward(Node):
     _name = "DivBackward2"
 
     def backward(self, xp, g):
-        return g * 0, g * 0
+        return xp.zeros_like(g), xp.zeros_like(g)
 
 
 def _int_trunc_div(a, b):
@@ -635,7 +635,7 @@ def _sign(a):
 
 class SignBackward0(Node):
     def backward(self, xp, g):
-        return g * 0
+        return xp.zeros_like(g)
 
 
 # -- clamp and where ---------------------------------------------------------------------------
@@ -1192,7 +1192,7 @@ class _ZeroGrad(Node):
     """Piecewise-constant ops: the gradient is zero almost everywhere, and PyTorch says 0."""
 
     def backward(self, xp, g):
-        return g * 0
+        return xp.zeros_like(g)
 
 
 class FloorBackward0(_ZeroGrad):
