@@ -253,7 +253,7 @@ class _AddProductBackward(Node):
         beta, alpha, kind = self._beta, self._alpha, self._kind
         gi = g1 = g2 = None
         if self._needs(0):
-            gi = xp.zeros_like(g) if beta == 0 else _scaled(g, beta)
+            gi = g * 0 if beta == 0 else _scaled(g, beta)  # PyTorch multiplies: -0.0 stays
         g = _scaled(g, alpha)
         if kind == "mv":            # m1: matrix, m2: vector
             if m2 is not None:
