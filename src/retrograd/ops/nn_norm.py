@@ -297,6 +297,18 @@ def native_layer_norm(x: Tensor, normalized_shape: tuple, w, b, eps: float) -> T
 # -- batch norm --------------------------------------------------------------------------------
 
 
+def _channel_affine(xhat3, w, b, c: int):
+    """``xhat * weight + bias`` per channel of an (N, C, L) array (a fresh array)."""
+    if w is not None:
+        out = xhat3 * w._data.reshape(1, c, 1)
+        if b is not None:
+            out += b._data.reshape(1, c, 1)
+        return out
+    if b is not None:
+        return xhat3 + b._data.reshape(1, c, 1)
+    return xhat3.copy()
+
+
 class NativeBatchNormBackward0(_NormNode):
     def backward(self, xp, g):
         x, w = self.saved(xp.TENSORS)
@@ -377,15 +389,7 @@ def native_batch_norm(x: Tensor, w, b, running_mean, running_var, training: bool
         mean = running_mean._data.reshape(1, c, 1).astype(dt, copy=False)
         rstd = (1.0 / np.sqrt(running_var._data.reshape(1, c, 1) + eps)).astype(dt, copy=False)
         xhat = (x3 - mean) * rstd
-    if w is not None:
-        out = xhat * w._data.reshape(1, c, 1)
-        if b is not None:
-            out += b._data.reshape(1, c, 1)
-    elif b is not None:
-        out = xhat + b._data.reshape(1, c, 1)
-    else:
-        out = xhat.copy()
-    out = out.reshape(xd.shape)
+    out = _channel_affine(xhat, w, b, c).reshape(xd.shape)
     if recording(x, w, b):
         node = NativeBatchNormBackward0()
         node.save(x, w)
@@ -433,15 +437,7 @@ def native_group_norm(x: Tensor, num_groups: int, w, b, eps: float) -> Tensor:
     rows = (n * num_groups, (c // num_groups) * length)
     xhat2, rstd = _rows_forward(np.ascontiguousarray(xd).reshape(rows), eps)
     xhat3 = xhat2.reshape(n, c, length)
-    if w is not None:
-        out = xhat3 * w._data.reshape(1, c, 1)
-        if b is not None:
-            out += b._data.reshape(1, c, 1)
-    elif b is not None:
-        out = xhat3 + b._data.reshape(1, c, 1)
-    else:
-        out = xhat3.copy()
-    out = out.reshape(xd.shape)
+    out = _channel_affine(xhat3, w, b, c).reshape(xd.shape)
     if recording(x, w, b):
         node = NativeGroupNormBackward0()
         node.save(x, w)

@@ -496,6 +496,23 @@ def _same_mapping(template, values: dict):
         return values
 
 
+def _same_sequence(template, items: list):
+    """``items`` in a sequence of ``template``'s type where that can be built (as torch does),
+    else a plain list."""
+    if isinstance(template, collections.abc.MutableSequence):
+        try:
+            clone = copy.copy(template)
+            for i, d in enumerate(items):
+                clone[i] = d
+            return clone
+        except TypeError:
+            return items
+    try:
+        return type(template)(items)  # type: ignore[call-arg]
+    except TypeError:
+        return items
+
+
 def default_convert(data: Any) -> Any:
     """Turn NumPy arrays and scalars inside ``data`` into tensors, leaving the rest.
 
@@ -519,19 +536,7 @@ def default_convert(data: Any) -> Any:
     if isinstance(data, tuple):
         return [default_convert(d) for d in data]
     if isinstance(data, collections.abc.Sequence) and not isinstance(data, (str, bytes)):
-        items = [default_convert(d) for d in data]
-        if isinstance(data, collections.abc.MutableSequence):
-            try:
-                clone = copy.copy(data)
-                for i, d in enumerate(items):
-                    clone[i] = d
-                return clone
-            except TypeError:
-                return items
-        try:
-            return type(data)(items)  # type: ignore[call-arg]
-        except TypeError:
-            return items
+        return _same_sequence(data, [default_convert(d) for d in data])
     return data
 
 
@@ -579,18 +584,7 @@ def default_collate(batch: list) -> Any:
         items = [default_collate(s) for s in transposed]
         if isinstance(elem, tuple):
             return items
-        if isinstance(elem, collections.abc.MutableSequence):
-            try:
-                clone = copy.copy(elem)
-                for i, d in enumerate(items):
-                    clone[i] = d
-                return clone
-            except TypeError:
-                return items
-        try:
-            return type(elem)(items)  # type: ignore[call-arg]
-        except TypeError:
-            return items
+        return _same_sequence(elem, items)
     raise TypeError(_COLLATE_ERR.format(type(elem)))
 
 
