@@ -20,18 +20,10 @@ from .ops._core import as_tensor_arg, float_array, record, wrap
 from .ops.nn_activation import log_softmax, softmax
 from .ops.pointwise import exp2, expm1, log1p, logit, round, sigmoid, xlogy
 from .ops.reduction import logsumexp
-from .ops.special import (
-    _cast_kernel,
-    digamma,
-    erf,
-    erf_kernel,
-    erfc,
-    erfc_kernel,
-    erfinv,
-    erfinv_kernel,
-    lgamma,
-    polygamma,
-)
+from .ops.special import _erf as _np_erf
+from .ops.special import _erfc as _np_erfc
+from .ops.special import _erfinv as _np_erfinv
+from .ops.special import digamma, erf, erfc, erfinv, lgamma, polygamma
 
 __all__ = [
     "digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln", "log1p",
@@ -189,7 +181,4 @@ def sinc(input: Tensor) -> Tensor:  # noqa: A002
     return _apply(SincBackward0, np.sinc(a).astype(a.dtype), (input,), save=(input,))
 
 
-_np_erf = _cast_kernel(erf_kernel)
-_np_erfc = _cast_kernel(erfc_kernel)
-_np_erfinv = _cast_kernel(erfinv_kernel)
 _array.register(log1p=np.log1p)
