@@ -31,17 +31,6 @@ __all__ = [
     "tril_indices", "triu_indices", "meshgrid", "cartesian_prod",
 ]
 
-# PyTorch's ScalarType names, used in its "not implemented for 'Long'" style messages.
-SCALAR_NAME = {
-    "bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
-    "int64": "Long", "float16": "Half", "float32": "Float", "float64": "Double",
-}
-# The C++ type names PyTorch prints when a scalar does not fit a dtype (``full``, ``randperm``).
-C_NAME = {
-    "bool": "bool", "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
-    "int64": "int64_t", "float16": "c10::Half", "float32": "float", "float64": "double",
-}
-
 _SUPPORTED = "float64, float32, float16, int64, int32, int16, int8, uint8, and bool"
 _COPY_WARNING = (
     "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
@@ -171,8 +160,8 @@ def resolve_dtype(dt: Any, out: Tensor | None, default: dtype) -> dtype:
         dt = to_dtype(dt)
         if out is not None and isinstance(out, Tensor) and out.dtype is not dt:
             raise RuntimeError(
-                f"dtype {SCALAR_NAME[dt.name]} does not match dtype of out parameter "
-                f"({SCALAR_NAME[out.dtype.name]})"
+                f"dtype {dt.scalar_name} does not match dtype of out parameter "
+                f"({out.dtype.scalar_name})"
             )
         return dt
     if out is not None and isinstance(out, Tensor):
@@ -641,7 +630,7 @@ def scalar_to(value: int | float | bool, target: dtype) -> Any:
     if target is _dtypes.bool:
         return np.bool_(value)
     overflow = RuntimeError(
-        f"value cannot be converted to type {C_NAME[target.name]} without overflow"
+        f"value cannot be converted to type {target.cpp_name} without overflow"
     )
     if target.is_floating_point:
         v = float(value)
@@ -982,7 +971,7 @@ def _tri_indices(name: str, row: Any, col: Any, offset: Any, dt: Any, requires_g
     offset = _tri_int(offset, name, "offset", 3)
     dt = _dtypes.int64 if dt is None else to_dtype(dt)
     if dt not in (_dtypes.int64, _dtypes.int32):
-        raise NotImplementedError(f"\"{name}\" not implemented for '{SCALAR_NAME[dt.name]}'")
+        raise NotImplementedError(f"\"{name}\" not implemented for '{dt.scalar_name}'")
     if row < 0:
         raise RuntimeError(f"row must be non-negative, got{row}")
     if col < 0:

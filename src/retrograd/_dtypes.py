@@ -25,14 +25,31 @@ _builtins_int = _builtins.int
 class dtype:  # noqa: N801 - PyTorch's name
     """A tensor element type, e.g. ``retrograd.float32``.
 
+    Beside its NumPy dtype (``np``), each dtype holds the names PyTorch's messages print for it:
+
+    - ``scalar_name``: its ScalarType name, ``'Float'``, as in ``"abs_cpu" not implemented for
+      'Bool'`` or ``expected scalar type Float but found Double``;
+    - ``tensor_type``: its legacy tensor type, ``'FloatTensor'``, printed ``torch.FloatTensor``;
+    - ``c_name``: its C type as the compiler names it, ``'long int'``, as in ``mask with dtype
+      long int``;
+    - ``cpp_name``: its C++ type as PyTorch's source spells it, ``'int64_t'``, as in ``value
+      cannot be converted to type int64_t without overflow``.
+
+    An array's names are one dict read away: ``FROM_NP[arr.dtype].scalar_name``.
+
     >>> import retrograd
     >>> retrograd.float32.is_floating_point, retrograd.float32.itemsize
     (True, 4)
+    >>> d = retrograd.int64
+    >>> d.scalar_name, d.tensor_type, d.c_name, d.cpp_name
+    ('Long', 'LongTensor', 'long int', 'int64_t')
     """
 
-    __slots__ = ("name", "np", "is_floating_point", "is_signed", "itemsize", "_kind", "_rank")
+    __slots__ = ("name", "np", "is_floating_point", "is_signed", "itemsize", "_kind", "_rank",
+                 "scalar_name", "tensor_type", "c_name", "cpp_name")
 
-    def __init__(self, name: str, np_dtype, kind: int, rank: int):
+    def __init__(self, name: str, np_dtype, kind: int, rank: int, scalar_name: str,
+                 c_name: str, cpp_name: str):
         self.name = name
         self.np = np.dtype(np_dtype)
         # kind: 0 bool, 1 integer, 2 floating; rank orders dtypes within a kind.
@@ -41,6 +58,10 @@ class dtype:  # noqa: N801 - PyTorch's name
         self.is_floating_point = kind == 2
         self.is_signed = kind == 2 or (kind == 1 and self.np.kind == "i")
         self.itemsize = self.np.itemsize
+        self.scalar_name = scalar_name
+        self.tensor_type = scalar_name + "Tensor"
+        self.c_name = c_name
+        self.cpp_name = cpp_name
 
     @property
     def is_complex(self) -> _builtin_bool:
@@ -56,15 +77,16 @@ class dtype:  # noqa: N801 - PyTorch's name
         return self
 
 
-bool = dtype("bool", np.bool_, 0, 0)  # noqa: A001 - PyTorch's name
-uint8 = dtype("uint8", np.uint8, 1, 0)
-int8 = dtype("int8", np.int8, 1, 0)
-int16 = dtype("int16", np.int16, 1, 1)
-int32 = dtype("int32", np.int32, 1, 2)
-int64 = dtype("int64", np.int64, 1, 3)
-float16 = dtype("float16", np.float16, 2, 0)
-float32 = dtype("float32", np.float32, 2, 1)
-float64 = dtype("float64", np.float64, 2, 2)
+# name, NumPy type, kind, rank; then scalar_name, c_name and cpp_name (see the class docstring).
+bool = dtype("bool", np.bool_, 0, 0, "Bool", "bool", "bool")  # noqa: A001 - PyTorch's name
+uint8 = dtype("uint8", np.uint8, 1, 0, "Byte", "unsigned char", "uint8_t")
+int8 = dtype("int8", np.int8, 1, 0, "Char", "signed char", "int8_t")
+int16 = dtype("int16", np.int16, 1, 1, "Short", "short int", "int16_t")
+int32 = dtype("int32", np.int32, 1, 2, "Int", "int", "int")
+int64 = dtype("int64", np.int64, 1, 3, "Long", "long int", "int64_t")
+float16 = dtype("float16", np.float16, 2, 0, "Half", "c10::Half", "c10::Half")
+float32 = dtype("float32", np.float32, 2, 1, "Float", "float", "float")
+float64 = dtype("float64", np.float64, 2, 2, "Double", "double", "double")
 
 half = float16
 float = float32  # noqa: A001

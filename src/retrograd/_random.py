@@ -28,8 +28,6 @@ import numpy as np
 
 from . import _dtypes
 from ._creation import (
-    C_NAME,
-    SCALAR_NAME,
     check_device,
     check_tensor_arg,
     finish,
@@ -54,14 +52,6 @@ __all__ = [
 
 _DEFAULT_SEED = 67280421310721  # PyTorch's default seed, so initial_seed() reads the same
 _STATE_FORMAT = "retrograd.Generator/PCG64/1"
-# The C++ names PyTorch's random_/randint messages use for each dtype.
-_RANDOM_C_NAME = {
-    "bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short",
-    "int32": "int", "int64": "long", "float16": "c10::Half", "float32": "float",
-    "float64": "double",
-}
-
-
 def _seed_value(seed: Any) -> int:
     """A seed as the unsigned 64-bit value PyTorch stores (negative seeds wrap around)."""
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
@@ -341,7 +331,7 @@ def _rng(generator: Generator | None) -> np.random.Generator:
 
 
 def _not_implemented(kernel: str, dt: dtype) -> NotImplementedError:
-    return NotImplementedError(f"\"{kernel}\" not implemented for '{SCALAR_NAME[dt.name]}'")
+    return NotImplementedError(f"\"{kernel}\" not implemented for '{dt.scalar_name}'")
 
 
 def _float_only(dt: dtype, kernel: str) -> None:
@@ -400,7 +390,7 @@ def _check_random_range(lo: int, hi: int, dt: dtype) -> None:
         raise RuntimeError(
             f"random_ expects 'from' to be less than 'to', but got from={lo} >= to={hi}"
         )
-    cname = _RANDOM_C_NAME[dt.name]
+    cname = dt.c_name
     if dt.is_floating_point:
         digits = np.finfo(dt.np).nmant + 1
         bound = 2**digits
@@ -587,11 +577,11 @@ def randperm(n: int, *, generator: Generator | None = None, out: Tensor | None =
         limit = 2 ** (np.finfo(dt.np).nmant + 1) + 1
         if n > limit:
             raise RuntimeError(
-                f"n cannot be greater than {limit} for {SCALAR_NAME[dt.name]} type."
+                f"n cannot be greater than {limit} for {dt.scalar_name} type."
             )
     elif n - 1 > np.iinfo(dt.np).max:
         raise RuntimeError(
-            f"value cannot be converted to type {C_NAME[dt.name]} without overflow"
+            f"value cannot be converted to type {dt.cpp_name} without overflow"
         )
     arr = _rng(generator).permutation(n).astype(dt.np)
     return finish(arr, requires_grad, out, "randperm")
@@ -744,7 +734,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  
     if not input.dtype.is_floating_point:
         raise RuntimeError(
             "multinomial only supports floating-point dtypes for input, got: "
-            f"{SCALAR_NAME[input.dtype.name]}"
+            f"{input.dtype.scalar_name}"
         )
     p = input._data
     if p.ndim not in (1, 2):
@@ -871,7 +861,7 @@ def uniform_(t: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Generator 
     a, b = _as_float(a, "uniform_", "from"), _as_float(b, "uniform_", "to")
     dt = t.dtype
     _float_only(dt, "check_uniform_bounds")
-    cname = _RANDOM_C_NAME[dt.name]
+    cname = dt.c_name
     fmax = float(np.finfo(dt.np).max)
     if not -fmax <= a <= fmax:
         raise RuntimeError(f"from is out of bounds for {cname}")
@@ -884,7 +874,7 @@ def uniform_(t: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Generator 
         )
     if b - a > fmax:
         raise RuntimeError(
-            f"uniform_ expects to-from <= std::numeric_limits<{SCALAR_NAME[dt.name]}>::max(), "
+            f"uniform_ expects to-from <= std::numeric_limits<{dt.scalar_name}>::max(), "
             f"but found to={fmt_number(b)} and from={fmt_number(a)} which result in to-from "
             "to exceed the limit"
         )
@@ -972,7 +962,7 @@ def exponential_(t: Tensor, lambd: float = 1.0, *,
     if not dt.is_floating_point:
         raise RuntimeError(
             "Exponential distribution is a continuous probability distribution. dtype must be "
-            f"a floating point but you specified {SCALAR_NAME[dt.name]}"
+            f"a floating point but you specified {dt.scalar_name}"
         )
     lam = _as_float(lambd, "exponential_", "lambd")
     if not lam > 0:
@@ -1032,7 +1022,7 @@ def cauchy_(t: Tensor, median: float = 0.0, sigma: float = 1.0, *,
     if not t.dtype.is_floating_point:
         raise RuntimeError(
             "Cauchy distribution is a continuous probability distribution. dtype must be a "
-            f"floating point but you specified {SCALAR_NAME[t.dtype.name]}"
+            f"floating point but you specified {t.dtype.scalar_name}"
         )
     m, s = _as_float(median, "cauchy_", "median"), _as_float(sigma, "cauchy_", "sigma")
     if not s > 0:

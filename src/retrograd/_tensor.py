@@ -102,16 +102,6 @@ _NON_LEAF_RG = (
     "you can only change requires_grad flags of leaf variables. If you want to use a computed "
     "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
 )
-# How PyTorch's messages name dtypes: legacy scalar names, and C type names.
-_LEGACY_NAMES = {
-    "float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-    "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-}
-_C_NAMES = {
-    "float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
-    "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-    "bool": "bool",
-}
 
 
 class Tensor:
@@ -319,8 +309,8 @@ class Tensor:
             if value._data.dtype != self._data.dtype:
                 raise RuntimeError(
                     f"attempting to assign a gradient with dtype "
-                    f"'{_C_NAMES[value._data.dtype.name]}' to a tensor with grad_dtype "
-                    f"'{_LEGACY_NAMES[self._data.dtype.name]}'. The gradient must match the "
+                    f"'{FROM_NP[value._data.dtype].c_name}' to a tensor with grad_dtype "
+                    f"'{FROM_NP[self._data.dtype].scalar_name}'. The gradient must match the "
                     "tensor's grad_dtype (defaults to the tensor's dtype). You can set the "
                     "tensor's grad_dtype attribute with a specific dtype, or None to allow any "
                     "dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor and its "

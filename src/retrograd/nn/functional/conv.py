@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 
 from ... import ops as _ops
+from ..._dtypes import FROM_NP
 from ..._tensor import Tensor
 from ...autograd.graph import type_name
 from ...ops import nn_conv as _nc
@@ -131,9 +132,7 @@ def _check_conv(x, w, b, stride, padding, dilation, groups, transposed, nd, name
 
 
 def _scalar(dt) -> str:
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool"}.get(dt.name, dt.name)
+    return FROM_NP[dt].scalar_name
 
 
 def _conv(input, weight, bias, stride, padding, dilation, groups, nd):  # noqa: A002
