@@ -20,6 +20,8 @@ import weakref
 
 import numpy as np
 
+from ..utils.hooks import RemovableHandle
+
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle"]
 
 # Creation order of nodes: the engine runs newer nodes first (see engine._run).
@@ -43,28 +45,6 @@ _TYPE_NAMES = {
 def type_name(arr) -> str:
     """PyTorch's legacy type name of an array's dtype, as its error messages print it."""
     return "torch." + _TYPE_NAMES.get(arr.dtype.name, arr.dtype.name)
-
-
-class RemovableHandle:
-    """Returned by ``register_*hook``: ``remove()`` takes the hook out again."""
-
-    __slots__ = ("_hooks", "_fn")
-
-    def __init__(self, hooks: list, fn) -> None:
-        self._hooks = hooks
-        self._fn = fn
-
-    def remove(self) -> None:
-        try:
-            self._hooks.remove(self._fn)
-        except ValueError:
-            pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.remove()
 
 
 class Node:

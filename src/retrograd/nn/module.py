@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping
 
 import retrograd as torch
 from retrograd import Tensor
+from retrograd.utils.hooks import RemovableHandle
 
 from .parameter import Buffer, Parameter
 
@@ -42,40 +43,6 @@ def typename(obj) -> str:
     if module in ("", "builtins"):
         return cls.__qualname__
     return f"{module}.{cls.__qualname__}"
-
-
-class RemovableHandle:
-    """Returned by ``register_*_hook``: ``remove()`` takes the hook out of its dict(s) again.
-
-    >>> import retrograd as torch
-    >>> m = torch.nn.Identity()
-    >>> h = m.register_forward_hook(lambda mod, args, out: out * 2)
-    >>> m(torch.tensor(1.0))
-    tensor(2.)
-    >>> h.remove(); m(torch.tensor(1.0))
-    tensor(1.)
-    """
-
-    _next_id = itertools.count()
-
-    def __init__(self, hooks_dict, *, extra_dict=None) -> None:
-        self.hooks_dict = hooks_dict
-        self.id = next(RemovableHandle._next_id)
-        if extra_dict is None:
-            extra_dict = ()
-        elif isinstance(extra_dict, dict):
-            extra_dict = (extra_dict,)
-        self.extra_dicts = tuple(extra_dict)
-
-    def remove(self) -> None:
-        for d in (self.hooks_dict, *self.extra_dicts):
-            d.pop(self.id, None)
-
-    def __enter__(self) -> RemovableHandle:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.remove()
 
 
 def _add_hook(hooks: OrderedDict, hook, prepend: bool, extra=()) -> RemovableHandle:
@@ -749,7 +716,7 @@ class Module:
                 new = fn(p)
             if new is not p:
                 p.data = new  # keep the Parameter object: optimizers hold it
-            g = p._grad
+            g = p.grad
             if g is not None:
                 with torch.no_grad():
                     new_g = fn(g)

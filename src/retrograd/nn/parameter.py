@@ -14,8 +14,8 @@ __all__ = ["Parameter", "Buffer"]
 
 def _leaf_like(cls, data: Tensor) -> Tensor:
     """A leaf of class ``cls`` sharing ``data``'s array and version counter, outside the graph."""
-    t = cls._make(data._data)
-    t._vc = data._vc
+    t = data.detach()  # a fresh leaf on the same array and version counter
+    t.__class__ = cls  # what PyTorch's Tensor._make_subclass does: same tensor, new class
     return t
 
 
@@ -40,7 +40,7 @@ class Parameter(Tensor):
             raise TypeError(
                 f"Parameter(): argument 'data' must be Tensor, not {type(data).__name__}"
             )
-        t = _leaf_like(cls, data.detach())
+        t = _leaf_like(cls, data)
         if requires_grad:
             t.requires_grad_(True)
         return t
@@ -57,8 +57,8 @@ class Parameter(Tensor):
         if id(self) in memo:
             return memo[id(self)]
         result = type(self)(self.data.clone(), self.requires_grad)
-        if self._grad is not None:
-            result._grad = self._grad.clone()
+        if self.grad is not None:
+            result.grad = self.grad.clone()
         memo[id(self)] = result
         return result
 

@@ -129,6 +129,21 @@ def linear2d(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
     return wrap(out)
 
 
+def linear(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
+    """``x @ w.T + b``: one node for a matrix ``w`` and a matrix input (or any input with a
+    bias, its leading dims flattened and restored), else ``matmul`` and ``add``."""
+    if w._data.ndim == 2:
+        nd = x._data.ndim
+        if nd == 2:
+            return linear2d(x, w, b)
+        if b is not None and nd != 0:
+            shape = x._data.shape
+            out = linear2d(x.reshape(-1, shape[-1]), w, b)
+            return out.view(shape[:-1] + (w._data.shape[0],))
+    out = x.matmul(w.t())
+    return out if b is None else out + b
+
+
 # -- reductions the formulas use (array twins run on BLAS: far faster than np.sum) ------------
 
 _ONES: dict = {}
@@ -502,8 +517,25 @@ class EmbeddingBackward0(Node):
         return xp.embedding_dense_backward(g, self._indices, self._num, self._pad, self._scale)
 
 
-def embedding(indices: np.ndarray, weight: Tensor, padding_idx, scale_grad_by_freq) -> Tensor:
-    """Rows of ``weight`` at ``indices`` (an integer array): one node."""
+def embedding_renorm_(weight: Tensor, indices: Tensor, max_norm: float,
+                      norm_type: float) -> Tensor:
+    """Scale down, in place, each row of ``weight`` named in ``indices`` whose
+    ``norm_type``-norm exceeds ``max_norm`` (to ``max_norm``); not recorded in the graph."""
+    rows = np.unique(indices._data)
+    w = weight._data
+    sub = w[rows]
+    norms = np.linalg.norm(sub, ord=norm_type, axis=1) if sub.size else np.zeros(0)
+    big = norms > max_norm
+    if big.any():
+        scale = (max_norm / (norms[big] + 1e-7)).astype(w.dtype)
+        w[rows[big]] = sub[big] * scale[:, None]
+        weight._vc[0] += 1
+    return weight
+
+
+def embedding(indices: Tensor, weight: Tensor, padding_idx, scale_grad_by_freq) -> Tensor:
+    """Rows of ``weight`` at ``indices`` (an integer tensor): one node."""
+    indices = indices._data
     wd = weight._data
     if indices.size and (indices.min() < 0 or indices.max() >= wd.shape[0]):
         raise IndexError("index out of range in self")

@@ -18,9 +18,25 @@ from itertools import chain
 import retrograd as torch
 from retrograd import Tensor
 
-from ..nn.module import RemovableHandle, typename
+from ..utils.hooks import RemovableHandle
 
 __all__ = ["Optimizer", "required"]
+
+
+def _typename(obj) -> str:
+    """How PyTorch's messages name a param that is not one: ``torch.FloatTensor``, ``int``."""
+    if isinstance(obj, Tensor):
+        return "torch." + _TENSOR_TYPES.get(obj.dtype.name, obj.dtype.name)
+    cls = type(obj)
+    module = getattr(cls, "__module__", "") or ""
+    return cls.__qualname__ if module in ("", "builtins") else f"{module}.{cls.__qualname__}"
+
+
+_TENSOR_TYPES = {
+    "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+    "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor",
+    "uint8": "ByteTensor", "bool": "BoolTensor",
+}
 
 
 
@@ -132,7 +148,7 @@ class Optimizer:
         self._optimizer_load_state_dict_post_hooks: OrderedDict = OrderedDict()
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of "
-                            "Tensors or dicts, but got " + typename(params))
+                            "Tensors or dicts, but got " + _typename(params))
         self.state: defaultdict = defaultdict(dict)
         self.param_groups: list[dict] = []
         groups = list(params)
@@ -203,7 +219,7 @@ class Optimizer:
         for p in tensors:
             if not isinstance(p, Tensor):
                 raise TypeError("optimizer can only optimize Tensors, but one of the params is "
-                                + typename(p))
+                                + _typename(p))
             if not self.defaults.get("differentiable", None) and not (p.is_leaf
                                                                       or p.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")

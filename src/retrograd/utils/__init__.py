@@ -1,7 +1,18 @@
-"""Utilities that PyTorch keeps under ``torch.utils``: ``data`` (datasets and the DataLoader)."""
+"""Utilities that PyTorch keeps under ``torch.utils``: ``data`` (datasets and the DataLoader) and
+``hooks`` (the handle every ``register_*hook`` returns)."""
 
 from __future__ import annotations
 
-from . import data
+import importlib
 
-__all__ = ["data"]
+from . import hooks
+
+__all__ = ["data", "hooks"]
+
+
+def __getattr__(name: str):
+    # ``data`` loads on first use: it needs the Tensor class, while ``hooks`` is imported by the
+    # autograd graph before that class exists.
+    if name == "data":
+        return importlib.import_module(".data", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._creation import from_numpy
+from ..._dtypes import int32, int64
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...autograd.graph import type_name
@@ -15,8 +17,6 @@ from ...ops.shape import broadcast_tensors, pad
 __all__: list = ["one_hot", "pad", "linear", "bilinear", "embedding", "normalize",
                  "cosine_similarity", "pairwise_distance"]
 
-_linear2d = nn_norm.linear2d
-
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:  # noqa: A002
     """``input @ weight.T + bias``; on a matrix input, one ``AddmmBackward0`` node.
@@ -25,16 +25,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     >>> torch.nn.functional.linear(torch.ones(1, 2), torch.tensor([[1.0, 2.0]]), torch.ones(1))
     tensor([[4.]])
     """
-    if weight._data.ndim == 2:
-        nd = input._data.ndim
-        if nd == 2:
-            return _linear2d(input, weight, bias)
-        if bias is not None and nd != 0:
-            shape = input._data.shape
-            out = _linear2d(input.reshape(-1, shape[-1]), weight, bias)
-            return out.view(shape[:-1] + (weight._data.shape[0],))
-    out = input.matmul(weight.t())
-    return out if bias is None else out + bias
+    return nn_norm.linear(input, weight, bias)
 
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
@@ -74,19 +65,6 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
     return y if bias is None else y + bias
 
 
-def _embedding_renorm_(weight: Tensor, indices: np.ndarray, max_norm: float,
-                       norm_type: float) -> None:
-    rows = np.unique(indices)
-    w = weight._data
-    sub = w[rows]
-    norms = np.linalg.norm(sub, ord=norm_type, axis=1) if sub.size else np.zeros(0)
-    big = norms > max_norm
-    if big.any():
-        scale = (max_norm / (norms[big] + 1e-7)).astype(w.dtype)
-        w[rows[big]] = sub[big] * scale[:, None]
-        weight._vc[0] += 1
-
-
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # noqa: A002
               max_norm: float | None = None, norm_type: float = 2.0,
               scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
@@ -113,19 +91,20 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # 
         padding_idx = -1
     if weight.dim() != 2:
         raise RuntimeError("'weight' must be 2-D")
-    idx = input._data if isinstance(input, Tensor) else np.asarray(input)
-    if idx.dtype not in (np.int64, np.int32):
+    if not isinstance(input, Tensor):
+        input = from_numpy(np.asarray(input))  # noqa: A001
+    if input.dtype is not int64 and input.dtype is not int32:
         raise RuntimeError(
             "Expected tensor for argument #1 'indices' to have one of the following scalar "
-            f"types: Long, Int; but got {type_name(idx)} instead (while checking arguments for "
+            f"types: Long, Int; but got {type_name(input)} instead (while checking arguments for "
             "embedding)")
     if sparse:
         raise NotImplementedError("retrograd has no sparse tensors: embedding(sparse=True) is "
                                   "not supported")
     if max_norm is not None:
         with no_grad():
-            _embedding_renorm_(weight, idx, float(max_norm), float(norm_type))
-    return nn_norm.embedding(idx, weight, padding_idx, bool(scale_grad_by_freq))
+            nn_norm.embedding_renorm_(weight, input, float(max_norm), float(norm_type))
+    return nn_norm.embedding(input, weight, padding_idx, bool(scale_grad_by_freq))
 
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,  # noqa: A002
