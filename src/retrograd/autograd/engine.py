@@ -20,6 +20,8 @@ from heapq import heappop, heappush
 
 import numpy as np
 
+ndarray = np.ndarray
+
 from .. import ops as _ops
 from .._tensor import Tensor, edge, make
 from ..ops import _array
@@ -248,11 +250,21 @@ class _Pass:
             if grads is None:
                 continue
 
-            # Route each input's gradient to the next node, fixing shape and dtype.
-            if fn._shapes or fn._dtypes is not None:
-                grads = _fix_meta(fn, grads, xp)
-            for (nxt, nr), g in zip(fn.next_functions, grads):
+            # Route each input's gradient to the next node, checked against the input's
+            # recorded shape and dtype (no node opts out, as in PyTorch's validate_outputs).
+            nf = fn.next_functions
+            if len(grads) != len(nf):
+                grads = _count_grads(fn, grads, nf)
+            meta = fn._meta
+            if meta is None:
+                meta = _legacy_meta(fn, len(nf))  # TRANSITION: nodes not yet wired by apply
+            for (nxt, nr), g, m in zip(nf, grads, meta):
                 if nxt is not None and g is not None and (not pruned or nxt in reach):
+                    a = g._data if create_graph and g.__class__ is Tensor else g
+                    if m is None:
+                        pass
+                    elif a.__class__ is not ndarray or a.shape != m[0] or a.dtype is not m[1]:
+                        g = _check_grad(fn, grads, g, m, xp)
                     if nxt._n_out == 1:
                         old = bufs.get(nxt)
                         if old is None:
@@ -440,20 +452,61 @@ def _reaching(root_edges, targets) -> set:
     return reach
 
 
-def _fix_meta(fn, grads, xp) -> tuple:
-    """Undo broadcasting and dtype promotion for the inputs that need it."""
+def _legacy_meta(fn, n) -> tuple:
     shapes, dtypes = fn._shapes, fn._dtypes
-    out = list(grads)
-    for i, g in enumerate(out):
-        if g is None:
-            continue
-        if shapes and i < len(shapes) and shapes[i] is not None and g.shape != shapes[i]:
-            g = _sum_to(fn, i, g, shapes[i], xp)
-        if dtypes is not None and i < len(dtypes) and dtypes[i] is not None and \
-                g.dtype != dtypes[i]:
-            g = xp.cast(g, dtypes[i])
-        out[i] = g
-    return tuple(out)
+    out = []
+    for i in range(n):
+        s = shapes[i] if shapes and i < len(shapes) else None
+        d = dtypes[i] if dtypes is not None and i < len(dtypes) else None
+        out.append(None if s is None and d is None else _Loose(s, d))
+    return out
+
+
+class _Loose(tuple):
+    """TRANSITION: partial metadata of a node not yet wired by apply."""
+
+    def __new__(cls, s, d):
+        return tuple.__new__(cls, (s, d))
+
+
+def _count_grads(fn, grads, nf) -> tuple:
+    """A node must return one gradient per input; trailing Nones beyond that are allowed."""
+    n = len(nf)
+    if len(grads) > n and all(g is None for g in grads[n:]):
+        return grads[:n]
+    raise RuntimeError(
+        f"function {fn.name()} returned an incorrect number of gradients (expected {n}, "
+        f"got {len(grads)})"
+    )
+
+
+def _check_grad(fn, grads, g, meta, xp):
+    """Fit ``g`` to its input's recorded metadata: sum broadcast dimensions away (the one
+    place this happens) and cast to the input's dtype; any other shape is the node's bug."""
+    i = next(k for k, x in enumerate(grads) if x is g)
+    if meta is None:
+        raise RuntimeError(f"Function {fn.name()} has no recorded metadata for input {i}")
+    shape, dtype = meta
+    if meta.__class__ is _Loose and shape is None:
+        shape = g.shape
+    if xp.TENSORS:
+        if not isinstance(g, Tensor):
+            g = make(np.asarray(g))
+        a = g._data
+    else:
+        g = a = np.asarray(g)
+    gshape = a.shape
+    if gshape != shape:
+        lead = len(gshape) - len(shape)
+        if lead < 0 or any(s != 1 and s != gshape[lead + k] for k, s in enumerate(shape)):
+            raise RuntimeError(
+                f"Function {fn.name()} returned an invalid gradient at index {i} - got "
+                f"{list(gshape)} but expected shape compatible with {list(shape)}"
+            )
+        g = xp.sum_to(g, shape)
+    if dtype is not None and a.dtype != dtype:
+        g = xp.cast(g, dtype)
+    return g
 
 
 def _materialize(fn, buf, xp):
@@ -461,16 +514,3 @@ def _materialize(fn, buf, xp):
     if metas is None:
         return buf
     return [xp.zeros_meta(m) if g is None else g for g, m in zip(buf, metas)]
-
-
-def _sum_to(fn, i, g, shape, xp):
-    """Undo broadcasting: sum ``g`` down to the input's shape (the one place this happens)."""
-    gshape = g.shape
-    lead = len(gshape) - len(shape)
-    ok = lead >= 0 and all(s == 1 or s == gshape[lead + k] for k, s in enumerate(shape))
-    if not ok:
-        raise RuntimeError(
-            f"Function {fn.name()} returned an invalid gradient at index {i} - got "
-            f"{list(gshape)} but expected shape compatible with {list(shape)}"
-        )
-    return xp.sum_to(g, shape)

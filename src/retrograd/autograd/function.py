@@ -233,8 +233,7 @@ def _attach(node, args, output, record: bool):
     if record:
         node.next_functions = tuple(edge(a) for a in inputs)
         node._seq = next_seq()
-        node._shapes = tuple(a._data.shape for a in inputs)
-        node._dtypes = tuple(a._data.dtype for a in inputs)
+        node._meta = tuple((a._data.shape, a._data.dtype) for a in inputs)
     out_arrays = []
     out_rg = []
     for i, o in enumerate(outs):
@@ -337,7 +336,9 @@ def once_differentiable(fn):
                     "trying to differentiate twice a function that was marked with "
                     "@once_differentiable"
                 )
-                node.next_functions = tuple(edge(a) for a in args if isinstance(a, Tensor))
+                ins = [a for a in args if isinstance(a, Tensor)]
+                node.next_functions = tuple(edge(a) for a in ins)
+                node._meta = tuple((a._data.shape, a._data.dtype) for a in ins)
                 o = make(o._data, node, 0)
             res.append(o)
         return res[0] if single else tuple(res)

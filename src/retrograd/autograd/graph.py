@@ -56,8 +56,15 @@ class Node:
     'SumBackward0'
     """
 
+    # The declaration of a primitive (read by ``ops._apply`` and the transforms):
+    forward = None        # the forward on arrays, where ``apply`` computes it
+    saves = ()            # what the backward reads (see ops._apply: apply_unary, save_plan)
+    jvp = None            # forward-mode rule (room for the transforms issue)
+    vmap = None           # batching rule (room for the transforms issue)
+
     # Class-level defaults keep node creation to the few attributes an op actually sets.
     next_functions: tuple = ()
+    _meta = None          # per input: (shape, NumPy dtype) the engine checks gradients against
     _saved = ()           # tensors the backward needs; None once freed
     _versions = ()        # their versions when saved
     _out = None           # (array, version counter, version) of a saved output

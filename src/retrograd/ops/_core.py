@@ -140,17 +140,34 @@ def recording(*args) -> bool:
 def record(node, out, *inputs) -> Tensor:
     """Attach ``node`` as the grad_fn of the output array ``out``; one edge per input.
 
-    Inputs that are not tensors (Python numbers) get an empty edge, as in PyTorch.
-    """
+    TRANSITION: ops move to ``_apply.apply``; this wires the node the same way."""
     if out.__class__ is not ndarray:
         out = asarray(out)
-    if len(inputs) == 1:
-        node.next_functions = (edge(inputs[0]),)
-    else:
-        node.next_functions = tuple(
-            edge(t) if isinstance(t, Tensor) else NONE_EDGE for t in inputs
-        )
+    wire(node, inputs)
     return make(out, node)
+
+
+def wire(node, inputs) -> None:
+    """Edges and input metadata for ``node``: one ``(shape, dtype)`` per input (None for
+    numbers), which the engine checks every gradient against."""
+    if len(inputs) == 1:
+        t = inputs[0]
+        node.next_functions = (edge(t),)
+        d = t._data
+        node._meta = ((d.shape, d.dtype),)
+        return
+    edges = []
+    meta = []
+    for t in inputs:
+        if t.__class__ is Tensor or isinstance(t, Tensor):
+            edges.append(edge(t))
+            d = t._data
+            meta.append((d.shape, d.dtype))
+        else:
+            edges.append(NONE_EDGE)
+            meta.append(None)
+    node.next_functions = tuple(edges)
+    node._meta = tuple(meta)
 
 
 def broadcast_meta(node, a, b, ad, bd) -> None:

@@ -1,0 +1,308 @@
+"""``apply``: the one place where an op call becomes part of the graph.
+
+A primitive is declared once, as a ``Node`` subclass (see ``autograd/graph.py``): its PyTorch
+grad_fn name is the class name, ``forward`` computes on arrays, ``backward(self, xp, *grads)``
+is the vector-Jacobian product written once against ``xp``, ``saves`` says which inputs the
+formula reads, and ``jvp``/``vmap`` leave room for the transforms. An op function parses its
+arguments, computes (or lets ``apply`` compute) the forward on arrays, and hands the result here.
+
+Only this module (and the in-place half of it, ``inplace.py``) reads grad mode. ``apply``
+decides whether the output requires grad, builds the edges, records each input's shape and
+dtype (the engine checks every gradient against them), saves tensors with their versions, and
+links views to their base. Its speed tricks live here and nowhere else: the common one- and
+two-input calls take unrolled paths.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._tensor import Tensor, edge, make
+from ..autograd.grad_mode import state
+from ..autograd.graph import Node, next_seq
+from . import _array
+from ._core import NONE_EDGE, as_tensor_arg, default_float, operands, scalar_value, wire
+
+ndarray = np.ndarray
+asarray = np.asarray
+
+__all__ = ["apply", "apply_view", "apply_multi", "recording", "needs_grad", "Node"]
+
+
+def needs_grad(t) -> bool:
+    """Whether ``t`` (a tensor, a number or None) requires grad; a view may first need to
+    re-derive its history after an in-place op on its base."""
+    if t.__class__ is Tensor or isinstance(t, Tensor):
+        return t._rg or (t._view is not None and t.requires_grad)
+    return False
+
+
+def recording(*args) -> bool:
+    """Whether an op on these arguments records a node: grad mode on and some input needs it.
+
+    Ops whose forward keeps extra arrays only for backward ask this first."""
+    if not state.grad_enabled:
+        return False
+    for t in args:
+        if needs_grad(t):
+            return True
+    return False
+
+
+def grad_mode() -> bool:
+    """Whether grad mode is on (for ops that must know it before they compute, e.g. views
+    made under no_grad)."""
+    return state.grad_enabled
+
+
+def apply(P, out, *inputs, save=None, save_out: bool = False, **attrs) -> Tensor:
+    """Wrap the forward result ``out`` of primitive ``P`` on ``inputs`` as a tensor, recording
+    a ``P`` node when grad mode is on and an input requires grad.
+
+    ``out`` is an array, or None to compute ``P.forward`` on the inputs' arrays. ``save`` are
+    the tensors (or numbers) the backward reads, checked against their version when unpacked;
+    ``save_out`` keeps the output. Keyword ``attrs`` become attributes of the node.
+
+    >>> import retrograd as torch
+    >>> from retrograd.ops.unary import ExpBackward0
+    >>> x = torch.tensor([0.0, 1.0], requires_grad=True)
+    >>> apply(ExpBackward0, None, x, save_out=True).grad_fn.name()
+    'ExpBackward0'
+    """
+    if out is None:
+        out = P.forward(*[t._data if isinstance(t, Tensor) else t for t in inputs])
+    if out.__class__ is not ndarray:
+        out = asarray(out)
+    if state.grad_enabled:
+        for t in inputs:
+            if t.__class__ is Tensor or isinstance(t, Tensor):
+                if t._rg or (t._view is not None and t.requires_grad):
+                    break
+        else:
+            return make(out)
+        node = P()
+        wire(node, inputs)
+        if attrs:
+            node.__dict__.update(attrs)
+        if save is not None:
+            node.save(*save)
+        r = make(out, node)
+        if save_out:
+            node._out = (out, r._vc, 0)
+        return r
+    return make(out)
+
+
+def apply_multi(P, outs, inputs, *, differentiable=None, save=None, **attrs) -> tuple:
+    """``apply`` for a primitive with several outputs (``max`` with indices, ``lstm``, ...).
+
+    ``differentiable`` marks which outputs take the node (the others, e.g. integer indices,
+    are plain tensors); by default the floating ones do."""
+    outs = [o if o.__class__ is ndarray else asarray(o) for o in outs]
+    if differentiable is None:
+        differentiable = [o.dtype.kind == "f" for o in outs]
+    if not recording(*inputs):
+        return tuple(make(o) for o in outs)
+    node = P()
+    wire(node, inputs)
+    if attrs:
+        node.__dict__.update(attrs)
+    if save is not None:
+        node.save(*save)
+    node._n_out = len(outs)
+    node._out_meta = [(o.shape, o.dtype) for o in outs]
+    res = []
+    for i, (o, d) in enumerate(zip(outs, differentiable)):
+        res.append(make(o, node, i) if d else make(o))
+    return tuple(res)
+
+
+def link_view(t: Tensor, x: Tensor, step: tuple) -> Tensor:
+    """Make ``t`` a view of ``x``: it shares ``x``'s version counter and records ``step``."""
+    t._vc = x._vc
+    t._inference = x._inference
+    if not state.grad_enabled and x._rg:
+        t.__dict__["_no_grad_view"] = True
+    v = x._view
+    if v is None:
+        t._view = (x, (step,), x._grad_fn)
+    else:
+        base = v[0]
+        t._view = (base, v[1] + (step,), base._grad_fn)
+    return t
+
+
+def apply_view(P, out, x: Tensor, step: tuple, **attrs) -> Tensor:
+    """``apply`` for a view op: ``out`` is a NumPy view of ``x``'s array. The result shares
+    ``x``'s memory and version counter and records how it was made (``step``), so that an
+    in-place op on it can rewrite its base's history (``inplace.py``)."""
+    if P is None:
+        if out.__class__ is not ndarray:
+            out = asarray(out)
+        return link_view(make(out), x, step)
+    return link_view(apply(P, out, x, **attrs), x, step)
+
+
+# -- the hot paths: one and two inputs -----------------------------------------------------------
+
+_new = object.__new__
+
+
+def _edge_fast(t):
+    """``edge(t)`` for the common case, a non-view tensor with a history, without a call."""
+    fn = t._grad_fn
+    if fn is not None and t._view is None:
+        return (fn, t._nr)
+    return edge(t)
+
+
+def save_plan(P) -> tuple:
+    """Which inputs a binary primitive saves, for each combination of inputs needing grad.
+
+    ``P.saves`` lists, per input, the inputs its gradient formula reads: ``((1,), (0,))`` for
+    ``mul`` (d/da reads b, d/db reads a). Indexed by ``2 * needs_a + needs_b``.
+    """
+    plan = P.__dict__.get("_plan")
+    if plan is None:
+        reads = P.saves
+        plan = []
+        for k in range(4):
+            need = (k >> 1, k & 1)
+            plan.append(tuple(any(need[i] and j in reads[i] for i in range(2)) for j in range(2)))
+        plan = P._plan = tuple(plan)
+    return plan
+
+
+def apply_binary(P, fwd, a: Tensor, b, **attrs) -> Tensor:
+    """``apply`` for a binary pointwise primitive: ``a`` a tensor, ``b`` a tensor or a number.
+
+    Operands are promoted as PyTorch promotes (a number is a weak scalar); the node saves the
+    inputs ``P.saves`` asks for. Two tensors of one dtype take the fewest steps: this is the
+    hottest path in the library.
+    """
+    b_tensor = b.__class__ is Tensor or isinstance(b, Tensor)
+    if not b_tensor and b.__class__ is not float and b.__class__ is not int and \
+            scalar_value(b) is None:
+        # An array or list operand is a constant tensor, with its own shape to sum back to.
+        b = as_tensor_arg(b)
+        b_tensor = True
+    ad = a._data
+    if b_tensor and ad.dtype is b._data.dtype:
+        bd = b._data
+    else:
+        ad, bd = operands(a, b)
+    out = fwd(ad, bd)
+    if out.__class__ is not ndarray:
+        out = asarray(out)
+    if (a._rg or a._view is not None or (b_tensor and (b._rg or b._view is not None))) and \
+            state.grad_enabled:
+        ea = _edge_fast(a)
+        eb = _edge_fast(b) if b_tensor else NONE_EDGE
+        if ea[0] is not None or eb[0] is not None:
+            node = P()
+            node.next_functions = (ea, eb)
+            d = a._data
+            if b_tensor:
+                e = b._data
+                node._meta = ((d.shape, d.dtype), (e.shape, e.dtype))
+            else:
+                node._meta = ((d.shape, d.dtype), None)
+            if attrs:
+                node.__dict__.update(attrs)
+            sa, sb = P._plan[(ea[0] is not None) * 2 + (eb[0] is not None)]
+            if sa or sb:
+                node.save2(a if sa else None, (b if b_tensor else bd) if sb else None)
+            t = _new(Tensor)
+            t._data = out
+            t._vc = [0]
+            t._grad = t._view = t._acc = None
+            t._rg = True
+            t._grad_fn = node
+            t._nr = 0
+            t._inference = False
+            node._seq = next_seq()
+            return t
+    return make(out)
+
+
+def apply_unary(P, x: Tensor, a, **attrs) -> Tensor:
+    """``apply`` for a one-input primitive whose forward is ``P.forward(a)``, ``a`` being
+    ``x``'s array (or ``x``'s values promoted, for float ops on integers).
+
+    ``P.saves`` is ``"input"``, ``"result"`` or ``()``."""
+    out = P.forward(a)
+    if out.__class__ is not ndarray:
+        out = asarray(out)
+    if (x._rg or x._view is not None) and state.grad_enabled:
+        e = _edge_fast(x)
+        if e[0] is not None:
+            node = P()
+            node.next_functions = (e,)
+            d = x._data
+            node._meta = ((d.shape, d.dtype),)
+            if attrs:
+                node.__dict__.update(attrs)
+            saves = P.saves
+            if saves == "input":
+                node.save(x)
+            t = _new(Tensor)
+            t._data = out
+            t._vc = vc = [0]
+            t._grad = t._view = t._acc = None
+            t._rg = True
+            t._grad_fn = node
+            t._nr = 0
+            t._inference = False
+            node._seq = next_seq()
+            if saves == "result":
+                node._out = (out, vc, 0)
+            return t
+    return make(out)
+
+
+def float_values(x: Tensor):
+    """``x``'s array as floats: integer inputs of float ops take the default dtype."""
+    a = x._data
+    if a.dtype.kind != "f":
+        a = a.astype(default_float())
+    return a
+
+
+def unary_op(P, name: str, doc: str, float_op: bool = True):
+    """The function form of a one-input pointwise primitive, derived from its declaration
+    (``P.forward``, ``P.saves``); its array twin (``_array.<name>``) is ``P.forward``."""
+    if float_op:
+        def op(input) -> Tensor:  # noqa: A002
+            a = input._data
+            if a.dtype.kind != "f":
+                a = a.astype(default_float())
+            return apply_unary(P, input, a)
+    else:
+        def op(input) -> Tensor:  # noqa: A002
+            return apply_unary(P, input, input._data)
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = doc
+    op.primitive = P
+    _array.register(**{name: P.forward})
+    return op
+
+
+def binary_op(P, name: str, doc: str, prepare=None):
+    """The function form of a two-input pointwise primitive, derived from its declaration
+    (``P.forward``, ``P.saves``). ``prepare(input, other)``, if given, checks arguments first
+    (PyTorch's errors for bool subtraction and the like)."""
+    save_plan(P)
+    fwd = P.forward
+
+    def op(input, other) -> Tensor:  # noqa: A002
+        if input.__class__ is not Tensor and not isinstance(input, Tensor):
+            input = as_tensor_arg(input)
+        if prepare is not None:
+            prepare(input, other)
+        return apply_binary(P, fwd, input, other)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = doc
+    op.primitive = P
+    _array.register(**{name: fwd})
+    return op
