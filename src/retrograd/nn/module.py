@@ -26,18 +26,12 @@ __all__ = [
 ]
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
-_LEGACY_TYPE_NAMES = {
-    "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-    "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor",
-    "uint8": "ByteTensor", "bool": "BoolTensor",
-}
 
 
 def typename(obj) -> str:
     """The type name PyTorch's messages print: ``torch.FloatTensor`` for tensors, else the class."""
     if isinstance(obj, Tensor):
-        name = str(obj.dtype).split(".")[-1]
-        return "torch." + _LEGACY_TYPE_NAMES.get(name, name)
+        return "torch." + obj.dtype.tensor_type
     cls = type(obj)
     module = getattr(cls, "__module__", "") or ""
     if module in ("", "builtins"):

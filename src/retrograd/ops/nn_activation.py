@@ -603,14 +603,15 @@ class NllLoss2DBackward0(NllLossBackward0):
     """nll_loss on (N, C, H, W) inputs (PyTorch's nll_loss2d)."""
 
 
-def nll_loss_core(input, target_arr, weight_arr, ignore_index: int, reduction: str,
+def nll_loss_core(input, target, weight, ignore_index: int, reduction: str,
                   n_classes: int) -> Tensor:
-    """nll_loss on a batched input (N, C, d1, ...) with validated integer targets (N, d1, ...)."""
+    """nll_loss on a batched input (N, C, d1, ...) with integer targets (N, d1, ...) of checked
+    shape and dtype; raises IndexError for a target out of range that is not ``ignore_index``."""
     x = input._data
     in_shape = x.shape
     if x.ndim == 1:  # one sample without a batch dimension
         x = x.reshape(1, -1)
-    t = target_arr
+    t = target._data
     ignored = None
     if t.size:
         tmin, tmax = t.min(), t.max()
@@ -634,8 +635,8 @@ def nll_loss_core(input, target_arr, weight_arr, ignore_index: int, reduction: s
         picked = np.take_along_axis(x, np.expand_dims(t, 1), axis=1).squeeze(1)
     dt = x.dtype
     w = coef = None
-    if weight_arr is not None:
-        w = weight_arr.astype(dt, copy=False)[t]
+    if weight is not None:
+        w = weight._data.astype(dt, copy=False)[t]
         if ignored is not None:
             w = np.where(ignored, np.zeros((), dt), w)
         coef = -w

@@ -26,18 +26,10 @@ __all__ = ["Optimizer", "required"]
 def _typename(obj) -> str:
     """How PyTorch's messages name a param that is not one: ``torch.FloatTensor``, ``int``."""
     if isinstance(obj, Tensor):
-        return "torch." + _TENSOR_TYPES.get(obj.dtype.name, obj.dtype.name)
+        return "torch." + obj.dtype.tensor_type
     cls = type(obj)
     module = getattr(cls, "__module__", "") or ""
     return cls.__qualname__ if module in ("", "builtins") else f"{module}.{cls.__qualname__}"
-
-
-_TENSOR_TYPES = {
-    "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-    "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor",
-    "uint8": "ByteTensor", "bool": "BoolTensor",
-}
-
 
 
 class _RequiredParameter:

@@ -18,7 +18,6 @@ import retrograd as torch
 from retrograd import Tensor
 
 from ...ops import nn_activation as _A
-from ...ops.nn_activation import legacy as _legacy
 
 __all__ = [
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy",
@@ -180,7 +179,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",  # noqa: 
 
 
 def _nll_checks(input: Tensor, target: Tensor, weight) -> tuple:  # noqa: A002
-    """PyTorch's checks, in its order; returns (input, target array) batched as (N, C, ...)."""
+    """PyTorch's checks, in its order; returns the number of classes."""
     dim = input.dim()
     if dim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {dim})")
@@ -208,25 +207,24 @@ def _nll_checks(input: Tensor, target: Tensor, weight) -> tuple:  # noqa: A002
     elif tshape[1:] != ishape[2:]:
         raise RuntimeError(f"Expected target size {list((ishape[0],) + ishape[2:])}, got "
                            f"{list(tshape)}")
-    t = target._data
-    if t.dtype != np.int64 and t.dtype != np.uint8:
+    tdt, dt = target.dtype, input.dtype
+    if tdt is not torch.int64 and tdt is not torch.uint8:
         raise RuntimeError(
-            f"expected target dtype to be Long or Byte, but got {_legacy(t.dtype)}")
+            f"expected target dtype to be Long or Byte, but got {tdt.scalar_name}")
     if weight is not None:
-        w = weight._data
-        if w.size != c:
+        if weight.numel() != c:
             if dim == 4:
                 raise RuntimeError("weight tensor should be defined either for all or no classes")
             raise RuntimeError(
                 f"weight tensor should be defined either for all {c} classes or no classes but "
-                f"got weight tensor of shape: {list(w.shape)}"
+                f"got weight tensor of shape: {list(weight.shape)}"
             )
-        if w.dtype != input._data.dtype:
-            raise RuntimeError(f"expected scalar type {_legacy(input._data.dtype)} but found "
-                               f"{_legacy(w.dtype)}")
-    if input._data.dtype.kind != "f":
+        if weight.dtype is not dt:
+            raise RuntimeError(f"expected scalar type {dt.scalar_name} but found "
+                               f"{weight.dtype.scalar_name}")
+    if not dt.is_floating_point:
         raise NotImplementedError(
-            f"\"nll_loss_out_frame\" not implemented for '{_legacy(input._data.dtype)}'")
+            f"\"nll_loss_out_frame\" not implemented for '{dt.scalar_name}'")
     return c
 
 
@@ -242,8 +240,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noq
     """
     reduction = _reduction(reduction, size_average, reduce)
     c = _nll_checks(input, target, weight)
-    w = None if weight is None else weight._data
-    t = target._data
+    t = target
     dim = input.dim()
     if dim == 1:
         t = t.reshape(1)
@@ -252,10 +249,10 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noq
         n = input.shape[0]
         out_size = (n,) + tuple(input.shape[2:])
         flat = input.reshape(n, c, 1, -1) if input.numel() else input.reshape(n, c, 0, 0)
-        t = t.reshape(n, 1, -1) if t.size else t.reshape(n, 0, 0)
-        out = _A.nll_loss_core(flat, t, w, ignore_index, reduction, c)
+        t = t.reshape(n, 1, -1) if t.numel() else t.reshape(n, 0, 0)
+        out = _A.nll_loss_core(flat, t, weight, ignore_index, reduction, c)
         return out.reshape(out_size) if reduction == "none" else out
-    return _A.nll_loss_core(input, t, w, ignore_index, reduction, c)
+    return _A.nll_loss_core(input, t, weight, ignore_index, reduction, c)
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noqa: A002
@@ -307,7 +304,7 @@ def _cross_entropy_probs(input, target, weight, ignore_index, reduction, label_s
                          class_dim):
     if target.dtype.is_floating_point is False:
         raise RuntimeError("Expected floating point type for target with class probabilities, "
-                           f"got {_legacy(target._data.dtype)}")
+                           f"got {target.dtype.scalar_name}")
     if ignore_index >= 0:
         raise RuntimeError("ignore_index is not supported for floating point target")
     c = input.shape[class_dim]
@@ -361,9 +358,9 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
             f"Using a target size ({_size(target.shape)}) that is different to the input size "
             f"({_size(input.shape)}) is deprecated. Please ensure they have the same size."
         )
-    if target._data.dtype != input._data.dtype:
-        raise RuntimeError(f"Found dtype {_legacy(target._data.dtype)} but expected "
-                           f"{_legacy(input._data.dtype)}")
+    if target.dtype is not input.dtype:
+        raise RuntimeError(f"Found dtype {target.dtype.scalar_name} but expected "
+                           f"{input.dtype.scalar_name}")
     if weight is not None:
         weight = _expand_weight(weight, target)
     return _A.binary_cross_entropy(input, target, weight, reduction)
