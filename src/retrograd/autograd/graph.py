@@ -20,6 +20,7 @@ import weakref
 
 import numpy as np
 
+from .._dtypes import FROM_NP
 from ..utils.hooks import RemovableHandle
 
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle"]
@@ -35,16 +36,10 @@ FREED_MSG = (
     "backward."
 )
 
-_TYPE_NAMES = {
-    "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-    "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor",
-    "uint8": "ByteTensor", "bool": "BoolTensor",
-}
-
 
 def type_name(arr) -> str:
     """PyTorch's legacy type name of an array's dtype, as its error messages print it."""
-    return "torch." + _TYPE_NAMES.get(arr.dtype.name, arr.dtype.name)
+    return "torch." + FROM_NP[arr.dtype].tensor_type
 
 
 class Node:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._dtypes import FROM_NP
 from .._tensor import Tensor, make
 from ..autograd.graph import Node
 from . import _array
@@ -29,10 +30,6 @@ XP: list = ["embedding_dense_backward", "norm_rows_sum", "norm_rows_dot", "norm_
             "norm_cols_dot", "norm_chan_sum", "norm_chan_dot"]
 METHODS: dict = {}
 INPLACE: dict = {}
-
-_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long",
-            "int32": "int", "int16": "short", "int8": "signed char", "uint8": "unsigned char",
-            "bool": "bool"}
 
 
 def _const(xp, arr):
@@ -93,7 +90,7 @@ def linear2d(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
     xd, wd = x._data, w._data
     if xd.dtype != wd.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                           f"{_C_NAMES.get(xd.dtype.name)} != {_C_NAMES.get(wd.dtype.name)}")
+                           f"{FROM_NP[xd.dtype].c_name} != {FROM_NP[wd.dtype].c_name}")
     if xd.shape[1] != wd.shape[1]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({xd.shape[0]}x"
                            f"{xd.shape[1]} and {wd.shape[1]}x{wd.shape[0]})")
@@ -116,8 +113,8 @@ def linear2d(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
 
             raise RuntimeError(_expand_error(bd.shape, out.shape))
     if bd.dtype != out.dtype:
-        raise RuntimeError(f"expected scalar type {_C_NAMES.get(out.dtype.name).title()} but "
-                           f"found {_C_NAMES.get(bd.dtype.name).title()}")
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got "
+                           f"{FROM_NP[bd.dtype].scalar_name} and {FROM_NP[out.dtype].scalar_name}")
     out += bd
     if recording(b, x, w):
         node = LinearAddmmBackward()
@@ -283,8 +280,8 @@ def native_layer_norm(x: Tensor, normalized_shape: tuple, w, b, eps: float) -> T
     """Layer norm over the trailing ``normalized_shape`` dims of ``x``: one node."""
     xd = x._data
     if xd.dtype.kind != "f":
-        raise RuntimeError(f"\"LayerNormKernelImpl\" not implemented for "
-                           f"'{_C_NAMES.get(xd.dtype.name, xd.dtype.name).title()}'")
+        raise NotImplementedError(f"\"LayerNormKernelImpl\" not implemented for "
+                                  f"'{FROM_NP[xd.dtype].scalar_name}'")
     k = int(np.prod(normalized_shape)) if normalized_shape else 1
     m = xd.size // k if k else 0
     xhat, rstd = _rows_forward(np.ascontiguousarray(xd).reshape(m, k), eps)
