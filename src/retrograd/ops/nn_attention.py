@@ -110,16 +110,21 @@ def _probs_tensor(q: Tensor, k: Tensor, fmask, allowed, scale: float) -> Tensor:
     return e / d
 
 
-def sdpa(query: Tensor, key: Tensor, value: Tensor, fmask, allowed, scale: float,
+def sdpa(query: Tensor, key: Tensor, value: Tensor, fmask, bmask, causal: bool, scale: float,
          dropout_p: float, groups: int, keep_fn, name: str | None = None) -> Tensor:
     """Scaled dot-product attention as one node.
 
-    ``fmask``: a float tensor added to the scores (or None); ``allowed``: a boolean array, False
-    where attention is forbidden (or None); ``groups``: query heads per key/value head (GQA);
+    ``fmask``: a float tensor added to the scores (or None); ``bmask``: a boolean tensor, False
+    where attention is forbidden (or None); ``causal``: also forbid attending to later positions
+    (a top-left lower-triangular mask); ``groups``: query heads per key/value head (GQA);
     ``keep_fn(shape, dtype)``: the dropout keep-mask already divided by ``1 - p`` (called only
     when ``dropout_p > 0``).
     """
     qd, kd, vd = query._data, key._data, value._data
+    allowed = None if bmask is None else bmask._data
+    if causal:
+        tri = np.tri(qd.shape[-2], kd.shape[-2], dtype=np.bool_)
+        allowed = tri if allowed is None else np.logical_and(allowed, tri)
     kr = _repeat_heads(kd, groups, False)
     vr = _repeat_heads(vd, groups, False)
     s = np.matmul(qd, np.swapaxes(kr, -1, -2))

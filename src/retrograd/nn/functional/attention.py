@@ -17,29 +17,27 @@ from .norm import dropout
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
-_FLOAT_KINDS = ("f",)
-
-
 def _keep_mask(p: float):
     def keep_fn(shape: tuple, dtype) -> np.ndarray:
         if p >= 1:
             return np.zeros(shape, dtype)
         r = torch.rand(shape, dtype=torch.float64 if dtype == np.float64 else torch.float32)
-        return (r._data >= p).astype(dtype) * dtype.type(1.0 / (1.0 - p))
+        return (r.numpy() >= p).astype(dtype) * dtype.type(1.0 / (1.0 - p))
     return keep_fn
 
 
-def _flash(qd, vd, fmask, dropout_p: float) -> bool:
-    """Whether PyTorch's CPU dispatch picks its flash kernel (else the math fallback)."""
-    return (qd.ndim == 4 and vd.shape[-1] == qd.shape[-1] and dropout_p == 0
+def _flash(qs: tuple, vs: tuple, fmask, dropout_p: float) -> bool:
+    """Whether PyTorch's CPU dispatch picks its flash kernel (else the math fallback), given the
+    query and value shapes."""
+    return (len(qs) == 4 and vs[-1] == qs[-1] and dropout_p == 0
             and (fmask is None or not fmask.requires_grad))
 
 
-def _sdpa_name(qd, flash: bool) -> str:
+def _sdpa_name(qs: tuple, flash: bool) -> str:
     """The grad_fn name PyTorch gives the result on each path."""
     if flash:
         return "ScaledDotProductFlashAttentionForCpuBackward0"
-    return "MmBackward0" if qd.ndim == 2 else "UnsafeViewBackward0"
+    return "MmBackward0" if len(qs) == 2 else "UnsafeViewBackward0"
 
 
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
@@ -61,60 +59,52 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     >>> torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True).shape
     retrograd.Size([1, 2, 3, 4])
     """
-    qd, kd, vd = query._data, key._data, value._data
-    if qd.ndim < 2 or kd.ndim < 2 or vd.ndim < 2:
+    qs, ks, vs = query.shape, key.shape, value.shape
+    if len(qs) < 2 or len(ks) < 2 or len(vs) < 2:
         raise RuntimeError(
             "Expected query, key, and value to all be  at least 2 dimensional, but got query.dim: "
-            f"{qd.ndim} key.dim: {kd.ndim} and value.dim: {vd.ndim} instead.")
-    if not (qd.dtype == kd.dtype == vd.dtype):
+            f"{len(qs)} key.dim: {len(ks)} and value.dim: {len(vs)} instead.")
+    if not (query.dtype is key.dtype is value.dtype):
         raise RuntimeError(
             "Expected query, key, and value to have the same dtype, but got query.dtype: "
             f"{_cname(query)} key.dtype: {_cname(key)} and value.dtype: {_cname(value)} instead.")
     if not 0.0 <= dropout_p <= 1.0:
         raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
-    L, S = qd.shape[-2], kd.shape[-2]
-    fmask = None
-    allowed = None
+    fmask = bmask = None
     if attn_mask is not None:
-        md = attn_mask._data
-        if md.dtype == np.bool_:
-            allowed = md
-        elif md.dtype == qd.dtype:
+        if attn_mask.dtype is torch.bool:
+            bmask = attn_mask
+        elif attn_mask.dtype is query.dtype:
             fmask = attn_mask
         else:
             raise RuntimeError(
                 "Expected attn_mask dtype to be bool or float or to match query dtype, but got "
                 f"attn_mask.dtype: {_cname(attn_mask)} and  query.dtype: {_cname(query)} "
                 "instead.")
-    flash = _flash(qd, vd, fmask, dropout_p)
-    if is_causal:
-        if attn_mask is not None and not flash:
-            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
-                               "set when is_causal=True")
-        causal = np.tri(L, S, dtype=np.bool_)
-        allowed = causal if allowed is None else np.logical_and(allowed, causal)
+    flash = _flash(qs, vs, fmask, dropout_p)
+    if is_causal and attn_mask is not None and not flash:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
+                           "set when is_causal=True")
     groups = 1
-    if qd.ndim >= 3 and kd.ndim >= 3 and kd.shape[-3] != qd.shape[-3]:
+    if len(qs) >= 3 and len(ks) >= 3 and ks[-3] != qs[-3]:
         if not enable_gqa:
             raise RuntimeError(
-                f"The size of tensor a ({qd.shape[-3]}) must match the size of tensor b "
-                f"({kd.shape[-3]}) at non-singleton dimension {qd.ndim - 3}")
-        hq, hk = qd.shape[-3], kd.shape[-3]
-        if hq % hk != 0 or vd.shape[-3] != hk:
+                f"The size of tensor a ({qs[-3]}) must match the size of tensor b "
+                f"({ks[-3]}) at non-singleton dimension {len(qs) - 3}")
+        hq, hk = qs[-3], ks[-3]
+        if hq % hk != 0 or vs[-3] != hk:
             raise RuntimeError(
                 "Number of heads in key and value must divide the number of heads in ")
         groups = hq // hk
     if scale is None:
-        scale = 1.0 / math.sqrt(qd.shape[-1])
-    return nn_attention.sdpa(query, key, value, fmask, allowed, scale, dropout_p, groups,
-                             _keep_mask(dropout_p), _sdpa_name(qd, flash))
+        scale = 1.0 / math.sqrt(qs[-1])
+    return nn_attention.sdpa(query, key, value, fmask, bmask, bool(is_causal), scale, dropout_p,
+                             groups, _keep_mask(dropout_p), _sdpa_name(qs, flash))
 
 
 def _cname(t: Tensor) -> str:
     """The C type name PyTorch's messages print for a dtype (``float``, ``double``, ...)."""
-    return {"float32": "float", "float64": "double", "float16": "c10::Half",
-            "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-            "uint8": "unsigned char", "bool": "bool"}.get(t._data.dtype.name, t._data.dtype.name)
+    return t.dtype.c_name
 
 
 def _canonical_mask(mask: Tensor | None, mask_name: str, other_type, other_name: str,
@@ -122,15 +112,13 @@ def _canonical_mask(mask: Tensor | None, mask_name: str, other_type, other_name:
     """A bool mask (True = masked out) becomes a float mask of ``-inf``; float masks pass."""
     if mask is None:
         return None
-    md = mask._data
-    if other_type is not None and (md.dtype == np.bool_) != (other_type == torch.bool):
+    is_bool = mask.dtype is torch.bool
+    if other_type is not None and is_bool != (other_type is torch.bool):
         warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. Use "
                       "same type for both instead.", stacklevel=3)
-    if md.dtype == np.bool_:
-        out = np.zeros(md.shape, dtype=target_type.np)
-        out[md] = -np.inf
-        return torch.from_numpy(out)
-    if md.dtype.kind not in _FLOAT_KINDS:
+    if is_bool:
+        return torch.zeros(mask.shape, dtype=target_type).masked_fill_(mask, float("-inf"))
+    if not mask.dtype.is_floating_point:
         raise AssertionError(f"only bool and floating types of {mask_name} are supported")
     return mask
 

@@ -173,7 +173,7 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,  # n
         raise RuntimeError(f"Given normalized_shape={_shape_list(ns)}, expected input with shape "
                            f"[*{_shape_list(ns)[1:]}, but got input of size{_shape_list(shape)}")
     if eps is None:
-        eps = float(np.finfo(input._data.dtype).eps) if input.is_floating_point() else 1e-7
+        eps = float(np.finfo(input.dtype.np).eps) if input.is_floating_point() else 1e-7
     dims = tuple(range(-k, 0))
     out = input * (input.pow(2).mean(dims, keepdim=True) + eps).rsqrt()
     if weight is not None:
@@ -220,7 +220,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A002
     _check_p(p)
     if not training or p == 0 or input.numel() == 0:
         return input
-    dt = input._data.dtype
+    dt = input.dtype.np
     if dt.kind != "f":
         dt = np.dtype(np.float32)
     return _apply_mask(input, _keep_mask(tuple(input.shape), p, dt), inplace)
@@ -235,7 +235,7 @@ def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool,  # 
     if unbatched:
         shape = (1,) + shape
     mshape = shape[:2] + (1,) * (len(shape) - 2)
-    mask = _keep_mask(mshape, p, input._data.dtype)
+    mask = _keep_mask(mshape, p, input.dtype.np)
     if unbatched:
         mask = mask[0]
     return _apply_mask(input, mask, inplace)
@@ -321,7 +321,7 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,  # noqa
     _check_p(p)
     if not training or p == 0 or input.numel() == 0:
         return input
-    dt = input._data.dtype
+    dt = input.dtype.np
     if p >= 1.0:
         return _apply_mask(input, np.zeros((), dt), inplace)
     keep = _keep_mask(tuple(input.shape), p, dt)
