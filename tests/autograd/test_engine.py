@@ -16,7 +16,7 @@ import pytest
 
 import retrograd
 
-from .oracle import _torch, compare, compare_error, graph_sig, leaf, needs_torch
+from ..oracle import _torch, compare, compare_error, graph_sig, leaf, needs_torch
 
 # -- accumulation, several paths, broadcasting -------------------------------------------------
 

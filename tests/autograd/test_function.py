@@ -11,7 +11,7 @@ import pytest
 
 import retrograd
 
-from .oracle import compare, compare_error, graph_sig, needs_torch
+from ..oracle import compare, compare_error, graph_sig, needs_torch
 
 # -- Functions, built for either library -------------------------------------------------------
 

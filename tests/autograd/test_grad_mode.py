@@ -12,7 +12,7 @@ import pytest
 
 import retrograd
 
-from .oracle import _torch, compare, compare_error, needs_torch
+from ..oracle import _torch, compare, compare_error, needs_torch
 
 
 @pytest.fixture(autouse=True)

@@ -12,7 +12,7 @@ import pytest
 import retrograd
 from retrograd.autograd import GradcheckError, gradcheck, gradgradcheck
 
-from .oracle import compare, compare_error, needs_torch
+from ..oracle import compare, compare_error, needs_torch
 
 
 def wrong_fns(lib):

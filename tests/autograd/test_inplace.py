@@ -9,7 +9,7 @@ import pytest
 
 import retrograd
 
-from .oracle import compare, compare_error, graph_sig, needs_torch
+from ..oracle import compare, compare_error, graph_sig, needs_torch
 
 
 def _grads(*ts):

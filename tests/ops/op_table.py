@@ -23,6 +23,8 @@ class OpInfo:
     high: float = 2.0
     grad: bool = True                # differentiable
     gradgrad: bool = True            # second order checked too
+    no_gradgrad: str = ""            # why there is no second order (retrograd's or torch's)
+    no_gradcheck: str = ""           # why the gradient is not the derivative (torch's choice)
     positive_gap: float = 0.0        # keep |x| above this (away from kinks and poles)
     int_inputs: tuple = ()           # argument positions that are integer tensors
     extra: dict = field(default_factory=dict)

@@ -17,8 +17,6 @@ import retrograd
 from .op_table import make_inputs
 from .test_op_table import OPS, _rng
 
-torch = pytest.importorskip("torch", reason="torch decides which plain calls are valid")
-
 
 def _forms(op):
     name = op.name
@@ -39,7 +37,7 @@ def test_the_forms_table_is_not_empty():
 
 
 @pytest.mark.parametrize("op,shapes", CASES, ids=[op.name for op, _ in CASES])
-def test_function_method_and_inplace_forms_agree(op, shapes):
+def test_function_method_and_inplace_forms_agree(torch, op, shapes):
     fn, method, inplace = _forms(op)
     arrays = make_inputs(op, shapes, _rng(op, shapes))
     try:

@@ -1,7 +1,8 @@
 """Generic op tests, run over every entry of the op table (``op_table.OPS``).
 
 - gradcheck and gradgradcheck in float64, by finite differences (no torch needed);
-- against torch, where installed: values, dtype and shape in float32 and float64, the grad_fn
+- against torch (the ``torch`` fixture of ``tests/conftest.py``: these alone skip where torch is
+  not installed): values, dtype and shape in float32 and float64, the grad_fn
   name, and first- and second-order gradients with random upstream gradients.
 """
 
@@ -42,21 +43,18 @@ def _tensors(lib, arrays, requires_grad=True):
 
 @pytest.mark.parametrize("op,shapes", CASES, ids=IDS)
 def test_gradcheck(op, shapes):
-    if not op.grad:
-        pytest.skip("not differentiable")
+    if not op.grad or op.no_gradcheck:
+        pytest.skip(op.no_gradcheck or "not differentiable")
     xs = _tensors(retrograd, make_inputs(op, shapes, _rng(op, shapes)))
     assert gradcheck(lambda *t: op.fn(retrograd, *t), xs)
 
 
 @pytest.mark.parametrize("op,shapes", CASES, ids=IDS)
 def test_gradgradcheck(op, shapes):
-    if not (op.grad and op.gradgrad):
-        pytest.skip("no second order")
+    if not (op.grad and op.gradgrad and not op.no_gradgrad):
+        pytest.skip(op.no_gradgrad or "no second order")
     xs = _tensors(retrograd, make_inputs(op, shapes, _rng(op, shapes)))
     assert gradgradcheck(lambda *t: op.fn(retrograd, *t), xs)
-
-
-torch = pytest.importorskip("torch", reason="torch is the oracle for the comparisons below")
 
 
 def _np(t):
@@ -65,7 +63,7 @@ def _np(t):
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("op,shapes", CASES, ids=IDS)
-def test_against_torch(op, shapes, dtype):
+def test_against_torch(torch, op, shapes, dtype):
     arrays = [a.astype(dtype) for a in make_inputs(op, shapes, _rng(op, shapes))]
     rg_in = _tensors(retrograd, arrays, op.grad)
     t_in = _tensors(torch, arrays, op.grad)
@@ -78,8 +76,9 @@ def test_against_torch(op, shapes, dtype):
     np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), **tol)
     if not op.grad:
         return
-    assert (out.grad_fn.name() if out.grad_fn else None) == \
-        (ref.grad_fn.name() if ref.grad_fn else None)
+    names = (out.grad_fn.name() if out.grad_fn else None,
+             ref.grad_fn.name() if ref.grad_fn else None)
+    assert names[0] == names[1] or "known_name_gap" in op.extra, names
 
     # First order, with a random upstream gradient.
     rng = np.random.default_rng(1)
@@ -92,6 +91,8 @@ def test_against_torch(op, shapes, dtype):
         b = np.zeros_like(x) if b is None else _np(b)
         np.testing.assert_allclose(a, b, **tol)
 
+    if op.no_gradgrad:
+        return
     # Second order: the gradient of <grad, w> with respect to the inputs.
     ws = [rng.standard_normal(x.shape).astype(dtype) for x in arrays]
     rg_s = [(gi * retrograd.tensor(w)).sum() for gi, w in zip(g, ws) if gi is not None]
@@ -108,3 +109,6 @@ def test_against_torch(op, shapes, dtype):
         a = np.zeros_like(x) if a is None else _np(a)
         b = np.zeros_like(x) if b is None else _np(b)
         np.testing.assert_allclose(a, b, **tol)
+    if "known_name_gap" in op.extra:
+        assert names[0] != names[1], "the grad_fn names agree now: drop known_name_gap"
+        pytest.xfail(op.extra["known_name_gap"])

@@ -57,9 +57,6 @@ def test_return_types():
     assert "retrograd.return_types.topk(" in repr(x.topk(1))
 
 
-torch = pytest.importorskip("torch", reason="torch is the oracle for the comparisons below")
-
-
 def _both(lib, arr, fn, dtype=None):
     out = fn(lib, lib.tensor(arr) if dtype is None else lib.tensor(arr, dtype=dtype))
     return out
@@ -105,7 +102,7 @@ NANS = [1.0, float("nan"), 2.0, float("nan"), 0.5]
     lambda lib, x: x.any(),
     lambda lib, x: x.diff(n=2, dim=0),
 ])
-def test_ties_and_indices(fn):
+def test_ties_and_indices(torch, fn):
     _cmp(fn(retrograd, retrograd.tensor(TIES)), fn(torch, torch.tensor(TIES)))
 
 
@@ -128,7 +125,7 @@ def test_ties_and_indices(fn):
     lambda lib, x: x.unique(),
     lambda lib, x: x.logsumexp(0),
 ])
-def test_nans(fn):
+def test_nans(torch, fn):
     _cmp(fn(retrograd, retrograd.tensor(NANS)), fn(torch, torch.tensor(NANS)))
 
 
@@ -145,7 +142,7 @@ def test_nans(fn):
     lambda lib, x: x.sort(dim=1, stable=True).values * lib.arange(6.0),
     lambda lib, x: lib.linalg.matrix_norm(x, 1),
 ])
-def test_tie_gradients(fn):
+def test_tie_gradients(torch, fn):
     """Ties: amax/amin/max()/median() share the gradient, max(dim)/cummax/sort select."""
     xs = [lib.tensor(TIES, requires_grad=True) for lib in (retrograd, torch)]
     outs = [fn(lib, x) for lib, x in zip((retrograd, torch), xs)]
@@ -161,7 +158,7 @@ def test_tie_gradients(fn):
     lambda lib, x: x.cumprod(1),
     lambda lib, x: x.cumprod(0),
 ])
-def test_zeros_against_torch(fn):
+def test_zeros_against_torch(torch, fn):
     xs = [lib.tensor(ZEROS, dtype=lib.float64, requires_grad=True) for lib in (retrograd, torch)]
     outs = [fn(lib, x) for lib, x in zip((retrograd, torch), xs)]
     w = np.random.default_rng(1).standard_normal(tuple(outs[1].shape))
@@ -198,7 +195,7 @@ INTS = [[3, 1, 2], [0, 5, 5]]
     lambda lib, x: x.cumsum(0, dtype=lib.float64),
     lambda lib, x: lib.aminmax(x),
 ])
-def test_integer_dtypes(fn, dtype):
+def test_integer_dtypes(torch, fn, dtype):
     _cmp(fn(retrograd, retrograd.tensor(INTS, dtype=getattr(retrograd, dtype))),
          fn(torch, torch.tensor(INTS, dtype=getattr(torch, dtype))))
 
@@ -234,7 +231,7 @@ def test_integer_dtypes(fn, dtype):
     lambda lib, x: x.float().median(dim=(0,)),
     lambda lib, x: lib.zeros(2, 0).median(1),
 ])
-def test_errors_match_torch(fn):
+def test_errors_match_torch(torch, fn):
     with pytest.raises(Exception) as ref:
         fn(torch, torch.tensor(INTS))
     with pytest.raises(type(ref.value)) as got:
@@ -242,7 +239,7 @@ def test_errors_match_torch(fn):
     assert str(got.value) == str(ref.value)
 
 
-def test_unique_has_no_derivative():
+def test_unique_has_no_derivative(torch):
     for lib in (retrograd, torch):
         x = lib.tensor([1.0, 2.0, 1.0], requires_grad=True)
         out = lib.unique(x)
@@ -252,7 +249,7 @@ def test_unique_has_no_derivative():
 
 
 @pytest.mark.filterwarnings("ignore:.*degrees of freedom is")
-def test_empty_and_scalar_values():
+def test_empty_and_scalar_values(torch):
     for fn in (lambda lib, x: x.sum(), lambda lib, x: x.prod(), lambda lib, x: x.mean(),
                lambda lib, x: x.var(), lambda lib, x: x.median(), lambda lib, x: x.nansum(),
                lambda lib, x: x.logsumexp(0), lambda lib, x: x.cumsum(0),
