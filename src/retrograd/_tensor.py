@@ -381,9 +381,9 @@ class Tensor:
         >>> (x ** 2 + 2 * x + 1).backward(); x.grad
         tensor(8.)
         """
-        from .autograd import engine
+        from .autograd import api
 
-        engine.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        api.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self) -> Tensor:
         """A tensor sharing this one's memory and version counter, outside the graph."""

@@ -1,7 +1,7 @@
 """retrograd.autograd: the engine's fronts, Function, grad modes and gradcheck."""
 
 from . import graph
-from .engine import backward, grad
+from .api import backward, grad
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (
     enable_grad,

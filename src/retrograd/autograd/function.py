@@ -11,14 +11,15 @@ import functools
 
 import numpy as np
 
-from .._tensor import Tensor, edge, make
+from .._tensor import Tensor, make
+from ..ops._apply import apply_function
+from ..ops._core import wire
 from .grad_mode import state
 from .graph import (
     FREED_MSG,
     HINT,
     Node,
     modified_msg,
-    next_seq,
     op_name,
     type_name,
     unpacked_output,
@@ -209,99 +210,7 @@ class Function(metaclass=_FunctionMeta):
             t and a.requires_grad for t, a in zip(is_tensor, args)
         )
         uses_setup = cls.setup_context is not Function.setup_context
-        prev = state.grad_enabled
-        state.grad_enabled = False
-        try:
-            if uses_setup:
-                output = cls.forward(*args, **kwargs)
-                cls.setup_context(node, args, output)
-            else:
-                output = cls.forward(node, *args, **kwargs)
-        finally:
-            state.grad_enabled = prev
-        return _attach(node, args, output, prev and any(node._needs_input_grad))
-
-
-def _attach(node, args, output, record: bool):
-    """Wire the node into the graph: edges to tensor inputs, outputs pointing back at it."""
-    single = not isinstance(output, tuple)
-    outs = (output,) if single else output
-    inputs = [a for a in args if isinstance(a, Tensor)]
-    dirty = node._dirty
-    non_diff = node._non_diff
-    results = []
-    if record:
-        node.next_functions = tuple(edge(a) for a in inputs)
-        node._seq = next_seq()
-        node._meta = tuple((a._data.shape, a._data.dtype) for a in inputs)
-    out_arrays = []
-    out_rg = []
-    for i, o in enumerate(outs):
-        if not isinstance(o, Tensor):
-            results.append(o)
-            out_arrays.append(None)
-            out_rg.append(False)
-            continue
-        is_dirty = any(o is d for d in dirty)
-        differentiable = record and not any(o is n for n in non_diff) and \
-            o._data.dtype.kind == "f"
-        if is_dirty:
-            if record and o._grad_fn is None and o._rg:
-                raise RuntimeError(
-                    "a leaf Variable that requires grad has been used in an in-place operation."
-                )
-            r = o
-            r._vc[0] += 1  # PyTorch bumps a dirty tensor's version once more
-            if differentiable:
-                r._grad_fn, r._nr, r._rg = node, i, True
-        elif any(o is a for a in inputs) or o._grad_fn is not None or o._rg:
-            # An input returned as is (or a tensor with a graph): the output is a new alias.
-            r = make(o._data, node if differentiable else None, i)
-            r._vc = o._vc
-        else:
-            r = o
-            if differentiable:
-                r._grad_fn, r._nr, r._rg = node, i, True
-        results.append(r)
-        out_arrays.append(r._data)
-        out_rg.append(differentiable)
-    node._out_arrays = out_arrays
-    node._out_rg = out_rg
-    node._n_out = len(outs)
-    node._out_meta = [
-        (r._data.shape, r._data.dtype) if isinstance(r, Tensor) else ((), np.float32)
-        for r in results
-    ]
-    _save(node, inputs, results)
-    return results[0] if single else tuple(results)
-
-
-def _save(node, inputs, results) -> None:
-    """Turn ``ctx.to_save`` into version-checked saved tensors; outputs are kept as arrays so
-    that no reference cycle forms through the output's grad_fn."""
-    kinds, saved, versions = [], [], []
-    for t in node.to_save:
-        if t is None:
-            kinds.append(None)
-            saved.append(None)
-            versions.append(None)
-        elif any(t is r for r in results):
-            kinds.append("out")
-            saved.append((t._data, t._vc, t._vc[0]))
-            versions.append(None)
-        else:
-            if t._inference:
-                raise RuntimeError(
-                    "Inference tensors cannot be saved for backward. To work around you can make "
-                    "a clone to get a normal tensor and use it in autograd."
-                )
-            kinds.append("in")
-            saved.append(t)
-            versions.append(t._vc[0])
-    node._saved_kinds = kinds
-    node._saved = tuple(saved)
-    node._versions = versions
-    node.to_save = ()
+        return apply_function(cls, node, args, kwargs, uses_setup)
 
 
 class _DelayedError(Node):
@@ -336,9 +245,7 @@ def once_differentiable(fn):
                     "trying to differentiate twice a function that was marked with "
                     "@once_differentiable"
                 )
-                ins = [a for a in args if isinstance(a, Tensor)]
-                node.next_functions = tuple(edge(a) for a in ins)
-                node._meta = tuple((a._data.shape, a._data.dtype) for a in ins)
+                wire(node, [a for a in args if isinstance(a, Tensor)])
                 o = make(o._data, node, 0)
             res.append(o)
         return res[0] if single else tuple(res)

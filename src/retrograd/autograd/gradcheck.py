@@ -56,7 +56,7 @@ def _numerical(fn, inputs, wrt, eps):
 
 
 def _analytical(fn, inputs, wrt, outs_shape_only):
-    from .engine import grad as _grad
+    from .api import grad as _grad
 
     outs = _outputs(fn, inputs)
     jac = {}
@@ -147,7 +147,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
     >>> torch.autograd.gradgradcheck(torch.tanh, (x,))
     True
     """
-    from .engine import grad as _grad
+    from .api import grad as _grad
 
     inputs = _as_tuple(inputs)
     wrt = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]

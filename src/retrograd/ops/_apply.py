@@ -306,3 +306,104 @@ def binary_op(P, name: str, doc: str, prepare=None):
     op.primitive = P
     _array.register(**{name: fwd})
     return op
+
+
+# -- user Functions ------------------------------------------------------------------------------
+
+
+def apply_function(cls, node, args, kwargs, uses_setup: bool):
+    """``Function.apply``: run the user's forward without recording, then wire its node as
+    built-in ops are wired (edges, input metadata, saved tensors, dirty and non-differentiable
+    outputs)."""
+    prev = state.grad_enabled
+    state.grad_enabled = False
+    try:
+        if uses_setup:
+            output = cls.forward(*args, **kwargs)
+            cls.setup_context(node, args, output)
+        else:
+            output = cls.forward(node, *args, **kwargs)
+    finally:
+        state.grad_enabled = prev
+    return _attach_function(node, args, output, prev and any(node._needs_input_grad))
+
+
+def _attach_function(node, args, output, record: bool):
+    """Wire a user Function's node: edges to tensor inputs, outputs pointing back at it."""
+    single = not isinstance(output, tuple)
+    outs = (output,) if single else output
+    inputs = [a for a in args if isinstance(a, Tensor)]
+    dirty = node._dirty
+    non_diff = node._non_diff
+    results = []
+    if record:
+        wire(node, inputs)
+        node._seq = next_seq()
+    out_arrays = []
+    out_rg = []
+    for i, o in enumerate(outs):
+        if not isinstance(o, Tensor):
+            results.append(o)
+            out_arrays.append(None)
+            out_rg.append(False)
+            continue
+        is_dirty = any(o is d for d in dirty)
+        differentiable = record and not any(o is n for n in non_diff) and \
+            o._data.dtype.kind == "f"
+        if is_dirty:
+            if record and o._grad_fn is None and o._rg:
+                raise RuntimeError(
+                    "a leaf Variable that requires grad has been used in an in-place operation."
+                )
+            r = o
+            r._vc[0] += 1  # PyTorch bumps a dirty tensor's version once more
+            if differentiable:
+                r._grad_fn, r._nr, r._rg = node, i, True
+        elif any(o is a for a in inputs) or o._grad_fn is not None or o._rg:
+            # An input returned as is (or a tensor with a graph): the output is a new alias.
+            r = make(o._data, node if differentiable else None, i)
+            r._vc = o._vc
+        else:
+            r = o
+            if differentiable:
+                r._grad_fn, r._nr, r._rg = node, i, True
+        results.append(r)
+        out_arrays.append(r._data)
+        out_rg.append(differentiable)
+    node._out_arrays = out_arrays
+    node._out_rg = out_rg
+    node._n_out = len(outs)
+    node._out_meta = [
+        (r._data.shape, r._data.dtype) if isinstance(r, Tensor) else ((), np.float32)
+        for r in results
+    ]
+    _save_function(node, inputs, results)
+    return results[0] if single else tuple(results)
+
+
+def _save_function(node, inputs, results) -> None:
+    """Turn ``ctx.to_save`` into version-checked saved tensors; outputs are kept as arrays so
+    that no reference cycle forms through the output's grad_fn."""
+    kinds, saved, versions = [], [], []
+    for t in node.to_save:
+        if t is None:
+            kinds.append(None)
+            saved.append(None)
+            versions.append(None)
+        elif any(t is r for r in results):
+            kinds.append("out")
+            saved.append((t._data, t._vc, t._vc[0]))
+            versions.append(None)
+        else:
+            if t._inference:
+                raise RuntimeError(
+                    "Inference tensors cannot be saved for backward. To work around you can make "
+                    "a clone to get a normal tensor and use it in autograd."
+                )
+            kinds.append("in")
+            saved.append(t)
+            versions.append(t._vc[0])
+    node._saved_kinds = kinds
+    node._saved = tuple(saved)
+    node._versions = versions
+    node.to_save = ()
