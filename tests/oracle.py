@@ -73,6 +73,18 @@ def flat(o) -> list:
     return [o]
 
 
+def same_call(torch, path: str, **kw) -> tuple:
+    """The function at the dotted ``path`` (``"nn.functional.conv2d"``) in retrograd and in
+    torch, each with the keyword arguments ``kw`` bound: the ``fn, fn_torch`` of ``run_both``."""
+    fns = []
+    for lib in (retrograd, torch):
+        f = lib
+        for part in path.split("."):
+            f = getattr(f, part)
+        fns.append(lambda *a, _f=f: _f(*a, **kw))
+    return tuple(fns)
+
+
 # -- comparing ---------------------------------------------------------------------------------
 
 

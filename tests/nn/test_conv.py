@@ -18,11 +18,7 @@ import retrograd.nn  # noqa: F401 - binds rg.nn
 import retrograd.nn.functional as F
 from retrograd.autograd import gradcheck, gradgradcheck
 
-
-@pytest.fixture
-def torch():
-    return pytest.importorskip("torch")
-
+from ..oracle import copy_state, run_both, same_call
 
 TOL = {np.float32: dict(rtol=2e-4, atol=2e-5), np.float64: dict(rtol=1e-10, atol=1e-12)}
 
@@ -33,25 +29,9 @@ def _arrays(shapes, dtype, seed=0):
 
 
 def check_fn(torch, name, shapes, dtype=np.float64, **kw):
-    """Compare torch.nn.functional.<name> and retrograd's on values and all gradients."""
-    arrs = _arrays(shapes, dtype)
-    ts = [None if a is None else torch.tensor(a, requires_grad=True) for a in arrs]
-    rs = [None if a is None else rg.tensor(a, requires_grad=True) for a in arrs]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        to = getattr(torch.nn.functional, name)(*ts, **kw)
-        ro = getattr(F, name)(*rs, **kw)
-    assert tuple(ro.shape) == tuple(to.shape)
-    assert ro.dtype.__repr__().replace("retrograd", "torch") == repr(to.dtype)
-    tol = TOL[dtype]
-    np.testing.assert_allclose(ro.detach().numpy(), to.detach().numpy(), **tol)
-    assert ro.grad_fn.name() == to.grad_fn.name()
-    g = np.random.default_rng(1).standard_normal(tuple(to.shape)).astype(dtype)
-    to.backward(torch.tensor(g))
-    ro.backward(rg.tensor(g))
-    for t, r in zip(ts, rs):
-        if t is not None:
-            np.testing.assert_allclose(r.grad.numpy(), t.grad.numpy(), **tol)
+    """torch.nn.functional.<name> and retrograd's agree on values and all gradients."""
+    run_both(torch, *same_call(torch, f"nn.functional.{name}", **kw), _arrays(shapes, dtype),
+             tol=TOL[dtype])
 
 
 CONV2D = [
@@ -222,11 +202,6 @@ def test_dtype_errors(torch):
 # -- modules -----------------------------------------------------------------------------------
 
 
-def _copy_state(t_mod, r_mod):
-    r_mod.load_state_dict({k: rg.tensor(v.detach().numpy()) for k, v in
-                           t_mod.state_dict().items()})
-
-
 MODULES = [
     ("Conv2d", (3, 4, 3), {}, (2, 3, 8, 7)),
     ("Conv2d", (3, 6, (3, 2)), dict(stride=2, padding=1, dilation=(2, 1), groups=3,
@@ -258,27 +233,15 @@ def test_modules(torch, name, args, kw, shape, dtype):
     for k, v in t_mod.state_dict().items():
         assert tuple(r_mod.state_dict()[k].shape) == tuple(v.shape)
         assert r_mod.state_dict()[k].dtype == (rg.float32 if dtype == np.float32 else rg.float64)
-    _copy_state(t_mod, r_mod)
-    (x,) = _arrays([shape], dtype, seed=3)
-    tx, rx = torch.tensor(x, requires_grad=True), rg.tensor(x, requires_grad=True)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        to, ro = t_mod(tx), r_mod(rx)
-    tol = TOL[dtype]
-    np.testing.assert_allclose(ro.detach().numpy(), to.detach().numpy(), **tol)
-    g = np.random.default_rng(4).standard_normal(tuple(to.shape)).astype(dtype)
-    to.backward(torch.tensor(g))
-    ro.backward(rg.tensor(g))
-    np.testing.assert_allclose(rx.grad.numpy(), tx.grad.numpy(), **tol)
-    for (k, tp), (k2, rp) in zip(t_mod.named_parameters(), r_mod.named_parameters()):
-        assert k == k2
-        np.testing.assert_allclose(rp.grad.numpy(), tp.grad.numpy(), **tol)
+    copy_state(t_mod, r_mod)
+    run_both(torch, r_mod, t_mod, _arrays([shape], dtype, seed=3), tol=TOL[dtype], seed=4,
+             modules=(r_mod, t_mod))
 
 
 def test_conv_transpose_output_size(torch):
     t_mod = torch.nn.ConvTranspose2d(3, 2, 3, stride=2, padding=1)
     r_mod = rg.nn.ConvTranspose2d(3, 2, 3, stride=2, padding=1)
-    _copy_state(t_mod, r_mod)
+    copy_state(t_mod, r_mod)
     (x,) = _arrays([(1, 3, 4, 4)], np.float32)
     for size in ([8, 8], [7, 8], (1, 2, 8, 7)):
         to = t_mod(torch.tensor(x), output_size=size)
@@ -392,7 +355,7 @@ def test_cnn_training_matches_torch(torch):
         return Net().double()
 
     tm, rm = build(torch), build(rg)
-    _copy_state(tm, rm)
+    copy_state(tm, rm)
     rng = np.random.default_rng(0)
     losses = []
     for lib, m in ((torch, tm), (rg, rm)):
