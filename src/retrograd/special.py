@@ -17,13 +17,14 @@ from .autograd.grad_mode import state
 from .autograd.graph import Node
 from .ops import _array
 from .ops._core import as_tensor_arg, float_array, record, wrap
+from .ops.arithmetic import xlogy
 from .ops.nn_activation import log_softmax, softmax
-from .ops.pointwise import exp2, expm1, log1p, logit, round, sigmoid, xlogy
 from .ops.reduction import logsumexp
 from .ops.special import _erf as _np_erf
 from .ops.special import _erfc as _np_erfc
 from .ops.special import _erfinv as _np_erfinv
 from .ops.special import digamma, erf, erfc, erfinv, lgamma, polygamma
+from .ops.unary import exp2, expm1, log1p, logit, round, sigmoid
 
 __all__ = [
     "digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln", "log1p",

@@ -1,6 +1,6 @@
 """retrograd's differentiable ops, and the Tensor methods and operators that call them.
 
-Each family module (``pointwise``, ``reduction``, ``shape``, ``indexing``, ``linalg``) lists
+Each family module (``arithmetic``, ``unary``, ``compare``, ``reduction``, ``shape``...) lists
 its public functions in ``__all__``, the Tensor methods it provides in ``METHODS``, in-place
 methods as ``INPLACE`` (name -> the out-of-place op), and in ``XP`` the functions backward
 formulas call that are not public. This package gathers them: it is the namespace formulas use
@@ -13,6 +13,8 @@ import numpy as np
 
 from .._tensor import Tensor, make
 from . import (
+    arithmetic,
+    compare,
     decomp,
     indexing,
     inplace,
@@ -22,19 +24,19 @@ from . import (
     nn_attention,
     nn_conv,
     nn_norm,
-    pointwise,
     reduction,
     shape,
     sorting,
     special,
+    unary,
 )
 from .inplace import copy_, fill_, inplace_method, setitem, zero_
 
 TENSORS = True  # formulas get tensors from this namespace (see _array)
 
 FAMILIES = (
-    pointwise, special, reduction, sorting, shape, join, indexing, linalg, decomp, nn_activation,
-    nn_conv, nn_norm, nn_attention,
+    arithmetic, unary, compare, special, reduction, sorting, shape, join, indexing, linalg, decomp,
+    nn_activation, nn_conv, nn_norm, nn_attention,
 )
 
 __all__: list = []
@@ -71,42 +73,42 @@ def _bind_methods() -> None:
 
     # In place with a no-graph fast path (optimizer steps use these).
     fast = inplace._fast_ufunc
-    T.add_ = fast(np.add, pointwise.add, "add_")
-    T.sub_ = fast(np.subtract, pointwise.sub, "sub_")
-    T.mul_ = fast(np.multiply, pointwise.mul, "mul_")
-    T.div_ = fast(np.true_divide, pointwise.div, "div_")
+    a, u, c = arithmetic, unary, compare
+    T.add_ = fast(np.add, a.add, "add_")
+    T.sub_ = fast(np.subtract, a.sub, "sub_")
+    T.mul_ = fast(np.multiply, a.mul, "mul_")
+    T.div_ = fast(np.true_divide, a.div, "div_")
 
-    p = pointwise
-    T.__add__ = p.add
-    T.__radd__ = p.add
-    T.__sub__ = p.sub
-    T.__rsub__ = p.rsub
-    T.__mul__ = p.mul_operator
-    T.__rmul__ = p.mul_operator
-    T.__truediv__ = p.div
-    T.__rtruediv__ = p.rdiv
-    T.__pow__ = p.pow
-    T.__rpow__ = lambda self, other: p.pow(other, self)
+    T.__add__ = a.add
+    T.__radd__ = a.add
+    T.__sub__ = a.sub
+    T.__rsub__ = a.rsub
+    T.__mul__ = a.mul_operator
+    T.__rmul__ = a.mul_operator
+    T.__truediv__ = a.div
+    T.__rtruediv__ = a.rdiv
+    T.__pow__ = a.pow
+    T.__rpow__ = lambda self, other: a.pow(other, self)
     T.__matmul__ = linalg.matmul
     T.__rmatmul__ = lambda self, other: linalg.matmul(other, self)
-    T.__neg__ = p.neg
-    T.__pos__ = p.positive
-    T.__abs__ = p.abs
-    T.__eq__ = p.eq
-    T.__ne__ = p.ne
-    T.__lt__ = p.lt
-    T.__le__ = p.le
-    T.__gt__ = p.gt
-    T.__ge__ = p.ge
-    T.__and__ = p.bitwise_and
-    T.__or__ = p.bitwise_or
-    T.__xor__ = p.bitwise_xor
-    T.__rand__ = p.bitwise_and
-    T.__ror__ = p.bitwise_or
-    T.__rxor__ = p.bitwise_xor
-    T.__invert__ = p.bitwise_not
-    T.__floordiv__ = p.floor_divide
-    T.__rfloordiv__ = lambda self, other: p.floor_divide(other, self)
+    T.__neg__ = a.neg
+    T.__pos__ = u.positive
+    T.__abs__ = u.abs
+    T.__eq__ = c.eq
+    T.__ne__ = c.ne
+    T.__lt__ = c.lt
+    T.__le__ = c.le
+    T.__gt__ = c.gt
+    T.__ge__ = c.ge
+    T.__and__ = c.bitwise_and
+    T.__or__ = c.bitwise_or
+    T.__xor__ = c.bitwise_xor
+    T.__rand__ = c.bitwise_and
+    T.__ror__ = c.bitwise_or
+    T.__rxor__ = c.bitwise_xor
+    T.__invert__ = c.bitwise_not
+    T.__floordiv__ = a.floor_divide
+    T.__rfloordiv__ = lambda self, other: a.floor_divide(other, self)
     T.__getitem__ = indexing.getitem
     T.__setitem__ = setitem
     T.__iadd__ = T.add_

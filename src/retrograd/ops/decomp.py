@@ -423,7 +423,7 @@ def logdet(input: Tensor) -> Tensor:  # noqa: A002
     >>> torch.logdet(torch.tensor([[2., 0.], [0., 3.]]))
     tensor(1.7918)
     """
-    from .pointwise import where
+    from .compare import where
 
     sign, logabs = _slogdet(input, "logdet", _SLOGDET_OLD)
     return where(sign < 0, float("nan"), logabs)

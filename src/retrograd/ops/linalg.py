@@ -444,7 +444,7 @@ def outer(input, vec2) -> Tensor:  # noqa: A002
     tensor([[ 1., 10.],
             [ 2., 20.]])
     """
-    from .pointwise import mul
+    from .arithmetic import mul
     from .shape import reshape
 
     if input.dim() != 1:
@@ -506,7 +506,7 @@ def inner(input, other) -> Tensor:  # noqa: A002
     >>> torch.inner(torch.tensor([1., 2.]), torch.tensor([3., 4.]))
     tensor(11.)
     """
-    from .pointwise import mul
+    from .arithmetic import mul
 
     if input.dim() == 0 or other.dim() == 0:
         return mul(input, other)
@@ -525,7 +525,7 @@ def kron(input, other) -> Tensor:  # noqa: A002
     tensor([[1., 2., 0., 0.],
             [0., 0., 1., 2.]])
     """
-    from .pointwise import mul
+    from .arithmetic import mul
     from .shape import reshape, unsafe_view
 
     sa, sb = input._data.shape, other._data.shape
@@ -646,7 +646,7 @@ def vecdot(x, y, *, dim=-1) -> Tensor:
     >>> torch.linalg.vecdot(torch.tensor([[1., 2.]]), torch.tensor([3., 4.]))
     tensor([11.])
     """
-    from .pointwise import mul
+    from .arithmetic import mul
     from .reduction import sum as _sum
 
     return _sum(mul(x, y), dim)

@@ -23,8 +23,8 @@ from ..autograd.grad_mode import state
 from ..autograd.graph import Node
 from . import _array
 from ._core import operands, record, wrap_dim
-from .pointwise import _sigmoid
 from .special import _erf
+from .unary import _sigmoid
 
 _LEGACY = {
     "float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",

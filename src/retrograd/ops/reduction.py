@@ -16,7 +16,7 @@ from ..autograd.grad_mode import state
 from ..autograd.graph import Node
 from . import _array
 from ._core import float_array, record, wrap, wrap_dim, wrap_dims
-from .pointwise import cast
+from .shape import cast
 
 
 def _keep_shape(shape, dims):
@@ -206,7 +206,7 @@ class MinBackward0(_ValueSelecting):
 
 def _max_min(input, dim, keepdim, is_max, other=None):
     if other is not None:
-        from .pointwise import maximum, minimum
+        from .compare import maximum, minimum
 
         return maximum(input, other) if is_max else minimum(input, other)
     a = input._data
@@ -497,7 +497,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A
     >>> torch.tensor([1., float('nan'), 2.]).nanmean()
     tensor(1.5000)
     """
-    from .pointwise import div
+    from .arithmetic import div
 
     a = input._data
     if dtype is None and a.dtype.kind != "f":
@@ -990,8 +990,8 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None) -> Ten
     >>> torch.linalg.matrix_norm(torch.tensor([[1., -2.], [3., 4.]]), 1)
     tensor(6.)
     """
-    from .pointwise import abs as _abs
     from .shape import permute, unsqueeze
+    from .unary import abs as _abs
 
     a = A._data
     if a.ndim < 2:

@@ -486,6 +486,11 @@ def to_dtype_op(input, np_dtype) -> Tensor:  # noqa: A002
     return make(out)
 
 
+def cast(x: Tensor, np_dtype) -> Tensor:
+    """``x`` converted to a NumPy dtype, differentiably (the engine's dtype fix-up)."""
+    return to_dtype_op(x, np_dtype)
+
+
 def to(input, *args, **kwargs) -> Tensor:  # noqa: A002
     """``to(dtype)``, ``to(other)``, ``to('cpu')``, ``to('cpu', dtype)``; copies only if needed.
 
@@ -1686,7 +1691,7 @@ __all__ = [
     "flip", "fliplr", "flipud", "roll", "rot90", "split", "chunk", "tensor_split", "diagonal",
     "diag", "diag_embed", "tril", "triu", "constant_pad_nd",
 ]
-XP = ["alias", "sum_to", "expand_as", "view_as", "reshape_as", "contiguous", "to",
+XP = ["alias", "cast", "sum_to", "expand_as", "view_as", "reshape_as", "contiguous", "to",
       "type_as", "to_dtype_op", "unsafe_view", "squeeze_dims_", "matrix_t", "mT", "H", "mH",
       "repeat", "unfold", "unfold_backward", "index_dims", "index_dims_backward", "pad"]
 _NOT_METHODS = ("broadcast_tensors", "broadcast_shapes", "constant_pad_nd", "split")

@@ -18,8 +18,8 @@ from ..autograd.grad_mode import state
 from ..autograd.graph import Node
 from . import _array
 from ._core import record, wrap, wrap_dim
-from .pointwise import cast
 from .reduction import _EvenlyDistributed, _ValueSelecting, dtype_name
+from .shape import cast
 
 # -- selection ---------------------------------------------------------------------------------
 
@@ -597,9 +597,10 @@ def diff(input, n=1, dim=-1, prepend=None, append=None) -> Tensor:  # noqa: A002
     >>> torch.tensor([1., 4., 9.]).diff()
     tensor([3., 5.])
     """
+    from .arithmetic import sub
+    from .compare import logical_xor
     from .indexing import slice_dim
     from .join import cat
-    from .pointwise import logical_xor, sub
 
     a = input._data
     if a.ndim == 0:

@@ -25,7 +25,7 @@ import numpy as np
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
-from .pointwise import _unary
+from .unary import _unary
 
 _PI = math.pi
 _SQRT_PI = math.sqrt(math.pi)

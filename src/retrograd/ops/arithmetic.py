@@ -1,0 +1,1018 @@
+"""Arithmetic ops: add, sub, mul, div, pow, and their kin (remainder, fmod, floor_divide,
+float_power, lerp, addcmul, addcdiv) with the binary math functions atan2, hypot, logaddexp, xlogy.
+
+Each primitive is a Backward node class (its formula, in ``xp``: NumPy arrays or retrograd
+tensors, see ``_array``) next to the function that computes the forward and attaches it.
+``_binary`` is the shared forward of a binary op, the hot path of every arithmetic operator.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._dtypes import FROM_NP, binary_result
+from .._tensor import Tensor, make
+from ..autograd.grad_mode import state
+from ..autograd.graph import Node
+from . import _array
+from ._base import legacy, not_implemented
+from ._core import (
+    NONE_EDGE,
+    as_tensor_arg,
+    asarray,
+    broadcast_meta,
+    default_float,
+    edge,
+    float_array,
+    ndarray,
+    operands,
+    record,
+    scalar_value,
+    wrap,
+)
+
+
+class AddBackward0(Node):
+    def backward(self, xp, g):
+        alpha = self._alpha
+        return g, (g if alpha == 1 else g * alpha)
+
+
+class SubBackward0(Node):
+    def backward(self, xp, g):
+        alpha = self._alpha
+        return g, (-g if alpha == 1 else g * -alpha)
+
+
+class RsubBackward1(Node):
+    def backward(self, xp, g):
+        return -g if self._alpha == 1 else g * -self._alpha
+
+
+class MulBackward0(Node):
+    def backward(self, xp, g):
+        a, b = self.saved(xp.TENSORS)  # each saved only if the other input needs a grad
+        return (None if b is None else g * b), (None if a is None else g * a)
+
+
+class DivBackward0(Node):
+    def backward(self, xp, g):
+        a, b = self.saved(xp.TENSORS)
+        ga = g / b if self.next_functions[0][0] is not None else None
+        gb = None
+        if a is not None:
+            gb = -g * a / (b * b)
+        return ga, gb
+
+
+class NegBackward0(Node):
+    def backward(self, xp, g):
+        return -g
+
+
+class ReciprocalBackward0(Node):
+    def backward(self, xp, g):
+        r = self.saved_output(xp.TENSORS)
+        return -g * (r * r)
+
+
+class PowBackward0(Node):
+    """x ** e for a number e."""
+
+    def backward(self, xp, g):
+        (x,) = self.saved(xp.TENSORS)
+        e = self._e
+        if e == 0:
+            return xp.zeros_like(g)
+        return g * (e * xp.pow(x, e - 1))
+
+
+class PowBackward1(Node):
+    """x ** y for two tensors."""
+
+    def backward(self, xp, g):
+        x, y = self.saved(xp.TENSORS)
+        ga = gb = None
+        if self.next_functions[0][0] is not None:
+            # d/dx is 0 where y == 0, even at x == 0 where x ** (y - 1) is infinite.
+            ga = g * xp.where(y == 0, 0.0, y * xp.pow(x, y - 1))
+        if self.next_functions[1][0] is not None:
+            r = xp.pow(x, y)
+            gb = g * xp.where((x == 0) & (y >= 0), 0.0, r * xp.log(x))
+        return ga, gb
+
+
+class PowBackward2(Node):
+    """b ** y for a number b."""
+
+    def backward(self, xp, g):
+        r = self.saved_output(xp.TENSORS)
+        b = self._base
+        if b == 0:
+            (y,) = self.saved(xp.TENSORS)
+            return g * xp.where(y >= 0, 0.0, r * float(np.log(b)))
+        return g * (r * float(np.log(b)))
+
+
+def _binary(cls, fn, a, b):
+    """Forward of a binary arithmetic op and its node (the caller saves what it needs).
+
+    The common case, two tensors of one dtype, takes the fewest steps: this is the hot path.
+    """
+    b_tensor = b.__class__ is Tensor or isinstance(b, Tensor)
+    if not b_tensor and b.__class__ is not float and b.__class__ is not int and \
+            scalar_value(b) is None:
+        # An array or list operand is a constant tensor, with its own shape to sum back to.
+        b = as_tensor_arg(b)
+        b_tensor = True
+    ad = a._data
+    if b_tensor and ad.dtype is b._data.dtype:
+        bd = b._data
+    else:
+        ad, bd = operands(a, b)
+    out = fn(ad, bd)
+    if out.__class__ is not ndarray:
+        out = asarray(out)
+    if (a._rg or (b_tensor and b._rg) or a._view is not None or
+            (b_tensor and b._view is not None)) and state.grad_enabled:
+        # edge() inlined for the common case: a non-view tensor with a history.
+        fn = a._grad_fn
+        ea = (fn, a._nr) if fn is not None and a._view is None else edge(a)
+        if b_tensor:
+            fn = b._grad_fn
+            eb = (fn, b._nr) if fn is not None and b._view is None else edge(b)
+        else:
+            eb = NONE_EDGE
+        if ea[0] is not None or eb[0] is not None:
+            node = cls()
+            node.next_functions = (ea, eb)
+            if b_tensor and ad.shape != bd.shape or ad.dtype is not a._data.dtype or \
+                    (b_tensor and bd.dtype is not b._data.dtype):
+                broadcast_meta(node, a, b, ad, bd)
+            node._other = b if b_tensor else bd  # a number stays a 0-d array for backward
+            return node, make(out, node)
+    return None, make(out)
+
+
+def add(input, other, *, alpha=1) -> Tensor:  # noqa: A002
+    """``input + alpha * other``, broadcasting.
+
+    >>> import retrograd as torch
+    >>> torch.add(torch.tensor([1., 2.]), torch.tensor([3., 4.]), alpha=2)
+    tensor([ 7., 10.])
+    """
+    if not isinstance(input, Tensor):
+        input = as_tensor_arg(input)
+    if alpha != 1:
+        node, out = _binary(AddBackward0, lambda x, y: x + alpha * y, input, other)
+    else:
+        node, out = _binary(AddBackward0, np.add, input, other)
+    if node is not None:
+        node._alpha = alpha
+    return out
+
+
+def sub(input, other, *, alpha=1) -> Tensor:  # noqa: A002
+    """``input - alpha * other``, broadcasting.
+
+    >>> import retrograd as torch
+    >>> torch.sub(torch.tensor([5., 5.]), torch.tensor([1., 2.]))
+    tensor([4., 3.])
+    """
+    if not isinstance(input, Tensor):
+        input = as_tensor_arg(input)
+    _check_bool_sub(input, other)
+    if alpha != 1:
+        node, out = _binary(SubBackward0, lambda x, y: x - alpha * y, input, other)
+    else:
+        node, out = _binary(SubBackward0, np.subtract, input, other)
+    if node is not None:
+        node._alpha = alpha
+    return out
+
+
+def _check_bool_sub(a, b) -> None:
+    a_bool = a._data.dtype.kind == "b"
+    b_bool = b._data.dtype.kind == "b" if isinstance(b, Tensor) else b.__class__ is bool
+    if a_bool and b_bool:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
+            "or `logical_xor()` operator instead."
+        )
+    if a_bool or b_bool:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+            "trying to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+
+
+def rsub(input, other, *, alpha=1) -> Tensor:  # noqa: A002
+    """``other - alpha * input`` (what ``2 - x`` runs)."""
+    if isinstance(other, Tensor):
+        return sub(other, input, alpha=alpha)
+    _check_bool_sub(input, other)
+    ad, b = operands(input, other)
+    out = b - alpha * ad if alpha != 1 else b - ad
+    if out.__class__ is not ndarray:
+        out = asarray(out)
+    if state.grad_enabled and input.requires_grad:
+        node = RsubBackward1()
+        node._alpha = alpha
+        if ad.dtype != input._data.dtype:
+            node._dtypes = (input._data.dtype,)
+        return record(node, out, input)
+    return make(out)
+
+
+def mul_operator(self, other):
+    """``self * other``; a Python sequence is repeated instead, as Python does with ints."""
+    if other.__class__ is not Tensor and isinstance(other, (str, list, tuple)):
+        return NotImplemented
+    # mul's body, inline: this is the hottest operator.
+    node, out = _binary(MulBackward0, np.multiply, self, other)
+    if node is not None:
+        nf = node.next_functions
+        node.save2(self if nf[1][0] is not None else None,
+                   node._other if nf[0][0] is not None else None)
+    return out
+
+
+def mul(input, other) -> Tensor:  # noqa: A002
+    """Elementwise product, broadcasting.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([1., 2.]) * 3
+    tensor([3., 6.])
+    """
+    if not isinstance(input, Tensor):
+        input = as_tensor_arg(input)
+    node, out = _binary(MulBackward0, np.multiply, input, other)
+    if node is not None:
+        nf = node.next_functions
+        node.save2(input if nf[1][0] is not None else None,
+                   node._other if nf[0][0] is not None else None)
+    return out
+
+
+def _true_div(x, y):
+    if x.dtype.kind != "f" and (y.__class__ is not float and
+                                (y.__class__ is int or y.__class__ is bool or
+                                 y.dtype.kind != "f")):
+        # Integer / integer is true division into the default float dtype.
+        dt = default_float()
+        return np.true_divide(x, y, dtype=dt)
+    return np.true_divide(x, y)
+
+
+def div(input, other, *, rounding_mode=None) -> Tensor:  # noqa: A002
+    """Elementwise division; integers divide into the default float dtype.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([1, 2]) / 2
+    tensor([0.5000, 1.0000])
+    """
+    if not isinstance(input, Tensor):
+        input = as_tensor_arg(input)
+    if rounding_mode is not None:
+        return _div_rounding(input, other, rounding_mode)
+    node, out = _binary(DivBackward0, _true_div, input, other)
+    if node is not None:
+        need_b = node.next_functions[1][0] is not None
+        node.save(input if need_b else None, node._other)
+    return out
+
+
+def _div_rounding(a, b, mode):
+    ad, bd = operands(a, b)
+    _check_int_zero(ad, bd)
+    if mode == "trunc":
+        r = np.trunc(np.true_divide(ad, bd)) if ad.dtype.kind == "f" else _int_trunc_div(ad, bd)
+    elif mode == "floor":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = np.floor_divide(ad, bd)
+    else:
+        raise RuntimeError(
+            "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+            f"'{mode}'"
+        )
+    r = asarray(r).astype(ad.dtype if isinstance(b, Tensor) or ad.dtype.kind == "f"
+                          else ad.dtype, copy=False)
+    if state.grad_enabled and (a.requires_grad or (isinstance(b, Tensor) and b.requires_grad)):
+        # Rounded division is piecewise constant: its gradient is zero.
+        node = DivRoundingBackward()
+        if isinstance(b, Tensor):
+            node._shapes = (a._data.shape, b._data.shape)
+            return record(node, r, a, b)
+        return record(node, r, a, None)
+    return make(r)
+
+
+class DivRoundingBackward(Node):
+    _name = "DivBackward2"
+
+    def backward(self, xp, g):
+        return xp.zeros_like(g), xp.zeros_like(g)
+
+
+def _int_trunc_div(a, b):
+    q = np.floor_divide(a, b)
+    fix = (np.remainder(a, b) != 0) & ((a < 0) != (np.asarray(b) < 0))
+    return q + fix
+
+
+def true_divide(input, other) -> Tensor:  # noqa: A002
+    """``div`` without rounding (PyTorch's alias).
+
+    >>> import retrograd as torch
+    >>> torch.true_divide(torch.tensor([3]), 2)
+    tensor([1.5000])
+    """
+    return div(input, other)
+
+
+def rdiv(input, other) -> Tensor:  # noqa: A002
+    """``other / input`` for a number ``other``: PyTorch computes ``reciprocal(input) * other``."""
+    if isinstance(other, Tensor):
+        return div(other, input)
+    return mul(reciprocal(input), other)
+
+
+def neg(input) -> Tensor:  # noqa: A002
+    """``-input``.
+
+    >>> import retrograd as torch
+    >>> -torch.tensor([1., -2.])
+    tensor([-1.,  2.])
+    """
+    if input._data.dtype.kind == "b":
+        raise RuntimeError(
+            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+            "invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+    out = np.negative(input._data)
+    if state.grad_enabled and (input._rg or input._view is not None) and input.requires_grad:
+        return record(NegBackward0(), out, input)
+    return wrap(out)
+
+
+def reciprocal(input) -> Tensor:  # noqa: A002
+    """``1 / input``.
+
+    >>> import retrograd as torch
+    >>> torch.reciprocal(torch.tensor([2., 4.]))
+    tensor([0.5000, 0.2500])
+    """
+    out = np.reciprocal(float_array(input))
+    if state.grad_enabled and input.requires_grad:
+        node = ReciprocalBackward0()
+        r = record(node, out, input)
+        node.save_output(r)
+        return r
+    return wrap(out)
+
+
+def pow(input, exponent) -> Tensor:  # noqa: A001, A002
+    """``input ** exponent``: tensor or number on either side.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([2., 3.]) ** 2
+    tensor([4., 9.])
+    """
+    if not isinstance(input, Tensor):
+        return _rpow(as_tensor_arg(exponent), input)
+    e = scalar_value(exponent)
+    if e is not None:
+        ad, e = operands(input, e)
+        if ad.dtype.kind in "iu" and e.__class__ is int and e < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        if e == 2:
+            out = np.multiply(ad, ad)
+        elif e == 0.5:
+            out = np.sqrt(ad)
+        else:
+            out = np.power(ad, e)
+        if state.grad_enabled and input.requires_grad:
+            node = PowBackward0()
+            node._e = e
+            node.save(input)
+            if ad.dtype != input._data.dtype:
+                node._dtypes = (input._data.dtype,)
+            return record(node, out, input)
+        return wrap(out)
+    node, out = _binary(PowBackward1, np.power, input, exponent)
+    if node is not None:
+        node.save(input, exponent)
+    return out
+
+
+def _rpow(exponent: Tensor, base) -> Tensor:
+    """``base ** exponent`` for a number ``base``."""
+    b = scalar_value(base)
+    ed, b = operands(exponent, b)
+    out = np.power(b, ed)
+    if out.__class__ is not ndarray:
+        out = asarray(out)
+    if out.dtype != ed.dtype:
+        out = out.astype(ed.dtype)
+    if state.grad_enabled and exponent.requires_grad:
+        node = PowBackward2()
+        node._base = b
+        node.save(exponent)
+        r = record(node, out, exponent)
+        node.save_output(r)
+        return r
+    return make(out)
+
+
+def _check_int_zero(ad, bd) -> None:
+    if ad.dtype.kind in "iub" and np.asarray(bd).dtype.kind in "iub" and np.any(bd == 0):
+        raise RuntimeError("ZeroDivisionError")
+
+
+def _float_ufunc(ufunc):
+    """A binary NumPy function that computes in floats: integer operands take the default
+    float dtype (as PyTorch's float ops do)."""
+
+    def fn(x, y):
+        if x.dtype.kind != "f":
+            dt = default_float()
+            x = x.astype(dt)
+            if y.__class__ is ndarray:
+                y = y.astype(dt)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return ufunc(x, y)
+
+    return fn
+
+
+def _float_only(name, a, b=None) -> None:
+    """Ops with no integer kernel in PyTorch."""
+    for t in (a, b):
+        if isinstance(t, Tensor) and t._data.dtype.kind != "f":
+            other = b if t is a else a
+            if not (isinstance(other, Tensor) and other._data.dtype.kind == "f") and \
+                    other.__class__ is not float:
+                raise not_implemented(f"{name}_cpu", t._data.dtype)
+
+
+def _tensor_other(name, other) -> None:
+    if not isinstance(other, Tensor):
+        raise TypeError(
+            f"{name}(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}"
+        )
+
+
+class Atan2Backward0(Node):
+    def backward(self, xp, g):
+        a, b = self.saved(xp.TENSORS)
+        d = a * a + b * b
+        nf = self.next_functions
+        ga = g * b / d if nf[0][0] is not None else None
+        gb = -g * a / d if nf[1][0] is not None else None
+        return ga, gb
+
+
+class HypotBackward0(Node):
+    def backward(self, xp, g):
+        a, b = self.saved(xp.TENSORS)
+        y = self.saved_output(xp.TENSORS)
+        nf = self.next_functions
+        ga = g * a / y if nf[0][0] is not None else None
+        gb = g * b / y if nf[1][0] is not None else None
+        return ga, gb
+
+
+class LogaddexpBackward0(Node):
+    def backward(self, xp, g):
+        a, b = self.saved(xp.TENSORS)
+        nf = self.next_functions
+        ga = g / (xp.exp(b - a) + 1) if nf[0][0] is not None else None
+        gb = g / (xp.exp(a - b) + 1) if nf[1][0] is not None else None
+        return ga, gb
+
+
+_LN2 = float(np.log(2.0))
+
+
+class Logaddexp2Backward0(Node):
+    def backward(self, xp, g):
+        a, b = self.saved(xp.TENSORS)
+        nf = self.next_functions
+        ga = g / (xp.exp((b - a) * _LN2) + 1) if nf[0][0] is not None else None
+        gb = g / (xp.exp((a - b) * _LN2) + 1) if nf[1][0] is not None else None
+        return ga, gb
+
+
+def atan2(input, other) -> Tensor:  # noqa: A002
+    """The angle of the point ``(other, input)``: ``atan(input / other)`` in the right quadrant.
+
+    >>> import retrograd as torch
+    >>> torch.atan2(torch.tensor([1.]), torch.tensor([1.]))
+    tensor([0.7854])
+    """
+    _tensor_other("atan2", other)
+    node, out = _binary(Atan2Backward0, _float_ufunc(np.arctan2), input, other)
+    if node is not None:
+        node.save(input, other)
+    return out
+
+
+arctan2 = atan2
+
+
+def hypot(input, other) -> Tensor:  # noqa: A002
+    """``sqrt(input**2 + other**2)`` without overflow.
+
+    >>> import retrograd as torch
+    >>> torch.hypot(torch.tensor([3.]), torch.tensor([4.]))
+    tensor([5.])
+    """
+    _tensor_other("hypot", other)
+    _float_only("hypot", input, other)
+    node, out = _binary(HypotBackward0, np.hypot, input, other)
+    if node is not None:
+        node.save(input, other)
+        node.save_output(out)
+    return out
+
+
+def logaddexp(input, other) -> Tensor:  # noqa: A002
+    """``log(exp(input) + exp(other))`` without overflow.
+
+    >>> import retrograd as torch
+    >>> torch.logaddexp(torch.tensor([0.]), torch.tensor([0.]))
+    tensor([0.6931])
+    """
+    _tensor_other("logaddexp", other)
+    _float_only("logaddexp", input, other)
+    node, out = _binary(LogaddexpBackward0, np.logaddexp, input, other)
+    if node is not None:
+        node.save(input, other)
+    return out
+
+
+def logaddexp2(input, other) -> Tensor:  # noqa: A002
+    """``log2(2**input + 2**other)`` without overflow.
+
+    >>> import retrograd as torch
+    >>> torch.logaddexp2(torch.tensor([1.]), torch.tensor([1.]))
+    tensor([2.])
+    """
+    _tensor_other("logaddexp2", other)
+    _float_only("logaddexp2", input, other)
+    node, out = _binary(Logaddexp2Backward0, np.logaddexp2, input, other)
+    if node is not None:
+        node.save(input, other)
+    return out
+
+
+class XlogyBackward0(Node):
+    """xlogy of two tensors."""
+
+    def backward(self, xp, g):
+        x, y = self.saved(xp.TENSORS)
+        nf = self.next_functions
+        # d/dx is log(y) where x != 0 and 0 where x == 0 (PyTorch: xlogy(x != 0, y)).
+        gx = g * xp.xlogy(self._nonzero, y) if nf[0][0] is not None else None
+        gy = g * x / y if nf[1][0] is not None else None
+        return gx, gy
+
+
+class XlogyBackward1(Node):
+    """xlogy of a number and a tensor."""
+
+    def backward(self, xp, g):
+        (y,) = self.saved(xp.TENSORS)
+        return None, g * self._x / y
+
+
+class XlogyBackward2(Node):
+    """xlogy of a tensor and a number."""
+
+    def backward(self, xp, g):
+        return g * self._dx, None  # log(other) where input != 0: a constant
+
+
+def _xlogy_array(x, y):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = x * np.log(y)
+    return np.where((x == 0) & ~np.isnan(y), 0.0, r).astype(r.dtype, copy=False)
+
+
+def xlogy(input, other) -> Tensor:  # noqa: A002
+    """``input * log(other)``, and 0 where ``input`` is 0 (unless ``other`` is NaN).
+
+    >>> import retrograd as torch
+    >>> torch.xlogy(torch.tensor([0., 2.]), torch.tensor([0., 1.]))
+    tensor([0., 0.])
+    """
+    if not isinstance(input, Tensor):
+        # A number times the log of a tensor.
+        y = other
+        yd, xd = operands(y, input)
+        yd, xd = _float_pair(yd, xd)
+        out = _xlogy_array(xd, yd)
+        if state.grad_enabled and y.requires_grad:
+            node = XlogyBackward1()
+            node._x = xd
+            node.save(y)
+            if out.shape != y._data.shape:
+                node._shapes = (np.shape(xd), y._data.shape)
+            if yd.dtype != y._data.dtype:
+                node._dtypes = (None, y._data.dtype)
+            return record(node, out, None, y)
+        return wrap(out)
+    if isinstance(other, Tensor):
+        node, out = _binary(XlogyBackward0, _float_binary(_xlogy_array), input, other)
+        if node is not None:
+            ad, bd = operands(input, other)
+            node._nonzero = (ad != 0).astype(out._data.dtype)
+            node.save(input, other)
+        return out
+    xd, yd = operands(input, other)
+    xd, yd = _float_pair(xd, yd)
+    out = _xlogy_array(xd, yd)
+    if state.grad_enabled and input.requires_grad:
+        node = XlogyBackward2()
+        node._dx = _xlogy_array((xd != 0).astype(out.dtype), yd)
+        if xd.dtype != input._data.dtype:
+            node._dtypes = (input._data.dtype, None)
+        return record(node, out, input, None)
+    return wrap(out)
+
+
+def _float_pair(x, y):
+    if x.dtype.kind != "f":
+        dt = default_float()
+        x = x.astype(dt)
+        if y.__class__ is ndarray:
+            y = y.astype(dt)
+    if y.__class__ is not ndarray:
+        y = np.asarray(y, dtype=x.dtype)
+    return x, y
+
+
+def _float_binary(fn):
+    def f(x, y):
+        x, y = _float_pair(x, y) if x.dtype.kind != "f" else (x, y)
+        return fn(x, y)
+
+    return f
+
+
+class RemainderBackward0(Node):
+    """remainder by a number."""
+
+    def backward(self, xp, g):
+        return g, None
+
+
+class RemainderBackward1(Node):
+    def backward(self, xp, g):
+        nf = self.next_functions
+        ga = g if nf[0][0] is not None else None
+        # d/db (a - b * floor(a / b)) = -floor(a / b), a constant of the forward.
+        gb = g * self._negq if nf[1][0] is not None else None
+        return ga, gb
+
+
+class FmodBackward0(RemainderBackward0):
+    """fmod by a number."""
+
+
+class FmodBackward1(RemainderBackward1):
+    pass
+
+
+class NotImplementedBackward(Node):
+    """An op PyTorch computes but cannot differentiate: backward raises PyTorch's error."""
+
+    _name = "torch::autograd::NotImplemented"
+
+    def backward(self, xp, g):
+        raise RuntimeError(f"derivative for aten::{self._op} is not implemented")
+
+
+def _not_differentiable(op, out, *inputs):
+    if state.grad_enabled and any(isinstance(t, Tensor) and t.requires_grad for t in inputs):
+        node = NotImplementedBackward()
+        node._op = op
+        return record(node, out, *inputs)
+    return wrap(out)
+
+
+def _fmod_array(a, b):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.fmod(a, b)
+
+
+def _remainder_array(a, b):
+    # PyTorch: fmod, then shifted by b where the signs of the result and b differ (keeps -0.0).
+    with np.errstate(divide="ignore", invalid="ignore"):
+        m = np.fmod(a, b)
+        fix = (m != 0) & ((m < 0) != (np.asarray(b) < 0))
+        return np.where(fix, m + b, m).astype(m.dtype, copy=False)
+
+
+def _mod_op(name, fn, cls0, cls1, quotient):
+    def op(input, other) -> Tensor:  # noqa: A002
+        if not isinstance(input, Tensor):
+            # A number by a tensor: computed, but PyTorch has no derivative for it.
+            ot = as_tensor_arg(other)
+            od, idd = operands(ot, input)
+            _check_int_zero(idd if isinstance(idd, ndarray) else np.asarray(idd), od)
+            out = asarray(fn(np.asarray(idd, dtype=od.dtype), od))
+            return _not_differentiable(name, out, None, ot)
+        ad, bd = operands(input, other)
+        _check_int_zero(ad, bd)
+        out = asarray(fn(ad, bd))
+        if out.dtype != ad.dtype:
+            out = out.astype(ad.dtype)
+        b_tensor = isinstance(other, Tensor)
+        if not (state.grad_enabled and (input.requires_grad or
+                                        (b_tensor and other.requires_grad))):
+            return wrap(out)
+        if not b_tensor:
+            node = cls0()
+            if ad.dtype != input._data.dtype:
+                node._dtypes = (input._data.dtype, None)
+            return record(node, out, input, None)
+        node = cls1()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            node._negq = -quotient(ad / bd)
+        broadcast_meta(node, input, other, ad, bd)
+        return record(node, out, input, other)
+
+    op.__name__ = name
+    return op
+
+
+remainder = _mod_op("remainder", _remainder_array, RemainderBackward0, RemainderBackward1,
+                    np.floor)
+fmod = _mod_op("fmod", _fmod_array, FmodBackward0, FmodBackward1, np.trunc)
+remainder.__doc__ = """The remainder with the sign of the divisor (Python's ``%``).
+
+    >>> import retrograd as torch
+    >>> torch.tensor([5., -5.]) % 3
+    tensor([2., 1.])
+    """
+fmod.__doc__ = """The remainder with the sign of the dividend (C's ``fmod``).
+
+    >>> import retrograd as torch
+    >>> torch.fmod(torch.tensor([5., -5.]), 3)
+    tensor([ 2., -2.])
+    """
+
+
+class state_no_grad:  # noqa: N801 - a context manager used like a function
+    __slots__ = ("prev",)
+
+    def __enter__(self):
+        self.prev = state.grad_enabled
+        state.grad_enabled = False
+
+    def __exit__(self, *exc):
+        state.grad_enabled = self.prev
+
+
+def floor_divide(input, other) -> Tensor:  # noqa: A002
+    """``input // other`` rounded toward -inf; PyTorch has no derivative for it.
+
+    >>> import retrograd as torch
+    >>> torch.floor_divide(torch.tensor([7, -7]), 2)
+    tensor([ 3, -4])
+    """
+    if not isinstance(input, Tensor):
+        input = as_tensor_arg(input)
+    with state_no_grad():
+        r = _div_rounding(input, other, "floor")
+    return _not_differentiable("floor_divide", r._data, input,
+                               other if isinstance(other, Tensor) else None)
+
+
+def float_power(input, exponent) -> Tensor:  # noqa: A002
+    """``input ** exponent`` computed in float64 (PyTorch's composite: casts, then ``pow``).
+
+    >>> import retrograd as torch
+    >>> torch.float_power(torch.tensor([2]), 3).tolist()
+    [8.0]
+    """
+    from .shape import cast  # shape is in an import cycle with inplace and indexing
+
+    if isinstance(exponent, Tensor):
+        exponent = cast(exponent, np.dtype(np.float64))
+    else:
+        exponent = float(exponent)
+    if isinstance(input, Tensor):
+        return pow(cast(input, np.dtype(np.float64)), exponent)
+    return pow(float(input), exponent)
+
+
+def _float_power_inplace(self, exponent) -> Tensor:
+    if self._data.dtype != np.float64:
+        raise RuntimeError(
+            f"the base given to float_power_ has dtype {legacy(self._data.dtype)} but the "
+            "operation's result requires dtype Double"
+        )
+    return float_power(self, exponent)
+
+
+class LerpBackward0(Node):
+    """lerp with a number weight."""
+
+    def backward(self, xp, g):
+        w = self._w
+        nf = self.next_functions
+        gs = g * (1 - w) if nf[0][0] is not None else None
+        ge = g * w if nf[1][0] is not None else None
+        return gs, ge
+
+
+class LerpBackward1(Node):
+    """lerp with a tensor weight."""
+
+    def backward(self, xp, g):
+        s, e, w = self.saved(xp.TENSORS)
+        nf = self.next_functions
+        gs = g * (1 - w) if nf[0][0] is not None else None
+        ge = g * w if nf[1][0] is not None else None
+        gw = g * (e - s) if nf[2][0] is not None else None
+        return gs, ge, gw
+
+
+def _dtype_name(d) -> str:
+    return {"float32": "float", "float64": "double", "float16": "half", "int64": "long",
+            "int32": "int", "int16": "short", "int8": "signed char", "uint8": "unsigned char",
+            "bool": "bool"}[np.dtype(d).name]
+
+
+def lerp(input, end, weight) -> Tensor:  # noqa: A002
+    """``input + weight * (end - input)``; ``weight`` a number or a tensor.
+
+    >>> import retrograd as torch
+    >>> torch.lerp(torch.tensor([0., 10.]), torch.tensor([10., 20.]), 0.5)
+    tensor([ 5., 15.])
+    """
+    s = input._data
+    e = end._data
+    if e.dtype != s.dtype:
+        raise RuntimeError(
+            f"expected dtype {_dtype_name(s.dtype)} for `end` but got dtype "
+            f"{_dtype_name(e.dtype)}"
+        )
+    w_tensor = isinstance(weight, Tensor)
+    if s.dtype.kind != "f":
+        raise not_implemented("lerp_kernel_tensor" if w_tensor else "lerp_kernel_scalar",
+                               s.dtype)
+    if w_tensor:
+        wd = weight._data
+        if wd.dtype != s.dtype and wd.ndim != 0:
+            raise RuntimeError(
+                f"expected dtype {_dtype_name(s.dtype)} for `weight` but got dtype "
+                f"{_dtype_name(wd.dtype)}"
+            )
+        wd = wd.astype(s.dtype, copy=False)
+    else:
+        wd = np.asarray(scalar_value(weight), dtype=s.dtype)
+    d = e - s
+    out = np.where(np.abs(wd) < 0.5, s + wd * d, e - d * (1 - wd)).astype(s.dtype, copy=False)
+    rec = state.grad_enabled and (input.requires_grad or end.requires_grad or
+                                  (w_tensor and weight.requires_grad))
+    if not rec:
+        return wrap(out)
+    if w_tensor:
+        node = LerpBackward1()
+        node.save(input, end, weight)
+        shapes = (s.shape, e.shape, weight._data.shape)
+        if any(sh != out.shape for sh in shapes):
+            node._shapes = shapes
+        if weight._data.dtype != s.dtype:
+            node._dtypes = (s.dtype, e.dtype, weight._data.dtype)
+        return record(node, out, input, end, weight)
+    node = LerpBackward0()
+    node._w = wd
+    if s.shape != out.shape or e.shape != out.shape:
+        node._shapes = (s.shape, e.shape)
+    return record(node, out, input, end)
+
+
+def _result_dtype(*tensors):
+    """PyTorch's promotion over several tensors (None entries skipped)."""
+    rt = None
+    zero_dim = True
+    for t in tensors:
+        if t is None:
+            continue
+        d = t._data
+        if rt is None:
+            rt, zero_dim = FROM_NP[d.dtype], d.ndim == 0
+            continue
+        new = binary_result(rt, zero_dim, FROM_NP[d.dtype], d.ndim == 0)
+        zero_dim = zero_dim and d.ndim == 0
+        rt = new
+    return rt.np
+
+
+class AddcmulBackward0(Node):
+    def backward(self, xp, g):
+        t1, t2 = self.saved(xp.TENSORS)
+        v = self._value
+        nf = self.next_functions
+        g1 = g * (t2 * v) if nf[1][0] is not None else None
+        g2 = g * (t1 * v) if nf[2][0] is not None else None
+        return (g if nf[0][0] is not None else None), g1, g2
+
+
+class AddcdivBackward0(Node):
+    def backward(self, xp, g):
+        t1, t2 = self.saved(xp.TENSORS)
+        v = self._value
+        nf = self.next_functions
+        g1 = g * v / t2 if nf[1][0] is not None else None
+        g2 = -g * v * t1 / (t2 * t2) if nf[2][0] is not None else None
+        return (g if nf[0][0] is not None else None), g1, g2
+
+
+_ADDCDIV_INT = (
+    "Integer division with addcdiv is no longer supported, and in a future  release addcdiv "
+    "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be "
+    "implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer "
+    "inputs and as (input + value * tensor1 / tensor2) for float inputs. The future addcdiv "
+    "behavior is just the latter implementation: (input + value * tensor1 / tensor2), for all "
+    "dtypes."
+)
+
+
+def _addc(cls, input, tensor1, tensor2, value, divide):
+    if divide and tensor1._data.dtype.kind != "f" and tensor2._data.dtype.kind != "f":
+        raise RuntimeError(_ADDCDIV_INT)
+    rt = _result_dtype(input, tensor1, tensor2)
+    a = input._data.astype(rt, copy=False)
+    b = tensor1._data.astype(rt, copy=False)
+    c = tensor2._data.astype(rt, copy=False)
+    v = scalar_value(value)
+    if rt.kind != "f":
+        v = int(v)
+    vv = np.asarray(v, dtype=rt)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = a + vv * (b / c if divide else b * c)
+    out = asarray(out).astype(rt, copy=False)
+    ts = (input, tensor1, tensor2)
+    if not (state.grad_enabled and any(t.requires_grad for t in ts)):
+        return wrap(out)
+    node = cls()
+    node._value = v
+    node.save(tensor1, tensor2)
+    shapes = tuple(t._data.shape for t in ts)
+    if any(sh != out.shape for sh in shapes):
+        node._shapes = shapes
+    if any(t._data.dtype != rt for t in ts):
+        node._dtypes = tuple(t._data.dtype for t in ts)
+    return record(node, out, *ts)
+
+
+def addcmul(input, tensor1, tensor2, *, value=1) -> Tensor:  # noqa: A002
+    """``input + value * tensor1 * tensor2``, broadcasting.
+
+    >>> import retrograd as torch
+    >>> torch.addcmul(torch.tensor([1.]), torch.tensor([2.]), torch.tensor([3.]), value=2)
+    tensor([13.])
+    """
+    return _addc(AddcmulBackward0, input, tensor1, tensor2, value, False)
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1) -> Tensor:  # noqa: A002
+    """``input + value * tensor1 / tensor2``, broadcasting.
+
+    >>> import retrograd as torch
+    >>> torch.addcdiv(torch.tensor([1.]), torch.tensor([3.]), torch.tensor([2.]), value=2)
+    tensor([4.])
+    """
+    return _addc(AddcdivBackward0, input, tensor1, tensor2, value, True)
+
+# Array twins the backward formulas above call (their tensor versions are the ops here).
+_array.register(xlogy=_xlogy_array)
+
+multiply = mul
+divide = div
+subtract = sub
+negative = neg
+
+__all__ = [
+    "add", "sub", "rsub", "mul", "div", "true_divide", "neg", "reciprocal", "pow", "multiply",
+    "divide", "subtract", "negative", "floor_divide", "remainder", "fmod", "float_power", "atan2",
+    "arctan2", "hypot", "logaddexp", "logaddexp2", "xlogy", "lerp", "addcmul", "addcdiv",
+]
+XP = ["rdiv"]  # used by backward formulas and operators, not a public function
+
+METHODS = {name: globals()[name] for name in __all__ if name != "rsub"}
+METHODS.update({
+    "__mod__": remainder,
+    "__rmod__": lambda self, other: remainder(other, self),
+})
+# add_, sub_, mul_ and div_ are bound with a no-graph fast path in the package's __init__.
+_NO_INPLACE = {"rsub", "logaddexp", "logaddexp2", "float_power", "add", "sub", "mul", "div"}
+INPLACE = {name + "_": globals()[name] for name in __all__ if name not in _NO_INPLACE}
+INPLACE.update({
+    "float_power_": _float_power_inplace, "__imod__": remainder, "__ifloordiv__": floor_divide,
+})

@@ -1,0 +1,459 @@
+"""Comparisons, logic and bitwise ops (never differentiable), NaN and inf tests, and the ops
+that select between two inputs: where, maximum, minimum, fmax and fmin.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._tensor import Tensor
+from ..autograd.grad_mode import state
+from ..autograd.graph import Node
+from ._base import legacy, not_implemented
+from ._core import as_tensor_arg, operands, record, wrap
+from .arithmetic import _binary, _tensor_other
+
+
+def _compare(fn):
+    def op(input, other) -> Tensor:  # noqa: A002
+        if not isinstance(input, Tensor):
+            input = as_tensor_arg(input)
+        ad, bd = operands(input, other)
+        return wrap(fn(ad, bd))
+
+    op.__name__ = fn.__name__
+    op.__doc__ = f"""Elementwise ``{fn.__name__}`` comparison, broadcasting; a bool tensor.
+
+    >>> import retrograd as torch
+    >>> torch.{_COMPARE_NAMES[fn.__name__]}(torch.tensor([1, 2]), 2)
+    tensor({_COMPARE_EXAMPLES[fn.__name__]})
+    """
+    return op
+
+
+_COMPARE_NAMES = {"equal": "eq", "not_equal": "ne", "less": "lt", "less_equal": "le",
+                  "greater": "gt", "greater_equal": "ge"}
+_COMPARE_EXAMPLES = {"equal": "[False,  True]", "not_equal": "[ True, False]",
+                     "less": "[ True, False]", "less_equal": "[True, True]",
+                     "greater": "[False, False]", "greater_equal": "[False,  True]"}
+
+eq = _compare(np.equal)
+ne = _compare(np.not_equal)
+lt = _compare(np.less)
+le = _compare(np.less_equal)
+gt = _compare(np.greater)
+ge = _compare(np.greater_equal)
+greater = gt
+less = lt
+greater_equal = ge
+less_equal = le
+not_equal = ne
+
+
+def _integral(name, fn):
+    """A bitwise op: integers and bools only."""
+
+    def op(input, other) -> Tensor:  # noqa: A002
+        if not isinstance(input, Tensor):
+            input = as_tensor_arg(input)
+        ad, bd = operands(input, other)
+        if ad.dtype.kind == "f":
+            raise not_implemented(f"{name}_cpu", ad.dtype)
+        if bd.__class__ is float or (isinstance(bd, np.ndarray) and bd.dtype.kind == "f"):
+            raise not_implemented(f"{name}_cpu", np.float32)
+        return wrap(fn(ad, bd))
+
+    op.__name__ = name
+    return op
+
+
+bitwise_and = _integral("bitwise_and", np.bitwise_and)
+bitwise_or = _integral("bitwise_or", np.bitwise_or)
+bitwise_xor = _integral("bitwise_xor", np.bitwise_xor)
+bitwise_and.__doc__ = """Bitwise AND of integers, logical AND of bools (``a & b``).
+
+    >>> import retrograd as torch
+    >>> torch.tensor([12, 10]) & 6
+    tensor([4, 2])
+    """
+bitwise_or.__doc__ = """Bitwise OR (``a | b``).
+
+    >>> import retrograd as torch
+    >>> torch.tensor([12, 10]) | 1
+    tensor([13, 11])
+    """
+bitwise_xor.__doc__ = """Bitwise XOR (``a ^ b``).
+
+    >>> import retrograd as torch
+    >>> torch.tensor([12, 10]) ^ 6
+    tensor([10, 12])
+    """
+
+
+def _shift(kernel, left):
+    def fn(a, s):
+        bits = a.dtype.itemsize * 8
+        s_arr = np.asarray(s)
+        big = (s_arr < 0) | (s_arr >= bits)
+        safe = np.where(big, 0, s_arr).astype(a.dtype, copy=False)
+        with np.errstate(over="ignore"):
+            r = np.left_shift(a, safe) if left else np.right_shift(a, safe)
+        if big.any():
+            # PyTorch: shifting by the width or more (or by a negative count) leaves 0, or -1
+            # for a right shift of a negative number.
+            fill = 0 if left else np.where(a < 0, -1, 0)
+            r = np.where(big, fill, r).astype(a.dtype, copy=False)
+        return r
+
+    op = _integral(kernel, fn)
+
+    def checked(input, other) -> Tensor:  # noqa: A002
+        d = input._data.dtype if isinstance(input, Tensor) else None
+        if d is not None and d.kind == "b":
+            raise not_implemented(f"{kernel}_cpu", d)
+        return op(input, other)
+
+    checked.__name__ = "bitwise_left_shift" if left else "bitwise_right_shift"
+    return checked
+
+
+bitwise_left_shift = _shift("lshift", True)
+bitwise_right_shift = _shift("rshift", False)
+bitwise_left_shift.__doc__ = """``input << other``: zero once the count reaches the width.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([1, -3]) << 2
+    tensor([  4, -12])
+    """
+bitwise_right_shift.__doc__ = """``input >> other``: arithmetic shift of signed integers.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([8, -8]) >> 2
+    tensor([ 2, -2])
+    """
+
+
+def bitwise_not(input) -> Tensor:  # noqa: A002
+    """Bitwise NOT of integers, logical NOT of bools (``~a``).
+
+    >>> import retrograd as torch
+    >>> ~torch.tensor([0, 5])
+    tensor([-1, -6])
+    """
+    if input._data.dtype.kind == "f":
+        raise not_implemented("bitwise_not_cpu", input._data.dtype)
+    return wrap(np.invert(input._data))
+
+
+def logical_not(input) -> Tensor:  # noqa: A002
+    """True where ``input`` is zero.
+
+    >>> import retrograd as torch
+    >>> torch.logical_not(torch.tensor([0., 2.]))
+    tensor([ True, False])
+    """
+    return wrap(np.logical_not(input._data))
+
+
+def logical_and(input, other) -> Tensor:  # noqa: A002
+    """True where both are nonzero.
+
+    >>> import retrograd as torch
+    >>> torch.logical_and(torch.tensor([0, 1, 2]), torch.tensor([1., 1., 0.]))
+    tensor([False,  True, False])
+    """
+    return wrap(np.logical_and(input._data, as_tensor_arg(other)._data))
+
+
+def logical_or(input, other) -> Tensor:  # noqa: A002
+    """True where either is nonzero.
+
+    >>> import retrograd as torch
+    >>> torch.logical_or(torch.tensor([0, 1]), torch.tensor([0, 0]))
+    tensor([False,  True])
+    """
+    return wrap(np.logical_or(input._data, as_tensor_arg(other)._data))
+
+
+def logical_xor(input, other) -> Tensor:  # noqa: A002
+    """True where exactly one is nonzero.
+
+    >>> import retrograd as torch
+    >>> torch.logical_xor(torch.tensor([0, 1, 1]), torch.tensor([1, 1, 0]))
+    tensor([ True, False,  True])
+    """
+    return wrap(np.logical_xor(input._data, as_tensor_arg(other)._data))
+
+
+def isnan(input) -> Tensor:  # noqa: A002
+    """True where NaN.
+
+    >>> import retrograd as torch
+    >>> torch.isnan(torch.tensor([1., float('nan')]))
+    tensor([False,  True])
+    """
+    return wrap(np.isnan(input._data))
+
+
+def isinf(input) -> Tensor:  # noqa: A002
+    """True where +-inf.
+
+    >>> import retrograd as torch
+    >>> torch.isinf(torch.tensor([1., float('inf')]))
+    tensor([False,  True])
+    """
+    return wrap(np.isinf(input._data))
+
+
+def isfinite(input) -> Tensor:  # noqa: A002
+    """True where neither inf nor NaN.
+
+    >>> import retrograd as torch
+    >>> torch.isfinite(torch.tensor([1., float('inf')]))
+    tensor([ True, False])
+    """
+    return wrap(np.isfinite(input._data))
+
+
+def signbit(input) -> Tensor:  # noqa: A002
+    """True where the sign bit is set (also for -0.0 and negative NaN).
+
+    >>> import retrograd as torch
+    >>> torch.signbit(torch.tensor([-0., 0., -2.]))
+    tensor([ True, False,  True])
+    """
+    a = input._data
+    if a.dtype.kind == "f":
+        return wrap(np.signbit(a))
+    if a.dtype.kind == "b":
+        return wrap(np.zeros(a.shape, bool))
+    return wrap(a < 0)
+
+
+def equal(input, other) -> bool:  # noqa: A002
+    """True if both tensors have the same shape and values.
+
+    >>> import retrograd as torch
+    >>> torch.equal(torch.tensor([1, 2]), torch.tensor([1, 2]))
+    True
+    """
+    return input._data.shape == other._data.shape and bool(np.all(input._data == other._data))
+
+
+def _check_same_dtype(a, b) -> None:
+    if isinstance(b, Tensor) and a._data.dtype != b._data.dtype:
+        raise RuntimeError(f"{legacy(a._data.dtype)} did not match {legacy(b._data.dtype)}")
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:  # noqa: A002
+    """True if ``|input - other| <= atol + rtol * |other|`` everywhere.
+
+    >>> import retrograd as torch
+    >>> torch.allclose(torch.tensor([1.0]), torch.tensor([1.0 + 1e-9]))
+    True
+    """
+    _check_same_dtype(input, other)
+    return bool(np.allclose(input._data, as_tensor_arg(other)._data, rtol=rtol, atol=atol,
+                            equal_nan=equal_nan))
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:  # noqa: A002
+    """Elementwise ``|input - other| <= atol + rtol * |other|``.
+
+    >>> import retrograd as torch
+    >>> torch.isclose(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.1]))
+    tensor([ True, False])
+    """
+    _check_same_dtype(input, other)
+    return wrap(np.isclose(input._data, as_tensor_arg(other)._data, rtol=rtol, atol=atol,
+                           equal_nan=equal_nan))
+
+
+class WhereBackward0(Node):
+    def backward(self, xp, g):
+        cond = self._cond
+        nf = self.next_functions
+        ga = xp.where(cond, g, 0.0) if nf[0][0] is not None else None
+        gb = xp.where(cond, 0.0, g) if nf[1][0] is not None else None
+        return ga, gb
+
+
+def where(condition, input=None, other=None) -> Tensor:  # noqa: A002
+    """``input`` where ``condition`` holds, else ``other``; with one argument, ``nonzero``.
+
+    >>> import retrograd as torch
+    >>> x = torch.tensor([-1., 2.])
+    >>> torch.where(x > 0, x, 0.)
+    tensor([0., 2.])
+    """
+    if input is None and other is None:
+        from .indexing import nonzero
+
+        return nonzero(condition, as_tuple=True)
+    cond = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
+    if cond.dtype.kind != "b":
+        raise RuntimeError(
+            f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+            f"{str(cond.dtype).capitalize()}"
+        )
+    if not isinstance(input, Tensor):
+        if not isinstance(other, Tensor):
+            input = as_tensor_arg(input)
+        else:
+            ad, bd = operands(other, input)
+            out = np.where(cond, bd, ad)
+            return _where_finish(cond, out, input, other, bd, ad)
+    ad, bd = operands(input, other)
+    out = np.where(cond, ad, bd)
+    return _where_finish(cond, out, input, other, ad, bd)
+
+
+def _where_finish(cond, out, a, b, ad, bd):
+    if out.dtype != np.result_type(ad, bd) and not isinstance(ad, (int, float)):
+        out = out.astype(np.result_type(ad, bd))
+    ra = isinstance(a, Tensor) and a.requires_grad
+    rb = isinstance(b, Tensor) and b.requires_grad
+    if state.grad_enabled and (ra or rb):
+        node = WhereBackward0()
+        node._cond = cond
+        shapes = tuple(t._data.shape if isinstance(t, Tensor) else () for t in (a, b))
+        if shapes[0] != out.shape or shapes[1] != out.shape:
+            node._shapes = shapes
+        dts = tuple(t._data.dtype if isinstance(t, Tensor) else out.dtype for t in (a, b))
+        if dts[0] != out.dtype or dts[1] != out.dtype:
+            node._dtypes = dts
+        return record(node, out, a, b)
+    return wrap(out)
+
+
+class _MaxMinBackward(Node):
+    """maximum / minimum: ties split the gradient in half; NaN sends it to both."""
+
+    def backward(self, xp, g):
+        nf = self.next_functions
+        half = self._tie
+        ga = gb = None
+        if nf[0][0] is not None:
+            ga = xp.where(half, g * 0.5, xp.where(self._a_loses, 0.0, g))
+        if nf[1][0] is not None:
+            gb = xp.where(half, g * 0.5, xp.where(self._b_loses, 0.0, g))
+        return ga, gb
+
+
+class MaximumBackward0(_MaxMinBackward):
+    pass
+
+
+class MinimumBackward0(_MaxMinBackward):
+    pass
+
+
+class _FmaxFminBackward(Node):
+    """fmax / fmin: the whole gradient to the chosen side; ties go to ``input``."""
+
+    def backward(self, xp, g):
+        nf = self.next_functions
+        keep = self._keep_a
+        ga = xp.where(keep, g, 0.0) if nf[0][0] is not None else None
+        gb = xp.where(keep, 0.0, g) if nf[1][0] is not None else None
+        return ga, gb
+
+
+class FmaxBackward0(_FmaxFminBackward):
+    pass
+
+
+class FminBackward0(_FmaxFminBackward):
+    pass
+
+
+def _maxmin(cls, ufunc, input, other, maximum_):
+    node, out = _binary(cls, ufunc, input, other)
+    if node is not None:
+        ad, bd = operands(input, other)
+        node._tie = ad == bd
+        if maximum_:
+            node._a_loses, node._b_loses = ad < bd, ad > bd
+        else:
+            node._a_loses, node._b_loses = ad > bd, ad < bd
+    return out
+
+
+def maximum(input, other) -> Tensor:  # noqa: A002
+    """Elementwise maximum, NaN-propagating; a tie splits the gradient in half (as PyTorch).
+
+    >>> import retrograd as torch
+    >>> torch.maximum(torch.tensor([1., 5.]), torch.tensor([3., 2.]))
+    tensor([3., 5.])
+    """
+    _tensor_other("maximum", other)
+    return _maxmin(MaximumBackward0, np.maximum, input, other, True)
+
+
+def minimum(input, other) -> Tensor:  # noqa: A002
+    """Elementwise minimum, NaN-propagating; a tie splits the gradient in half (as PyTorch).
+
+    >>> import retrograd as torch
+    >>> torch.minimum(torch.tensor([1., 5.]), torch.tensor([3., 2.]))
+    tensor([1., 2.])
+    """
+    _tensor_other("minimum", other)
+    return _maxmin(MinimumBackward0, np.minimum, input, other, False)
+
+
+def _fmaxmin(cls, ufunc, input, other, maximum_):
+    node, out = _binary(cls, ufunc, input, other)
+    if node is not None:
+        ad, bd = operands(input, other)
+        node._keep_a = ((ad >= bd) if maximum_ else (ad <= bd)) | np.isnan(bd)
+    return out
+
+
+def fmax(input, other) -> Tensor:  # noqa: A002
+    """Elementwise maximum that ignores NaN (NaN only where both are NaN).
+
+    >>> import retrograd as torch
+    >>> torch.fmax(torch.tensor([1., float('nan')]), torch.tensor([3., 2.]))
+    tensor([3., 2.])
+    """
+    _tensor_other("fmax", other)
+    return _fmaxmin(FmaxBackward0, np.fmax, input, other, True)
+
+
+def fmin(input, other) -> Tensor:  # noqa: A002
+    """Elementwise minimum that ignores NaN (NaN only where both are NaN).
+
+    >>> import retrograd as torch
+    >>> torch.fmin(torch.tensor([1., float('nan')]), torch.tensor([3., 2.]))
+    tensor([1., 2.])
+    """
+    _tensor_other("fmin", other)
+    return _fmaxmin(FminBackward0, np.fmin, input, other, False)
+
+__all__ = [
+    "where", "eq", "ne", "lt", "le", "gt", "ge", "greater", "less", "greater_equal", "less_equal",
+    "not_equal", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "logical_not",
+    "logical_and", "logical_or", "logical_xor", "isnan", "isinf", "isfinite", "signbit", "equal",
+    "allclose", "isclose", "maximum", "minimum", "fmax", "fmin", "bitwise_left_shift",
+    "bitwise_right_shift",
+]
+XP: list = []
+
+METHODS = {name: globals()[name] for name in __all__ if name != "where"}
+METHODS["where"] = lambda self, condition, other: where(condition, self, other)
+METHODS.update({
+    "__lshift__": bitwise_left_shift,
+    "__rshift__": bitwise_right_shift,
+    "__rlshift__": lambda self, other: bitwise_left_shift(as_tensor_arg(other), self),
+    "__rrshift__": lambda self, other: bitwise_right_shift(as_tensor_arg(other), self),
+})
+_NO_INPLACE = {
+    "where", "greater", "less", "greater_equal", "less_equal", "not_equal", "equal", "allclose",
+    "isclose", "isnan", "isinf", "isfinite", "signbit", "maximum", "minimum", "fmax", "fmin",
+}
+INPLACE = {name + "_": globals()[name] for name in __all__ if name not in _NO_INPLACE}
+INPLACE.update({
+    "greater_": gt, "less_": lt, "greater_equal_": ge, "less_equal_": le, "not_equal_": ne,
+    "__iand__": bitwise_and, "__ior__": bitwise_or, "__ixor__": bitwise_xor,
+    "__ilshift__": bitwise_left_shift, "__irshift__": bitwise_right_shift,
+})
