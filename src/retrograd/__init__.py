@@ -43,6 +43,8 @@ from ._dtypes import (
 from ._printing import get_printoptions, set_printoptions
 from ._random import *  # noqa: F403
 from ._random import __all__ as _random_all
+from ._ranges import *  # noqa: F403
+from ._ranges import __all__ as _ranges_all
 from ._tensor import Size, Tensor, device
 from .autograd.grad_mode import (
     enable_grad,
@@ -96,7 +98,7 @@ def get_num_threads() -> int:
     return 1
 
 
-__all__ = list(_creation_all) + list(_random_all) + list(_ops_all) + [
+__all__ = list(_creation_all) + list(_ranges_all) + list(_random_all) + list(_ops_all) + [
     "Tensor", "Size", "device", "dtype", "autograd", "linalg", "ops", "no_grad", "enable_grad",
     "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_inference_mode_enabled",
     "result_type", "promote_types", "can_cast", "get_default_dtype", "set_default_dtype",

@@ -39,10 +39,10 @@ from ._creation import (
 )
 from ._dtypes import dtype, get_default_dtype, to_dtype
 from ._tensor import CPU, Tensor, make
-from .autograd.grad_mode import state
 from .autograd.graph import Node
-from .ops._core import needs_grad, record
-from .ops.inplace import apply_inplace
+from .ops._apply import apply, recording
+from .ops.arithmetic import NotImplementedBackward
+from .ops.inplace import _check_leaf, _check_writable, apply_inplace
 
 __all__ = [
     "Generator", "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state",
@@ -209,12 +209,11 @@ class _ZeroGrad(Node):
     """A sampler's node: the samples do not depend on the inputs' values, so every gradient is
     zero (as PyTorch's formulas give, without a graph of its own under ``create_graph``)."""
 
-    _metas: tuple = ()  # (shape, NumPy dtype) of each input
-
     def backward(self, xp, g):
+        # One zero per input, of the input's recorded shape and dtype (inputs broadcast).
         return tuple(
             None if e[0] is None else xp.zeros_meta(m)
-            for e, m in zip(self.next_functions, self._metas)
+            for e, m in zip(self.next_functions, self._meta)
         )
 
 
@@ -282,41 +281,20 @@ class PoissonBackward0(_ZeroGrad):
     pass
 
 
-class _NotImplementedBackward(Node):
-    """What PyTorch records for an op whose derivative it does not implement."""
-
-    _name = "torch::autograd::NotImplemented"
-
-    def backward(self, xp, g):
-        raise RuntimeError(f"derivative for {self._op} is not implemented")
-
-
-def _metas(*inputs: Any) -> tuple:
-    return tuple(
-        (t._data.shape, t._data.dtype) if isinstance(t, Tensor) else None for t in inputs
-    )
-
-
 def _sampled(arr: np.ndarray, node_cls: type, *inputs: Any) -> Tensor:
     """``arr`` as a new tensor; with a zero-gradient node when an input requires grad."""
-    if state.grad_enabled and any(needs_grad(t) for t in inputs):
-        node = node_cls()
-        node._metas = _metas(*inputs)
-        return record(node, arr, *inputs)
-    return make(arr)
+    return apply(node_cls, arr, *inputs)
 
 
 def _fill(t: Tensor, values: np.ndarray, node_cls: type, p: Any = None) -> Tensor:
     """Write sampled ``values`` into ``t``; with a history to keep, as an in-place op whose
     node (``node_cls``) gives zero gradient to the old value (and to ``p``)."""
-    if not state.grad_enabled or not (needs_grad(t) or needs_grad(p)):
+    if not recording(t, p):
         return _write(t, values)
     extra = () if p is None else (p,)
 
     def filled(old: Tensor, *args: Any) -> Tensor:
-        node = node_cls()
-        node._metas = _metas(old, *args)
-        return record(node, values, old, *args)
+        return apply(node_cls, values, old, *args)
 
     return apply_inplace(t, filled, *extra)
 
@@ -708,12 +686,8 @@ def bernoulli(input: Tensor, p: Any = _NO_P, *,  # noqa: A002
         return finish(arr, False, out, "bernoulli")
     if p is _NO_P:
         return _sampled(arr, BernoulliBackward0, input)
-    if state.grad_enabled and needs_grad(input):
-        # PyTorch has no derivative for bernoulli(input, p): it records a node that says so.
-        node = _NotImplementedBackward()
-        node._op = "aten::bernoulli"
-        return record(node, arr, input)
-    return make(arr)
+    # PyTorch has no derivative for bernoulli(input, p): it records a node that says so.
+    return apply(NotImplementedBackward, arr, input, _op="bernoulli")
 
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  # noqa: A002
@@ -810,23 +784,10 @@ def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
 def _check_inplace(t: Any, name: str) -> None:
     if not isinstance(t, Tensor):
         raise TypeError(f"{name}(): expected a retrograd.Tensor, got {type_name(t)}")
-    if state.grad_enabled and t.requires_grad:
-        if t.grad_fn is None:
-            raise RuntimeError(
-                "a leaf Variable that requires grad is being used in an in-place operation."
-            )
-        v = t._view
-        if v is not None and v[0]._grad_fn is None and v[0]._rg:
-            raise RuntimeError(
-                "a view of a leaf Variable that requires grad is being used in an in-place "
-                "operation."
-            )
-    if t._inference and not state.inference:
-        raise RuntimeError(
-            "Inplace update to inference tensor outside InferenceMode is not allowed.You can "
-            "make a clone to get a normal tensor before doing inplace update.See "
-            "https://github.com/pytorch/rfcs/pull/17 for more details."
-        )
+    # PyTorch's checks come before any sampling (the generator's state stays as it was).
+    if recording(t):
+        _check_leaf(t)
+    _check_writable(t)
 
 
 def _write(t: Tensor, values: np.ndarray) -> Tensor:

@@ -13,10 +13,10 @@ from __future__ import annotations
 import numpy as np
 
 from ._tensor import Tensor
-from .autograd.grad_mode import state
 from .autograd.graph import Node
 from .ops import _array
-from .ops._core import as_tensor_arg, float_array, record, wrap
+from .ops._apply import apply
+from .ops._core import as_tensor_arg, float_array
 from .ops.arithmetic import xlogy
 from .ops.nn_activation import log_softmax, softmax
 from .ops.reduction import logsumexp
@@ -45,22 +45,6 @@ _SQRT2PI = 2.5066282746310002
 _PI = 3.141592653589793
 
 
-def _apply(cls, out, inputs, save=(), save_output=False):
-    """Wrap a NumPy result; when recording, attach ``cls`` with what its formula needs."""
-    if state.grad_enabled and any(t.requires_grad for t in inputs):
-        node = cls()
-        node.save(*save)
-        if any(t._data.dtype != out.dtype for t in inputs):
-            node._dtypes = tuple(t._data.dtype for t in inputs)
-        if any(t._data.shape != out.shape for t in inputs):
-            node._shapes = tuple(t._data.shape for t in inputs)
-        r = record(node, out, *inputs)
-        if save_output:
-            node.save_output(r)
-        return r
-    return wrap(out)
-
-
 class _NdtrBackward(Node):
     _name = "MulBackward1"  # PyTorch's ndtr ends in a multiply by a number
 
@@ -78,7 +62,7 @@ def ndtr(input: Tensor) -> Tensor:  # noqa: A002
     """
     a = float_array(input)
     out = ((1 + _np_erf(a * a.dtype.type(_SQRT1_2))) * a.dtype.type(0.5)).astype(a.dtype)
-    return _apply(_NdtrBackward, out, (input,), save=(input,))
+    return apply(_NdtrBackward, out, input, save=(input,))
 
 
 class SpecialNdtriBackward0(Node):
@@ -96,7 +80,7 @@ def ndtri(input: Tensor) -> Tensor:  # noqa: A002
     """
     a = float_array(input)
     out = (_np_erfinv(a * 2 - 1) * a.dtype.type(2 ** 0.5)).astype(a.dtype)
-    return _apply(SpecialNdtriBackward0, out, (input,), save_output=True)
+    return apply(SpecialNdtriBackward0, out, input, save_out=True)
 
 
 class SpecialLogNdtrBackward0(Node):
@@ -115,7 +99,7 @@ def log_ndtr(input: Tensor) -> Tensor:  # noqa: A002
     """
     a = float_array(input)
     out = np.log(_np_erfc(a * a.dtype.type(-_SQRT1_2)) * a.dtype.type(0.5)).astype(a.dtype)
-    return _apply(SpecialLogNdtrBackward0, out, (input,), save=(input,), save_output=True)
+    return apply(SpecialLogNdtrBackward0, out, input, save=(input,), save_out=True)
 
 
 class SpecialEntrBackward0(Node):
@@ -135,7 +119,7 @@ def entr(input: Tensor) -> Tensor:  # noqa: A002
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.where(a > 0, -a * np.log(np.where(a > 0, a, 1)), 0.0)
     out = np.where(a < 0, -np.inf, np.where(np.isnan(a), np.nan, out)).astype(a.dtype)
-    return _apply(SpecialEntrBackward0, out, (input,), save=(input,))
+    return apply(SpecialEntrBackward0, out, input, save=(input,))
 
 
 class SpecialXlog1PyBackward0(Node):
@@ -159,7 +143,7 @@ def xlog1py(input: Tensor, other) -> Tensor:  # noqa: A002
     dt = np.result_type(a, b)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.where(a == 0, 0.0, a * np.log1p(b)).astype(dt)
-    return _apply(SpecialXlog1PyBackward0, out, (input, other), save=(input, other))
+    return apply(SpecialXlog1PyBackward0, out, input, other, save=(input, other))
 
 
 class SincBackward0(Node):
@@ -179,7 +163,7 @@ def sinc(input: Tensor) -> Tensor:  # noqa: A002
     tensor([1.0000, 0.6366])
     """
     a = float_array(input)
-    return _apply(SincBackward0, np.sinc(a).astype(a.dtype), (input,), save=(input,))
+    return apply(SincBackward0, np.sinc(a).astype(a.dtype), input, save=(input,))
 
 
 _array.register(log1p=np.log1p)

@@ -15,11 +15,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._tensor import Tensor, edge, make
-from ..autograd.grad_mode import state
+from .. import return_types
+from .._dtypes import FROM_NP
+from .._tensor import Tensor, make
 from ..autograd.graph import FREED_MSG, HINT, Node, op_name, type_name, unpacked_output
 from . import _array
-from ._core import as_tensor_arg, record, wrap
+from ._apply import apply, apply_multi
+from ._core import as_tensor_arg, wrap
+from .compare import where
+from .inplace import CopyBackwards  # before shape: inplace loads indexing, which loads shape
+from .shape import clone, mT
 
 
 class LinAlgError(RuntimeError):
@@ -39,8 +44,6 @@ class LinAlgError(RuntimeError):
 
 def _structseq(name: str, fields: tuple):
     """A tuple with named fields, printed as PyTorch prints ``torch.return_types``."""
-    from .. import return_types
-
     shared = getattr(return_types, name, None)
     if shared is not None:
         return shared
@@ -71,12 +74,6 @@ _CHOLESKY_EX = _structseq("linalg_cholesky_ex", ("L", "info"))
 
 # -- checks -------------------------------------------------------------------------------------
 
-_SCALAR_NAMES = {
-    "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-    "bool": "Bool", "float16": "Half", "float32": "Float", "float64": "Double",
-}
-
-
 def _matrix_arg(x, fname: str, square: bool = True) -> np.ndarray:
     """The array of a (batch of) matrices that a decomposition accepts, as PyTorch checks it."""
     if not isinstance(x, Tensor):
@@ -87,7 +84,7 @@ def _matrix_arg(x, fname: str, square: bool = True) -> np.ndarray:
         raise RuntimeError(f"{fname}: The input tensor A must have at least 2 dimensions.")
     if a.dtype.kind != "f" or a.dtype == np.float16:
         raise RuntimeError(f"{fname}: Expected a floating point or complex tensor as input. Got "
-                           f"{_SCALAR_NAMES.get(a.dtype.name, a.dtype.name)}")
+                           f"{FROM_NP[a.dtype].scalar_name}")
     if square and a.shape[-1] != a.shape[-2]:
         raise RuntimeError(f"{fname}: A must be batches of square matrices, but they are "
                            f"{a.shape[-2]} by {a.shape[-1]} matrices")
@@ -227,25 +224,14 @@ class _MultiOut(Node):
         self._outs = None
 
 
-def _attach(node: _MultiOut, x: Tensor, arrays: list, visible) -> list:
-    """Tensors for the outputs ``visible`` (indices) of ``node``; the rest stay hidden, kept only
-    for the formula. Without recording, plain tensors."""
-    if node is None:
-        return [make(arrays[i]) for i in visible]
-    node.next_functions = (edge(x),)
-    node._n_out = len(arrays)
-    vcs = [[0] for _ in arrays]
-    outs = []
-    for i in visible:
-        t = make(arrays[i], node, i)
-        t._vc = vcs[i]
-        outs.append(t)
-    node.keep(arrays, vcs)
-    return outs
-
-
-def _recording(x: Tensor) -> bool:
-    return state.grad_enabled and x.requires_grad
+def _attach(P, x: Tensor, arrays: list, visible, save=None, **attrs) -> list:
+    """The outputs ``visible`` (indices) of factorization ``P`` on ``x``; the rest stay hidden,
+    kept (with every output) only for the formula."""
+    outs = apply_multi(P, arrays, (x,), save=save, **attrs)
+    node = outs[0]._grad_fn
+    if node is not None:
+        node.keep(arrays, [t._vc for t in outs])
+    return [outs[i] for i in visible]
 
 
 # -- inv ----------------------------------------------------------------------------------------
@@ -275,13 +261,7 @@ def linalg_inv(A: Tensor) -> Tensor:  # noqa: N803
             [0.0000, 0.2500]])
     """
     a = _matrix_arg(A, "linalg.inv")
-    out = _inv_array(a, "linalg.inv")
-    if _recording(A):
-        node = LinalgInvExBackward0()
-        r = record(node, out, A)
-        node.save_output(r)
-        return r
-    return wrap(out)
+    return apply(LinalgInvExBackward0, _inv_array(a, "linalg.inv"), A, save_out=True)
 
 
 def inverse(input: Tensor) -> Tensor:  # noqa: A002
@@ -348,16 +328,11 @@ def linalg_det(A: Tensor) -> Tensor:  # noqa: N803
     a = _matrix_arg(A, "linalg.det")
     out = np.asarray(np.linalg.det(a), dtype=a.dtype) if a.shape[-1] else \
         np.ones(a.shape[:-2], a.dtype)
-    if _recording(A):
-        node = LinalgDetBackward0()
-        node.save(A)
-        if a.size and not np.all(out):
-            node._singular = (out == 0)[..., None, None]
-            node._eye = _const("eye", a.shape[-1], a.dtype)
-        r = record(node, out, A)
-        node.save_output(r)
-        return r
-    return wrap(out)
+    singular = {}
+    if a.size and not np.all(out):
+        singular = {"_singular": (out == 0)[..., None, None],
+                    "_eye": _const("eye", a.shape[-1], a.dtype)}
+    return apply(LinalgDetBackward0, out, A, save=(A,), save_out=True, **singular)
 
 
 def det(input: Tensor) -> Tensor:  # noqa: A002
@@ -389,11 +364,7 @@ def _slogdet(A, fname, cls):
     else:
         sign = np.ones(a.shape[:-2], a.dtype)
         logabs = np.zeros(a.shape[:-2], a.dtype)
-    node = None
-    if _recording(A):
-        node = LinalgSlogdetBackward0()
-        node.save(A)
-    return cls(_attach(node, A, [sign, logabs], (0, 1)))
+    return cls(_attach(LinalgSlogdetBackward0, A, [sign, logabs], (0, 1), save=(A,)))
 
 
 def linalg_slogdet(A: Tensor):  # noqa: N803
@@ -423,8 +394,6 @@ def logdet(input: Tensor) -> Tensor:  # noqa: A002
     >>> torch.logdet(torch.tensor([[2., 0.], [0., 3.]]))
     tensor(1.7918)
     """
-    from .compare import where
-
     sign, logabs = _slogdet(input, "logdet", _SLOGDET_OLD)
     return where(sign < 0, float("nan"), logabs)
 
@@ -457,7 +426,7 @@ def _solve(A, B, left: bool, vector: bool | None, fname: str = "linalg.solve") -
     if b.dtype != a.dtype:
         raise RuntimeError(
             f"{fname}: Expected A and B to have the same dtype, but found A of type "
-            f"{_SCALAR_NAMES.get(a.dtype.name)} and B of type {_SCALAR_NAMES.get(b.dtype.name)} "
+            f"{FROM_NP[a.dtype].scalar_name} and B of type {FROM_NP[b.dtype].scalar_name} "
             "instead"
         )
     if vector is None:
@@ -488,16 +457,8 @@ def _solve(A, B, left: bool, vector: bool | None, fname: str = "linalg.solve") -
         raise _singular_error(ab, "linalg.solve") from None
     if vector:
         out = out[..., 0]
-    if state.grad_enabled and (A.requires_grad or B.requires_grad):
-        node = LinalgSolveExBackward0()
-        node._vector, node._left = vector, left
-        node.save(A)
-        if a.shape != ab.shape or bm.shape != bb.shape:
-            node._shapes = (a.shape, b.shape)
-        r = record(node, out, A, B)
-        node.save_output(r)
-        return r
-    return wrap(out)
+    return apply(LinalgSolveExBackward0, out, A, B, save=(A,), save_out=True, _vector=vector,
+                 _left=left)
 
 
 def linalg_solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:  # noqa: N803
@@ -526,12 +487,15 @@ class LinalgCholeskyExBackward0(Node):
     """Murray's formula: ``gA = L^-T Phi(L^T gL) L^-1``, symmetrized, where ``Phi`` takes the
     lower triangle and halves the diagonal."""
 
+    _upper = False
+
     def backward(self, xp, g):
         f = self.saved_output(xp.TENSORS)
         if self._upper:
             f, g = _mT(xp, f), _mT(xp, g)
         lt = _mT(xp, f)
-        phi = xp.matmul(lt, g) * self._mask
+        shape, dt = self._meta[0]
+        phi = xp.matmul(lt, g) * _const("tril_half", shape[-1], dt)
         x = xp.linalg_solve_mat(lt, phi)                        # L^-T phi
         ga = _mT(xp, xp.linalg_solve_mat(lt, _mT(xp, x)))       # L^-T phi L^-1
         return (ga + _mT(xp, ga)) * 0.5
@@ -557,14 +521,7 @@ def linalg_cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803
     """
     a = _matrix_arg(A, "linalg.cholesky")
     out = _cholesky_array(a, upper, "linalg.cholesky")
-    if _recording(A):
-        node = LinalgCholeskyExBackward0()
-        node._upper = upper
-        node._mask = _const("tril_half", a.shape[-1], a.dtype)
-        r = record(node, out, A)
-        node.save_output(r)
-        return r
-    return wrap(out)
+    return apply(LinalgCholeskyExBackward0, out, A, save_out=True, _upper=upper)
 
 
 def linalg_cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False):  # noqa: N803
@@ -620,7 +577,8 @@ class LinalgQrBackward0(_MultiOut):
                 "Please use linalg.qr(A, mode='reduced') if you are going to differentiate "
                 "through linalg.qr."
             )
-        m, n = self._mn
+        shape, dt = self._meta[0]
+        m, n = shape[-2:]
         if self._mode == "complete" and m > n:
             raise RuntimeError(
                 "The QR decomposition is not differentiable when mode='complete' and "
@@ -628,9 +586,10 @@ class LinalgQrBackward0(_MultiOut):
             )
         q, r = self.outputs(xp)
         if m >= n:
-            return self._square(xp, q, r, gq, gr)
-        # A = Q [U | V]: X = Q U is square, Y = Q V.
-        left, right = self._left, self._right   # n x m and n x (n - m) column selectors
+            return self._square(xp, q, r, gq, gr, dt)
+        # A = Q [U | V]: X = Q U is square, Y = Q V; n x m and n x (n - m) column selectors.
+        left = _const("eye_cols", n, dt, m)
+        right = np.ascontiguousarray(np.eye(n, dtype=dt)[:, m:])
         u = xp.matmul(r, left)
         v = xp.matmul(r, right)
         gu = None if gr is None else xp.matmul(gr, left)
@@ -640,15 +599,15 @@ class LinalgQrBackward0(_MultiOut):
             y = xp.matmul(q, v)
             extra = xp.matmul(y, _mT(xp, gv))
             gq2 = extra if gq2 is None else gq2 + extra
-        gx = self._square(xp, q, u, gq2, gu)
-        ga = xp.matmul(gx, self._left_t)
+        gx = self._square(xp, q, u, gq2, gu, dt)
+        ga = xp.matmul(gx, np.ascontiguousarray(left.T))
         if gv is not None:
-            ga = ga + xp.matmul(xp.matmul(q, gv), self._right_t)
+            ga = ga + xp.matmul(xp.matmul(q, gv), np.ascontiguousarray(right.T))
         return ga
 
-    def _square(self, xp, q, r, gq, gr):
+    def _square(self, xp, q, r, gq, gr, dt):
         k = r.shape[-1]
-        tril, eye = _const("tril", k, self._dtype), _const("eye", k, self._dtype)
+        tril, eye = _const("tril", k, dt), _const("eye", k, dt)
         mm = None
         if gr is not None:
             mm = xp.matmul(r, _mT(xp, gr))
@@ -677,16 +636,7 @@ def _qr(A, mode: str, cls):
         q, r = np.linalg.qr(a, mode="complete" if mode == "complete" else "reduced")
     if mode == "r":
         q = np.zeros((0,), a.dtype)
-    node = None
-    if _recording(A):
-        node = LinalgQrBackward0()
-        node._mode, node._mn, node._dtype = mode, (m, n), a.dtype
-        if m < n:
-            node._left = _const("eye_cols", n, a.dtype, m)
-            node._right = np.ascontiguousarray(np.eye(n, dtype=a.dtype)[:, m:])
-            node._left_t = np.ascontiguousarray(node._left.T)
-            node._right_t = np.ascontiguousarray(node._right.T)
-    return cls(_attach(node, A, [q, r], (0, 1)))
+    return cls(_attach(LinalgQrBackward0, A, [q, r], (0, 1), _mode=mode))
 
 
 def linalg_qr(A: Tensor, mode: str = "reduced"):  # noqa: N803
@@ -720,7 +670,8 @@ class LinalgEighBackward0(_MultiOut):
 
     def backward(self, xp, gl, gv):
         lam, v = self.outputs(xp)
-        eye = self._eye
+        shape, dt = self._meta[0]
+        eye = _const("eye", shape[-1], dt)
         inner = None
         if gv is not None:
             vgv = xp.matmul(_mT(xp, v), gv)
@@ -750,11 +701,7 @@ def _eigh(A, UPLO, visible):  # noqa: N803
             raise LinAlgError(f"{fname}: The algorithm failed to converge because the input "
                               "matrix is ill-conditioned or has too many repeated eigenvalues."
                               ) from None
-    node = None
-    if _recording(A):
-        node = LinalgEighBackward0()
-        node._eye = _const("eye", a.shape[-1], a.dtype)
-    return _attach(node, A, [lam, v], visible)
+    return _attach(LinalgEighBackward0, A, [lam, v], visible)
 
 
 def linalg_eigh(A: Tensor, UPLO: str = "L"):  # noqa: N803
@@ -788,18 +735,19 @@ class LinalgSvdBackward0(_MultiOut):
 
     def backward(self, xp, gu, gs, gvh):
         u, s, vh = self.outputs(xp)
-        m, n = self._mn
+        shape, dt = self._meta[0]
+        m, n = shape[-2:]
         k = min(m, n)
         if self._full:
             if m > k:
-                cu = _const("eye_cols", m, self._dtype, k)
+                cu = _const("eye_cols", m, dt, k)
                 u = xp.matmul(u, cu)
                 gu = None if gu is None else xp.matmul(gu, cu)
             if n > k:
-                cvt = _const("eye_cols", k, self._dtype, n)
+                cvt = _const("eye_cols", k, dt, n)
                 vh = xp.matmul(cvt, vh)
                 gvh = None if gvh is None else xp.matmul(cvt, gvh)
-        eye = _const("eye", k, self._dtype)
+        eye = _const("eye", k, dt)
         if gu is None and gvh is None:
             if gs is None:
                 return None
@@ -847,11 +795,7 @@ def _svd_arrays(a, full_matrices, fname):
 def _svd(A, full_matrices, visible, fname="linalg.svd"):  # noqa: N803
     a = _matrix_arg(A, fname, square=False)
     u, s, vh = _svd_arrays(a, full_matrices, fname)
-    node = None
-    if _recording(A):
-        node = LinalgSvdBackward0()
-        node._mn, node._full, node._dtype = a.shape[-2:], full_matrices, a.dtype
-    return _attach(node, A, [u, s, vh], visible)
+    return _attach(LinalgSvdBackward0, A, [u, s, vh], visible, _full=full_matrices)
 
 
 def linalg_svd(A: Tensor, full_matrices: bool = True, *, driver=None):  # noqa: N803
@@ -881,8 +825,6 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True):  # noqa: A00
     >>> torch.svd(torch.tensor([[2., 0.], [0., 1.]])).S
     tensor([2., 1.])
     """
-    from .shape import mT
-
     if not compute_uv:
         s = _svd(input, False, (1,), "linalg.svdvals")[0]
         m, n = input._data.shape[-2:]
@@ -905,7 +847,6 @@ class LinalgPinvBackward0(Node):
         (a,) = self.saved(xp.TENSORS)
         p = self.saved_output(xp.TENSORS)
         pt, gt = _mT(xp, p), _mT(xp, g)
-        m, n = self._mn
         ga = -xp.matmul(xp.matmul(pt, g), pt)
         # (I - A P) g^T P P^T, with the products ordered to keep the matrices small.
         gtp = xp.matmul(gt, xp.matmul(p, pt))                      # m x n
@@ -944,8 +885,9 @@ def linalg_pinv(A: Tensor, rcond=None, hermitian: bool = False, *, atol=None,  #
     """
     if not isinstance(A, Tensor) or A._data.ndim < 2 or A._data.dtype.kind != "f":
         a = A._data if isinstance(A, Tensor) else np.asarray(A)
+        d = FROM_NP.get(a.dtype)
         raise RuntimeError(
-            f"linalg.pinv({_SCALAR_NAMES.get(a.dtype.name, a.dtype.name)}{{{list(a.shape)}}}): "
+            f"linalg.pinv({d.scalar_name if d else a.dtype.name}{{{list(a.shape)}}}): "
             "expected a tensor with 2 or more dimensions of float, double, cfloat or cdouble "
             "types"
         )
@@ -958,14 +900,7 @@ def linalg_pinv(A: Tensor, rcond=None, hermitian: bool = False, *, atol=None,  #
     with np.errstate(divide="ignore"):
         s_inv = np.where(s > tol, 1 / np.where(s > tol, s, 1), 0).astype(a.dtype)
     out = np.matmul(np.swapaxes(vh, -1, -2) * s_inv[..., None, :], np.swapaxes(u, -1, -2))
-    if _recording(A):
-        node = LinalgPinvBackward0()
-        node._mn = (m, n)
-        node.save(A)
-        r = record(node, out, A)
-        node.save_output(r)
-        return r
-    return wrap(out)
+    return apply(LinalgPinvBackward0, out, A, save=(A,), save_out=True)
 
 
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:  # noqa: A002
@@ -999,15 +934,6 @@ def linalg_matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=Non
 # -- matrix_power -------------------------------------------------------------------------------
 
 
-class _CopyBackwards(Node):
-    """``matrix_power(A, 0)``: the identity copied over ``A``; no gradient reaches ``A``."""
-
-    _name = "torch::autograd::CopyBackwards"
-
-    def backward(self, xp, g):
-        return xp.zeros_like(g)
-
-
 def linalg_matrix_power(A: Tensor, n: int) -> Tensor:  # noqa: N803
     """``A`` to the integer power ``n`` by repeated squaring; negative ``n`` inverts first.
 
@@ -1016,9 +942,6 @@ def linalg_matrix_power(A: Tensor, n: int) -> Tensor:  # noqa: N803
     tensor([[1., 3.],
             [0., 1.]])
     """
-    from .linalg import matmul
-    from .shape import clone
-
     if not isinstance(A, Tensor):
         raise TypeError("matrix_power(): argument 'input' must be Tensor")
     a = A._data
@@ -1029,29 +952,30 @@ def linalg_matrix_power(A: Tensor, n: int) -> Tensor:  # noqa: N803
         raise RuntimeError("linalg.matrix_power: A must be batches of square matrices, but they "
                            f"are {a.shape[-2]} by {a.shape[-1]} matrices")
     if n == 0:
+        # PyTorch copies the identity into a clone of A: no gradient reaches A.
         out = np.broadcast_to(np.eye(a.shape[-1], dtype=a.dtype), a.shape).copy()
-        if _recording(A):
-            return record(_CopyBackwards(), out, A)
-        return wrap(out)
+        return apply(CopyBackwards, out, clone(A), None)
     if n < 0:
         if a.dtype.kind != "f":
             raise RuntimeError("linalg.inv: Expected a floating point or complex tensor as "
-                               f"input. Got {_SCALAR_NAMES.get(a.dtype.name, a.dtype.name)}")
+                               f"input. Got {FROM_NP[a.dtype].scalar_name}")
         A = linalg_inv(A)
         n = -n
         if n == 1:
             return A
     if n == 1:
         return clone(A)
+    # ``@`` is linalg's matmul (this family sits below reduction, which imports it; linalg
+    # imports reduction, so no import of linalg here).
     if n == 2:
-        return matmul(A, A)
+        return A @ A
     if n == 3:
-        return matmul(matmul(A, A), A)
+        return (A @ A) @ A
     result = z = None
     while n > 0:
-        z = A if z is None else matmul(z, z)
+        z = A if z is None else z @ z
         if n & 1:
-            result = z if result is None else matmul(result, z)
+            result = z if result is None else result @ z
         n >>= 1
     return result
 

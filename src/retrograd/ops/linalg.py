@@ -15,24 +15,40 @@ import warnings
 
 import numpy as np
 
+from .._dtypes import FROM_NP
 from .._tensor import Tensor
-from ..autograd.grad_mode import state
 from ..autograd.graph import Node
 from . import _array
 from . import shape as _shape
-from ._core import as_tensor_arg, operands, record, wrap, wrap_dim
+from ._apply import apply, apply_binary, needs_grad, save_plan
+from ._core import as_tensor_arg, wrap_dim
+from .arithmetic import mul
+from .reduction import sum as _sum
 
-_TYPE_NAMES = {
-    "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-    "bool": "Bool", "float16": "Half", "float32": "Float", "float64": "Double",
-}
+
+def _matmul_arrays(a, b):
+    try:
+        return np.matmul(a, b)
+    except ValueError:
+        raise RuntimeError(_shape_error(a, b)) from None
 
 
 class MmBackward0(Node):
-    """Also the formula of every other matmul case (see the module docstring)."""
+    """Also the formula of every other matmul case (see the module docstring). ``_vecs`` says
+    which operands are vectors; ``_wt`` marks ``linear``'s ``a @ b.T`` with ``b`` (the weight)
+    saved and wired in its own layout."""
+
+    forward = staticmethod(_matmul_arrays)
+    saves = ((1,), (0,))  # d/da reads b, d/db reads a
+    _vecs = (False, False)
+    _wt = False
 
     def backward(self, xp, g):
         a, b = self.saved(xp.TENSORS)
+        if self._wt:
+            ga = None if b is None else xp.matmul(g, b)
+            gb = None if a is None else xp.matmul(xp.transpose(g, -1, -2), a)
+            return ga, gb
         a_vec, b_vec = self._vecs
         if b_vec:
             g = xp.unsqueeze(g, -1)
@@ -53,11 +69,11 @@ class MmBackward0(Node):
 
 
 class MvBackward0(MmBackward0):
-    pass
+    _vecs = (False, True)
 
 
 class DotBackward0(MmBackward0):
-    pass
+    _vecs = (True, True)
 
 
 class BmmBackward0(MmBackward0):
@@ -65,25 +81,17 @@ class BmmBackward0(MmBackward0):
 
 
 class VdotBackward0(MmBackward0):
-    pass
+    _vecs = (True, True)
 
 
-def _product(cls, a: Tensor, b: Tensor) -> Tensor:
-    """One primitive product (dot, mv, mm or bmm) and its node."""
-    ad, bd = operands(a, b)
-    try:
-        out = np.matmul(ad, bd)
-    except ValueError:
-        raise RuntimeError(_shape_error(ad, bd)) from None
-    if state.grad_enabled and (a.requires_grad or b.requires_grad):
-        node = cls()
-        node._vecs = (ad.ndim == 1, bd.ndim == 1)
-        ra, rb = a.requires_grad, b.requires_grad
-        node.save(a if rb else None, b if ra else None)
-        if ad.dtype != a._data.dtype or bd.dtype != b._data.dtype:
-            node._dtypes = (a._data.dtype, b._data.dtype)
-        return record(node, out, a, b)
-    return wrap(out)
+for _P in (MmBackward0, MvBackward0, DotBackward0, BmmBackward0, VdotBackward0):
+    save_plan(_P)
+
+
+def _product(P, a: Tensor, b: Tensor) -> Tensor:
+    """One primitive product (dot, mv, mm or bmm): operands promoted, each saved only for the
+    other's gradient."""
+    return apply_binary(P, _matmul_arrays, a, b)
 
 
 def matmul(input, other) -> Tensor:  # noqa: A002
@@ -220,7 +228,7 @@ def _dot(cls, input, other) -> Tensor:  # noqa: A002
     if input._data.dtype != other._data.dtype:
         raise RuntimeError(
             "dot : expected both vectors to have same dtype, but found "
-            f"{_TYPE_NAMES[input._data.dtype.name]} and {_TYPE_NAMES[other._data.dtype.name]}"
+            f"{FROM_NP[input._data.dtype].scalar_name} and {FROM_NP[other._data.dtype].scalar_name}"
         )
     return _product(cls, input, other)
 
@@ -246,7 +254,14 @@ def _scaled(g, factor):
 
 
 class _AddProductBackward(Node):
-    """``beta * input + alpha * product(m1, m2)``; ``_kind`` says which product."""
+    """``beta * input + alpha * product(m1, m2)``; ``_kind`` says which product. ``linear``
+    records ``AddmmBackward0`` for ``bias + x @ w.T`` with ``_wt`` (``m2`` is the weight, saved
+    and wired untransposed) and ``_bias_vec`` (a bias row: its gradient is a column sum)."""
+
+    _beta = 1
+    _alpha = 1
+    _wt = False
+    _bias_vec = False
 
     def backward(self, xp, g):
         m1, m2 = self.saved(xp.TENSORS)
@@ -254,8 +269,15 @@ class _AddProductBackward(Node):
         gi = g1 = g2 = None
         if self._needs(0):
             gi = g * 0 if beta == 0 else _scaled(g, beta)  # PyTorch multiplies: -0.0 stays
+            if self._bias_vec:
+                gi = xp.norm_cols_sum(gi)
         g = _scaled(g, alpha)
-        if kind == "mv":            # m1: matrix, m2: vector
+        if self._wt:                # linear: m1 @ m2.T
+            if m2 is not None:
+                g1 = xp.matmul(g, m2)
+            if m1 is not None:
+                g2 = xp.matmul(xp.transpose(g, -1, -2), m1)
+        elif kind == "mv":            # m1: matrix, m2: vector
             if m2 is not None:
                 g1 = xp.unsqueeze(g, -1) * xp.unsqueeze(m2, -2)
             if m1 is not None:
@@ -299,10 +321,10 @@ def _add_product(cls, input, m1, m2, beta, alpha, prod) -> Tensor:  # noqa: A002
     dts = (x._data.dtype, m1._data.dtype, m2._data.dtype)
     if dts[1] != dts[2]:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got "
-                           f"{_TYPE_NAMES.get(dts[1].name)} and {_TYPE_NAMES.get(dts[2].name)}")
+                           f"{FROM_NP[dts[1]].scalar_name} and {FROM_NP[dts[2]].scalar_name}")
     if dts[0] != dts[1]:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got "
-                           f"{_TYPE_NAMES.get(dts[0].name)} and {_TYPE_NAMES.get(dts[1].name)}")
+                           f"{FROM_NP[dts[0]].scalar_name} and {FROM_NP[dts[1]].scalar_name}")
     p = prod(m1._data, m2._data)
     shape = p.shape
     xs = x._data.shape
@@ -319,14 +341,10 @@ def _add_product(cls, input, m1, m2, beta, alpha, prod) -> Tensor:  # noqa: A002
     elif xs != shape:
         out = np.array(out, copy=True)
     out = np.asarray(out).astype(dts[1], copy=False)
-    if state.grad_enabled and (x.requires_grad or m1.requires_grad or m2.requires_grad):
-        node = cls()
-        node._beta, node._alpha = beta, alpha
-        node.save(m1 if m2.requires_grad else None, m2 if m1.requires_grad else None)
-        if xs != shape:
-            node._shapes = (xs, None, None)
-        return record(node, out, x, m1, m2)
-    return wrap(out)
+    # Each factor is kept only for the other's gradient, as PyTorch keeps them.
+    return apply(cls, out, x, m1, m2,
+                 save=(m1 if needs_grad(m2) else None, m2 if needs_grad(m1) else None),
+                 _beta=beta, _alpha=alpha)
 
 
 def _expand_error(src, target) -> str:
@@ -444,14 +462,11 @@ def outer(input, vec2) -> Tensor:  # noqa: A002
     tensor([[ 1., 10.],
             [ 2., 20.]])
     """
-    from .arithmetic import mul
-    from .shape import reshape
-
     if input.dim() != 1:
         raise RuntimeError(f"outer: Expected 1-D argument self, but got {input.dim()}-D")
     if vec2.dim() != 1:
         raise RuntimeError(f"outer: Expected 1-D argument vec2, but got {vec2.dim()}-D")
-    return mul(reshape(input, (input._data.shape[0], 1)), vec2)
+    return mul(_shape.reshape(input, (input._data.shape[0], 1)), vec2)
 
 
 ger = outer
@@ -464,8 +479,6 @@ def tensordot(a, b, dims=2, out=None) -> Tensor:
     >>> torch.tensordot(torch.ones(2, 3), torch.ones(3, 4), dims=1).shape
     retrograd.Size([2, 4])
     """
-    from .shape import permute, reshape, view
-
     if isinstance(dims, Tensor):
         dims = dims.tolist()
     if isinstance(dims, int):
@@ -494,9 +507,9 @@ def tensordot(a, b, dims=2, out=None) -> Tensor:
     csize = int(np.prod([sa[i] for i in da]))
     size_a = int(np.prod([sa[i] for i in free_a]))
     size_b = int(np.prod([sb[j] for j in free_b]))
-    ta = reshape(permute(a, free_a + da), (size_a, csize))
-    tb = reshape(permute(b, db + free_b), (csize, size_b))
-    return view(mm(ta, tb), tuple(sa[i] for i in free_a) + tuple(sb[j] for j in free_b))
+    ta = _shape.reshape(_shape.permute(a, free_a + da), (size_a, csize))
+    tb = _shape.reshape(_shape.permute(b, db + free_b), (csize, size_b))
+    return _shape.view(mm(ta, tb), tuple(sa[i] for i in free_a) + tuple(sb[j] for j in free_b))
 
 
 def inner(input, other) -> Tensor:  # noqa: A002
@@ -506,8 +519,6 @@ def inner(input, other) -> Tensor:  # noqa: A002
     >>> torch.inner(torch.tensor([1., 2.]), torch.tensor([3., 4.]))
     tensor(11.)
     """
-    from .arithmetic import mul
-
     if input.dim() == 0 or other.dim() == 0:
         return mul(input, other)
     sa, sb = input._data.shape, other._data.shape
@@ -525,9 +536,6 @@ def kron(input, other) -> Tensor:  # noqa: A002
     tensor([[1., 2., 0., 0.],
             [0., 0., 1., 2.]])
     """
-    from .arithmetic import mul
-    from .shape import reshape, unsafe_view
-
     sa, sb = input._data.shape, other._data.shape
     nd = max(len(sa), len(sb))
     sa = (1,) * (nd - len(sa)) + sa
@@ -537,7 +545,8 @@ def kron(input, other) -> Tensor:  # noqa: A002
         ra += [x, 1]
         rb += [1, y]
         res.append(x * y)
-    return unsafe_view(mul(reshape(input, tuple(ra)), reshape(other, tuple(rb))), tuple(res))
+    prod = mul(_shape.reshape(input, tuple(ra)), _shape.reshape(other, tuple(rb)))
+    return _shape.unsafe_view(prod, tuple(res))
 
 
 # -- trace and cross ----------------------------------------------------------------------------
@@ -545,7 +554,8 @@ def kron(input, other) -> Tensor:  # noqa: A002
 
 class TraceBackward0(Node):
     def backward(self, xp, g):
-        eye = self._eye
+        (n, m), dt = self._meta[0]
+        eye = np.eye(n, m, dtype=dt)
         # Expanded first: a product with a constant array would not sum back to ``g``'s shape.
         return xp.expand(g, eye.shape) * eye
 
@@ -565,14 +575,17 @@ def trace(input) -> Tensor:  # noqa: A002
     out = np.trace(a)
     if a.dtype.kind in "iu":
         out = np.asarray(out, np.int64)
-    if state.grad_enabled and input.requires_grad:
-        node = TraceBackward0()
-        node._eye = np.eye(a.shape[0], a.shape[1], dtype=a.dtype)
-        return record(node, out, input)
-    return wrap(out)
+    return apply(TraceBackward0, out, input)
+
+
+def _cross_arrays(a, b, *, dim=-1):
+    return np.cross(a, b, axis=dim)
 
 
 class LinalgCrossBackward0(Node):
+    forward = staticmethod(_cross_arrays)
+    saves = ((1,), (0,))
+
     def backward(self, xp, g):
         a, b = self.saved(xp.TENSORS)
         d = self._dim
@@ -596,18 +609,8 @@ def linalg_cross(input, other, *, dim=-1) -> Tensor:  # noqa: A002
     if sa[d] != 3 or sb[d] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
                            f"{sa[d]} and {sb[d]}")
-    ad, bd = operands(input, other)
-    out = np.cross(ad, bd, axis=d)
-    if state.grad_enabled and (input.requires_grad or other.requires_grad):
-        node = LinalgCrossBackward0()
-        node._dim = d
-        node.save(input if other.requires_grad else None, other if input.requires_grad else None)
-        if sa != out.shape or sb != out.shape:
-            node._shapes = (sa, sb)
-        if ad.dtype != input._data.dtype or bd.dtype != other._data.dtype:
-            node._dtypes = (input._data.dtype, other._data.dtype)
-        return record(node, out, input, other)
-    return wrap(out)
+    return apply_binary(LinalgCrossBackward0, lambda a, b: _cross_arrays(a, b, dim=d), input,
+                        other, _dim=d)
 
 
 def cross(input, other, dim=None) -> Tensor:  # noqa: A002
@@ -635,8 +638,7 @@ def cross(input, other, dim=None) -> Tensor:  # noqa: A002
     return linalg_cross(input, other, dim=dim)
 
 
-def _cross_arrays(a, b, *, dim=-1):
-    return np.cross(a, b, axis=dim)
+save_plan(LinalgCrossBackward0)
 
 
 def vecdot(x, y, *, dim=-1) -> Tensor:
@@ -646,9 +648,6 @@ def vecdot(x, y, *, dim=-1) -> Tensor:
     >>> torch.linalg.vecdot(torch.tensor([[1., 2.]]), torch.tensor([3., 4.]))
     tensor([11.])
     """
-    from .arithmetic import mul
-    from .reduction import sum as _sum
-
     return _sum(mul(x, y), dim)
 
 
@@ -787,7 +786,7 @@ class EinsumBackward(Node):
 
     def backward(self, xp, g):
         ops = self.saved(xp.TENSORS)
-        subs, out, sizes, dt = self._subs, self._out, self._sizes, self._dt
+        subs, out, sizes, dt = self._subs, self._osub, self._sizes, self._dt
         grads = []
         for k, sub in enumerate(subs):
             if not self._needs(k):
@@ -825,24 +824,14 @@ class EinsumBackward(Node):
 
 def einsum_sub(operands, subs, out, name=None) -> Tensor:
     """einsum on integer subscripts; operands may be tensors or constant arrays."""
-    tensors = [o if isinstance(o, Tensor) else None for o in operands]
     arrays = [o._data if isinstance(o, Tensor) else np.asarray(o) for o in operands]
     shapes = [a.shape for a in arrays]
     sizes = _label_sizes(shapes, subs)
     res = _einsum_arrays(arrays, subs, out, sizes)
-    if state.grad_enabled and any(t is not None and t.requires_grad for t in tensors):
-        node = EinsumBackward()
-        if name is not None:
-            node._name = name
-        node._subs, node._out, node._sizes, node._dt = subs, out, sizes, res.dtype
-        node._opshapes = shapes
-        node.save(*operands)
-        targets = [tuple(sizes[lab] for lab in sub) for sub in subs]
-        if any(s != t for s, t in zip(shapes, targets)):
-            node._shapes = tuple(shapes)
-        return record(node, res, *operands) if len(operands) > 1 else \
-            record(node, res, operands[0])
-    return wrap(res)
+    # PyTorch's einsum is a composite: ``name`` is the grad_fn name of its last op.
+    named = {} if name is None else {"_name": name}
+    return apply(EinsumBackward, res, *operands, save=tuple(operands), _subs=subs, _osub=out,
+                 _sizes=sizes, _dt=res.dtype, _opshapes=shapes, **named)
 
 
 def _einsum_sub_arrays(operands, subs, out, name=None):
@@ -890,8 +879,8 @@ def einsum(equation, *operands) -> Tensor:
     dt = operands[0]._data.dtype
     for o in operands[1:]:
         if o._data.dtype != dt:
-            raise RuntimeError(f"expected scalar type {_TYPE_NAMES.get(dt.name, dt.name)} but "
-                               f"found {_TYPE_NAMES.get(o._data.dtype.name, o._data.dtype.name)}")
+            raise RuntimeError(f"expected scalar type {FROM_NP[dt].scalar_name} but found "
+                               f"{FROM_NP[o._data.dtype].scalar_name}")
     subs, out = _parse_einsum(equation, [o._data.shape for o in operands])
     summed = {lab for sub in subs for lab in sub} - set(out)
     # PyTorch's einsum is a composite; its last op names the result's grad_fn.
@@ -902,7 +891,7 @@ def einsum(equation, *operands) -> Tensor:
     return einsum_sub(operands, subs, out, name)
 
 
-_array.register(linalg_cross=_cross_arrays, einsum_sub=_einsum_sub_arrays)
+_array.register(linalg_cross=LinalgCrossBackward0.forward, einsum_sub=_einsum_sub_arrays)
 
 __all__ = ["matmul", "mm", "mv", "dot", "vdot", "bmm", "addmm", "addmv", "addr", "addbmm",
            "baddbmm", "outer", "ger", "inner", "kron", "tensordot", "trace", "cross", "einsum"]

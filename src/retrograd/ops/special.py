@@ -25,7 +25,7 @@ import numpy as np
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
-from .unary import _unary
+from ._apply import apply, apply_unary, float_values
 
 _PI = math.pi
 _SQRT_PI = math.sqrt(math.pi)
@@ -316,36 +316,61 @@ _digamma = _cast_kernel(digamma_kernel)
 
 
 class ErfBackward0(Node):
+    forward = staticmethod(_erf)
+    saves = "input"
+
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
         return g * (_TWO_OVER_SQRT_PI * xp.exp(-(x * x)))
 
 
 class ErfcBackward0(Node):
+    forward = staticmethod(_erfc)
+    saves = "input"
+
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
         return g * (-_TWO_OVER_SQRT_PI * xp.exp(-(x * x)))
 
 
 class ErfinvBackward0(Node):
+    forward = staticmethod(_erfinv)
+    saves = "result"
+
     def backward(self, xp, g):
         y = self.saved_output(xp.TENSORS)
         return g * (0.5 * _SQRT_PI * xp.exp(y * y))
 
 
 class LgammaBackward0(Node):
+    forward = staticmethod(_lgamma)
+    saves = "input"
+
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
         return g * xp.digamma(x)
 
 
 class DigammaBackward0(Node):
+    forward = staticmethod(_digamma)
+    saves = "input"
+
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
         return g * xp.polygamma(1, x)
 
 
+def _array_polygamma(n, x):
+    with np.errstate(all="ignore"):
+        return polygamma_kernel(n, x.reshape(-1)).reshape(x.shape).astype(x.dtype, copy=False)
+
+
 class PolygammaBackward0(Node):
+    """``forward(n, a)``: the order ``n`` is an attribute of the node, not an input."""
+
+    forward = staticmethod(_array_polygamma)
+    _n = 0
+
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
         return g * xp.polygamma(self._n + 1, x)
@@ -362,7 +387,7 @@ def erf(input) -> Tensor:  # noqa: A002
     >>> torch.erf(torch.tensor([0., 1.]))
     tensor([0.0000, 0.8427])
     """
-    return _unary(ErfBackward0, _erf, input, save_input=True)
+    return apply_unary(ErfBackward0, input, float_values(input))
 
 
 def erfc(input) -> Tensor:  # noqa: A002
@@ -372,7 +397,7 @@ def erfc(input) -> Tensor:  # noqa: A002
     >>> torch.erfc(torch.tensor([0., 1.]))
     tensor([1.0000, 0.1573])
     """
-    return _unary(ErfcBackward0, _erfc, input, save_input=True)
+    return apply_unary(ErfcBackward0, input, float_values(input))
 
 
 def erfinv(input) -> Tensor:  # noqa: A002
@@ -382,7 +407,7 @@ def erfinv(input) -> Tensor:  # noqa: A002
     >>> torch.erfinv(torch.tensor([0., 0.5]))
     tensor([0.0000, 0.4769])
     """
-    return _unary(ErfinvBackward0, _erfinv, input, save_output=True)
+    return apply_unary(ErfinvBackward0, input, float_values(input))
 
 
 def lgamma(input) -> Tensor:  # noqa: A002
@@ -392,7 +417,7 @@ def lgamma(input) -> Tensor:  # noqa: A002
     >>> torch.lgamma(torch.tensor([1., 3.]))
     tensor([0.0000, 0.6931])
     """
-    return _unary(LgammaBackward0, _lgamma, input, save_input=True)
+    return apply_unary(LgammaBackward0, input, float_values(input))
 
 
 def digamma(input) -> Tensor:  # noqa: A002
@@ -402,7 +427,7 @@ def digamma(input) -> Tensor:  # noqa: A002
     >>> torch.digamma(torch.tensor([1.]))
     tensor([-0.5772])
     """
-    return _unary(DigammaBackward0, _digamma, input, save_input=True)
+    return apply_unary(DigammaBackward0, input, float_values(input))
 
 
 def polygamma(n: int, input) -> Tensor:  # noqa: A002
@@ -420,25 +445,16 @@ def _polygamma(n, input, cls):
         raise RuntimeError("polygamma(n, x) does not support negative n.")
     if n == 0 and cls is PolygammaBackward0:
         return digamma(input)
-    kernel = _cast_kernel(lambda a: polygamma_kernel(n, a))
-    out = _unary(cls, kernel, input, save_input=True)
-    node = out._grad_fn
-    if isinstance(node, PolygammaBackward0):
-        node._n = n
-    return out
+    return apply(cls, cls.forward(n, float_values(input)), input, save=(input,), _n=n)
 
 
 def _polygamma_method(self, n: int) -> Tensor:
     return polygamma(n, self)
 
 
-def _array_polygamma(n, x):
-    with np.errstate(all="ignore"):
-        return polygamma_kernel(n, x.reshape(-1)).reshape(x.shape).astype(x.dtype, copy=False)
-
-
-_array.register(erf=_erf, erfc=_erfc, erfinv=_erfinv, lgamma=_lgamma, digamma=_digamma,
-                polygamma=_array_polygamma)
+_array.register(erf=ErfBackward0.forward, erfc=ErfcBackward0.forward,
+                erfinv=ErfinvBackward0.forward, lgamma=LgammaBackward0.forward,
+                digamma=DigammaBackward0.forward, polygamma=PolygammaBackward0.forward)
 
 __all__: list = ["erf", "erfc", "erfinv", "lgamma", "digamma", "polygamma"]
 XP: list = []
