@@ -28,6 +28,7 @@ from . import _dtypes
 from ._dtypes import FROM_NP, dtype
 from ._printing import format_tensor
 from .autograd import graph
+from .autograd import saved as _saved
 from .autograd.grad_mode import state
 from .autograd.graph import next_seq
 
@@ -626,4 +627,4 @@ def make(arr: np.ndarray, grad_fn=None, nr: int = 0) -> Tensor:
 
 
 _new = object.__new__
-graph.make_tensor = make
+_saved.make_tensor = make

@@ -1,0 +1,177 @@
+"""Saved tensors: what a node keeps for its backward, checked against versions when unpacked.
+
+``SavedTensors`` is the part of ``Node`` that saves inputs (tensors are version-checked when
+unpacked, numbers are constants), saves an output without a reference cycle (its array and
+version counter, not the tensor), unpacks them as arrays or, under ``create_graph``, as
+tensors, and frees them after backward. PyTorch's error texts for a freed graph and for an
+in-place change to a saved tensor live here too.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from .._dtypes import FROM_NP
+
+__all__ = ["SavedTensors", "FREED_MSG", "HINT", "modified_msg", "op_name", "type_name",
+           "unpacked_output"]
+
+FREED_MSG = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you "
+    "call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward "
+    "through the graph a second time or if you need to access saved tensors after calling "
+    "backward."
+)
+
+
+def type_name(arr) -> str:
+    """PyTorch's legacy type name of an array's dtype, as its error messages print it."""
+    return "torch." + FROM_NP[arr.dtype].tensor_type
+
+
+_INFERENCE_SAVE = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+    "inference mode in computation tracked by autograd. To work around this, you can make a "
+    "clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
+    "`torch.inference_mode()`."
+)
+
+# Python numbers saved beside tensors (``x * 2`` keeps the 2): no version to check.
+_CONSTANTS = (int, float, bool, complex, np.ndarray)
+
+HINT = (
+    "Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
+    "with torch.autograd.set_detect_anomaly(True, check_nan=False)."
+)
+
+
+def op_name(fn) -> str:
+    """How PyTorch's version error names the op behind a node: ``Exp`` for ``ExpBackward0``."""
+    return _BACKWARD_SUFFIX.sub("", fn.name())
+
+
+_BACKWARD_SUFFIX = re.compile(r"Backward\d*$")
+
+
+def unpacked_output(arr, vc, node, nr):
+    """A saved output unpacked for a recorded backward: a tensor whose grad_fn is ``node``.
+
+    It keeps the node's place in the engine's order (no new sequence number)."""
+    t = make_tensor(arr)
+    t._grad_fn, t._nr, t._rg = node, nr, True
+    t._vc = vc
+    return t
+
+
+def modified_msg(t, expected: int) -> str:
+    arr = t._data
+    where = ""
+    if t._grad_fn is not None:
+        where = f", which is output {t._nr} of {op_name(t._grad_fn)},"
+    return (
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: [{type_name(arr)} {list(arr.shape)}]{where} is at version {t._vc[0]}; "
+        f"expected version {expected} instead. " + HINT
+    )
+
+
+def make_tensor(arr, grad_fn=None, nr=0):
+    """Set by ``_tensor`` at import: builds a tensor with a grad_fn (avoids an import cycle)."""
+    raise RuntimeError("retrograd._tensor is not loaded")
+
+
+
+class SavedTensors:
+    """The saved-tensor half of ``Node``."""
+
+    __slots__ = ()
+
+    # -- saved tensors -------------------------------------------------------------------------
+    def save(self, *tensors) -> None:
+        """Keep input tensors (or None, or numbers) for backward; versions are checked when
+        unpacked."""
+        versions = []
+        for t in tensors:
+            if t is None or t.__class__ in _CONSTANTS:
+                versions.append(None)
+            elif t._inference:
+                raise RuntimeError(_INFERENCE_SAVE)
+            else:
+                versions.append(t._vc[0])
+        self._saved = tensors
+        self._versions = versions
+
+    def save2(self, a, b) -> None:
+        """``save(a, b)`` unrolled: binary ops call this on every recorded forward."""
+        if a is None or a.__class__ in _CONSTANTS:
+            va = None
+        elif a._inference:
+            raise RuntimeError(_INFERENCE_SAVE)
+        else:
+            va = a._vc[0]
+        if b is None or b.__class__ in _CONSTANTS:
+            vb = None
+        elif b._inference:
+            raise RuntimeError(_INFERENCE_SAVE)
+        else:
+            vb = b._vc[0]
+        self._saved = (a, b)
+        self._versions = (va, vb)
+
+    def save_output(self, t) -> None:
+        """Keep an output without a reference cycle: its array, not the tensor."""
+        self._out = (t._data, t._vc, t._vc[0])
+
+    def saved(self, as_tensors: bool):
+        """The saved inputs, as arrays or (for create_graph) as tensors."""
+        saved = self._saved
+        if saved is None:
+            raise RuntimeError(FREED_MSG)
+        if len(saved) == 2:
+            a, b = saved
+            va, vb = self._versions
+            if va is not None:
+                if a._vc[0] != va:
+                    raise RuntimeError(modified_msg(a, va))
+                if not as_tensors:
+                    a = a._data
+            if vb is not None:
+                if b._vc[0] != vb:
+                    raise RuntimeError(modified_msg(b, vb))
+                if not as_tensors:
+                    b = b._data
+            return a, b
+        out = []
+        for t, v in zip(saved, self._versions):
+            if v is not None:
+                if t._vc[0] != v:
+                    raise RuntimeError(modified_msg(t, v))
+                if not as_tensors:
+                    t = t._data
+            out.append(t)
+        return out
+
+    def saved_output(self, as_tensor: bool):
+        """The saved output; as a tensor its grad_fn is this node, as PyTorch unpacks it."""
+        out = self._out
+        if out is None:
+            raise RuntimeError(FREED_MSG)
+        arr, vc, version = out
+        if vc[0] != version:
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: [{type_name(arr)} {list(arr.shape)}], which is output 0 of "
+                f"{op_name(self)}, is at version {vc[0]}; expected version {version} instead. "
+                + HINT
+            )
+        if not as_tensor:
+            return arr
+        return unpacked_output(arr, vc, self, 0)
+
+    def release(self) -> None:
+        """Free saved tensors once the backward that needed them has run."""
+        self._saved = None
+        self._out = None
