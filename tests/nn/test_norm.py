@@ -16,44 +16,20 @@ import retrograd.nn  # noqa: F401
 import retrograd.nn.functional as F
 from retrograd.autograd import gradcheck, gradgradcheck
 
-
-@pytest.fixture
-def torch():
-    return pytest.importorskip("torch")
-
+from .. import oracle
+from ..oracle import assert_close, copy_state
 
 TOL = {np.float32: dict(rtol=2e-4, atol=2e-5), np.float64: dict(rtol=1e-9, atol=1e-10)}
 
 
-def pair(torch, arr, grad=True):
-    """The same values as a retrograd and a torch tensor (leaves requiring grad)."""
-    a = rg.tensor(arr, requires_grad=grad)
-    t = torch.tensor(arr, requires_grad=grad)
-    return a, t
-
-
 def close(a, t, dt):
     assert a is not None and t is not None
-    np.testing.assert_allclose(a.detach().numpy(), t.detach().numpy(), **TOL[dt])
-
-
-def load(rg_mod, t_mod):
-    rg_mod.load_state_dict({k: rg.tensor(v.detach().numpy()) for k, v in
-                            t_mod.state_dict().items()})
+    assert_close(a, t, **TOL[dt])
 
 
 def run_both(torch, fn_rg, fn_t, arrays, dt, seed=0):
-    """Apply the two functions to the same inputs; compare outputs and all input grads."""
-    rs = np.random.default_rng(seed)
-    rgs, ts = zip(*(pair(torch, a) for a in arrays))
-    y_rg, y_t = fn_rg(*rgs), fn_t(*ts)
-    close(y_rg, y_t, dt)
-    g = rs.standard_normal(tuple(y_t.shape)).astype(dt)
-    y_rg.backward(rg.tensor(g))
-    y_t.backward(torch.tensor(g))
-    for a, t in zip(rgs, ts):
-        close(a.grad, t.grad, dt)
-    return y_rg, y_t
+    """The oracle's ``run_both`` (outputs and all input grads) with this file's tolerances."""
+    return oracle.run_both(torch, fn_rg, fn_t, arrays, tol=TOL[dt], seed=seed)
 
 
 def rand(*shape, dt=np.float64, seed=0):
@@ -98,7 +74,7 @@ def test_layer_norm_module(torch):
         for p in mt.parameters():
             with torch.no_grad():
                 p.normal_()
-        load(m, mt)
+        copy_state(mt, m)
         x = rand(2, 3, 4, dt=np.float32)
         y, yt = run_both(torch, m, mt, [x], np.float32)
         for (_n, p), (_, pt) in zip(m.named_parameters(), mt.named_parameters()):
@@ -182,7 +158,7 @@ def test_batch_norm_module(torch, cls, shape, kw):
     for p in mt.parameters():
         with torch.no_grad():
             p.normal_()
-    load(m, mt)
+    copy_state(mt, m)
     for step in range(3):
         x = rand(*shape, dt=np.float32, seed=step)
         run_both(torch, m, mt, [x], np.float32)
@@ -296,7 +272,7 @@ def test_instance_norm_module(torch, kw):
         for p in mt.parameters():
             with torch.no_grad():
                 p.normal_()
-        load(m, mt)
+        copy_state(mt, m)
         run_both(torch, m, mt, [rand(*shape, dt=np.float32)], np.float32)
         for (_k, v), (_, vt) in zip(m.state_dict().items(), mt.state_dict().items()):
             np.testing.assert_allclose(v.numpy(), vt.numpy(), rtol=1e-5, atol=1e-6)
