@@ -16,6 +16,7 @@ from . import (
     arithmetic,
     compare,
     decomp,
+    index_ops,
     indexing,
     inplace,
     join,
@@ -25,6 +26,7 @@ from . import (
     nn_conv,
     nn_norm,
     reduction,
+    scatter_gather,
     shape,
     sorting,
     special,
@@ -35,8 +37,8 @@ from .inplace import copy_, fill_, inplace_method, setitem, zero_
 TENSORS = True  # formulas get tensors from this namespace (see _array)
 
 FAMILIES = (
-    arithmetic, unary, compare, special, reduction, sorting, shape, join, indexing, linalg, decomp,
-    nn_activation, nn_conv, nn_norm, nn_attention,
+    arithmetic, unary, compare, special, reduction, sorting, shape, join, indexing, scatter_gather,
+    index_ops, linalg, decomp, nn_activation, nn_conv, nn_norm, nn_attention,
 )
 
 __all__: list = []

@@ -1,0 +1,434 @@
+"""The index_* ops (index_select, index_add, index_copy, index_fill) and the masked ops
+(masked_fill, masked_select, masked_scatter).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._tensor import Tensor, make
+from ..autograd.grad_mode import state
+from ..autograd.graph import Node
+from . import _array
+from ._array import add_at
+from ._core import record, scalar_value, wrap, wrap_dim
+from .indexing import (
+    _as1d,
+    _check_bounds,
+    _first_oob,
+    _idx_of,
+    _is_int_index,
+    _legacy,
+    _on_arrays,
+    _recording,
+    _size_mismatch,
+)
+
+
+def _dim_index(a, dim):
+    d = wrap_dim(dim, a.ndim)
+    return d, _as1d(a).shape[d]
+
+
+def _along(d: int, idx) -> tuple:
+    return (slice(None),) * d + (idx,)
+
+
+class IndexSelectBackward0(Node):
+    def backward(self, xp, g):
+        return xp.index_add(xp.zeros_meta(self._in_meta), self._dim, self._idx, g)
+
+
+def index_select(input, dim, index) -> Tensor:  # noqa: A002
+    """The slices of ``input`` along ``dim`` at the positions in the 1-D ``index``.
+
+    >>> import retrograd as torch
+    >>> torch.arange(6).view(2, 3).index_select(1, torch.tensor([2, 0]))
+    tensor([[2, 0],
+            [5, 3]])
+    """
+    a = input._data
+    idx = _idx_of(index)
+    if not _is_int_index(idx):
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    if idx.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    d, size = _dim_index(a, dim)
+    idx = _as1d(idx).astype(np.int64, copy=False)
+    if a.ndim == 0 and idx.size != 1:
+        raise RuntimeError(
+            f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s)"
+        )
+    if idx.size and _first_oob(idx, 0, size) is not None:
+        raise IndexError("index out of range in self")
+    out = np.take(_as1d(a), idx, axis=d)
+    if a.ndim == 0:
+        out = out.reshape(())
+    if _recording(input):
+        node = IndexSelectBackward0()
+        node._idx, node._dim, node._in_meta = idx, d, (a.shape, a.dtype)
+        return record(node, out, input)
+    return make(out)
+
+
+class IndexAddBackward0(Node):
+    def backward(self, xp, g):
+        nf = self.next_functions
+        gs = None
+        if nf[1][0] is not None:
+            gs = xp.index_select(g, self._dim, self._idx)
+            if self._alpha != 1:
+                gs = gs * self._alpha
+            if self._src_shape != gs.shape:
+                gs = xp.reshape(gs, self._src_shape)
+        return (g if nf[0][0] is not None else None), gs
+
+
+def _check_source(op, a, s, d, idx, *, copy=False):
+    n = _as1d(s).shape[d] if s.ndim or a.ndim <= 1 else None
+    if copy:
+        if idx.size != (s.shape[d] if s.ndim else 1):
+            raise IndexError(
+                f"index_copy_(): Number of indices ({idx.size}) should be equal to "
+                f"source.size(dim) ({s.shape[d] if s.ndim else 1})"
+            )
+    elif n is None or idx.size != n:
+        raise RuntimeError(
+            f"{op}(): Number of indices ({idx.size}) should be equal to source.size(dim): "
+            f"({n}), for dim: {d}"
+        )
+    ash = [k for j, k in enumerate(_as1d(a).shape) if j != d]
+    ssh = [k for j, k in enumerate(_as1d(s).shape) if j != d]
+    if ash != ssh:
+        if copy:
+            j = next((j for j, (p, q) in enumerate(zip(ash, ssh)) if p != q), 0)
+            raise RuntimeError(
+                "index_copy_(): Source/destination tensor must have same slice shapes. "
+                f"Destination slice shape: {ash[j] if ash else 1} at dimension {j} and source "
+                f"slice shape: {ssh[j] if ssh else 1} at dimension {j}."
+            )
+        raise RuntimeError(
+            "source tensor shape must match self tensor shape, excluding the specified "
+            f"dimension. Got self.shape = {list(a.shape)} source.shape = {list(s.shape)}"
+        )
+
+
+def index_add(input, dim, index, source, *, alpha=1) -> Tensor:  # noqa: A002
+    """A copy of ``input`` with ``alpha * source`` added to the slices along ``dim`` at
+    ``index`` (repeats add up).
+
+    >>> import retrograd as torch
+    >>> torch.zeros(3).index_add(0, torch.tensor([0, 0, 2]), torch.tensor([1., 2., 3.]))
+    tensor([3., 0., 3.])
+    """
+    a, s = input._data, source._data
+    idx = _idx_of(index)
+    if not _is_int_index(idx):
+        raise RuntimeError(
+            f"index_add_(): Expected dtype int32/int64 for index but got: {_legacy(idx)}"
+        )
+    if idx.ndim > 1:
+        raise IndexError(
+            f"index_add_(): Index is supposed to be a vector, but got dim: {idx.ndim} with "
+            f"type: {_legacy(idx)} and size: {list(idx.shape)}"
+        )
+    if s.dtype != a.dtype:
+        raise RuntimeError(
+            f"index_add_(): self ({_legacy(a)}) and source ({_legacy(s)}) must have the same "
+            "scalar type"
+        )
+    d, size = _dim_index(a, dim)
+    idx = _as1d(idx).astype(np.int64, copy=False)
+    _check_source("index_add_", a, s, d, idx)
+    _check_bounds(idx, d, size)
+    out = _as1d(a).copy()
+    v = _as1d(s)
+    if alpha != 1:
+        v = (v * alpha).astype(a.dtype)
+    add_at(out, _along(d, idx), v)
+    out = out.reshape(a.shape)
+    if state.grad_enabled and (input.requires_grad or source.requires_grad):
+        node = IndexAddBackward0()
+        node._idx, node._dim, node._alpha, node._src_shape = idx, d, alpha, s.shape
+        return record(node, out, input, source)
+    return make(out)
+
+
+class IndexCopyBackward0(Node):
+    def backward(self, xp, g):
+        nf = self.next_functions
+        gx = xp.index_fill(g, self._dim, self._idx, 0.0) if nf[0][0] is not None else None
+        gs = None
+        if nf[1][0] is not None:
+            gs = xp.index_select(g, self._dim, self._idx)
+            if self._src_shape != gs.shape:
+                gs = xp.reshape(gs, self._src_shape)
+        return gx, gs
+
+
+def index_copy(input, dim, index, source) -> Tensor:  # noqa: A002
+    """A copy of ``input`` with the slices along ``dim`` at ``index`` replaced by ``source``.
+
+    >>> import retrograd as torch
+    >>> torch.zeros(3).index_copy(0, torch.tensor([2, 0]), torch.tensor([1., 2.]))
+    tensor([2., 0., 1.])
+    """
+    a, s = input._data, source._data
+    idx = _idx_of(index)
+    if idx.dtype != np.int64:
+        raise RuntimeError(
+            f"index_copy_(): Expected a long tensor for index, but got {_legacy(idx)}"
+        )
+    if idx.ndim > 1:
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {idx.ndim})")
+    d, size = _dim_index(a, dim)
+    idx = _as1d(idx)
+    _check_source("index_copy_", a, s, d, idx, copy=True)
+    if s.dtype != a.dtype:
+        raise RuntimeError(
+            "index_copy_(): self and source expected to have the same dtype, but got (self) "
+            f"{_legacy(a)} and (source) {_legacy(s)}"
+        )
+    _check_bounds(idx, d, size, prefix="index_copy_(): ", exc=IndexError)
+    out = _as1d(a).copy()
+    out[_along(d, idx)] = _as1d(s)
+    out = out.reshape(a.shape)
+    if state.grad_enabled and (input.requires_grad or source.requires_grad):
+        node = IndexCopyBackward0()
+        node._idx, node._dim, node._src_shape = idx, d, s.shape
+        return record(node, out, input, source)
+    return make(out)
+
+
+class IndexFillBackward0(Node):
+    """index_fill with a number."""
+
+    def backward(self, xp, g):
+        return xp.index_fill(g, self._dim, self._idx, 0.0)
+
+
+class IndexFillBackward1(Node):
+    """index_fill with a 0-dim tensor."""
+
+    def backward(self, xp, g):
+        nf = self.next_functions
+        gx = xp.index_fill(g, self._dim, self._idx, 0.0) if nf[0][0] is not None else None
+        gv = None
+        if nf[1][0] is not None:
+            # Each filled place counts once, however often the index repeats it.
+            gv = xp.sum(xp.index_select(g, self._dim, self._unique))
+        return gx, gv
+
+
+def index_fill(input, dim, index, value) -> Tensor:  # noqa: A002
+    """A copy of ``input`` with the slices along ``dim`` at ``index`` set to ``value``.
+
+    >>> import retrograd as torch
+    >>> torch.zeros(2, 3).index_fill(1, torch.tensor([0, 2]), 5.0)
+    tensor([[5., 0., 5.],
+            [5., 0., 5.]])
+    """
+    a = input._data
+    idx = _idx_of(index)
+    if idx.dtype != np.int64:
+        raise IndexError("index_fill_(): Expected dtype int64 for index.")
+    if idx.ndim > 1:
+        raise RuntimeError("Index has to be a vector/scalar")
+    vt = isinstance(value, Tensor)
+    if vt and value._data.ndim != 0:
+        raise RuntimeError(
+            "index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+            f"{value._data.ndim} dimension(s)."
+        )
+    d, size = _dim_index(a, dim)
+    idx = _as1d(idx)
+    _check_bounds(idx, d, size, low=-size, exc=IndexError)
+    idx = np.where(idx < 0, idx + size, idx)
+    out = _as1d(a).copy()
+    v = value._data if vt else scalar_value(value)
+    out[_along(d, idx)] = np.asarray(v).astype(a.dtype)
+    out = out.reshape(a.shape)
+    if state.grad_enabled and (input.requires_grad or (vt and value.requires_grad)):
+        if vt:
+            node = IndexFillBackward1()
+            node._unique = np.unique(idx)
+            if value._data.dtype != a.dtype:
+                node._dtypes = (a.dtype, value._data.dtype)
+        else:
+            node = IndexFillBackward0()
+        node._idx, node._dim = idx, d
+        return record(node, out, input, value) if vt else record(node, out, input)
+    return make(out)
+
+
+# -- masks --------------------------------------------------------------------------------------
+
+
+def _mask_of(mask) -> np.ndarray:
+    return mask._data if isinstance(mask, Tensor) else np.asarray(mask)
+
+
+def _bshape(a, b) -> tuple:
+    try:
+        return np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise RuntimeError(_size_mismatch(a.shape, b.shape)) from None
+
+
+_C_NAMES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+            "uint8": "unsigned char", "float32": "float", "float64": "double",
+            "float16": "c10::Half"}
+
+
+class MaskedFillBackward0(Node):
+    """masked_fill with a number."""
+
+    def backward(self, xp, g):
+        return xp.where(self._mask, 0.0, g)
+
+
+class MaskedFillBackward1(Node):
+    """masked_fill with a 0-dim tensor."""
+
+    def backward(self, xp, g):
+        nf = self.next_functions
+        gx = xp.where(self._mask, 0.0, g) if nf[0][0] is not None else None
+        gv = xp.sum(xp.where(self._mask, g, 0.0)) if nf[1][0] is not None else None
+        return gx, gv
+
+
+def masked_fill(input, mask, value) -> Tensor:  # noqa: A002
+    """``value`` where ``mask`` is True, ``input`` elsewhere.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([1., 2.]).masked_fill(torch.tensor([True, False]), 0.)
+    tensor([0., 2.])
+    """
+    m = _mask_of(mask)
+    if m.dtype.kind != "b":
+        raise RuntimeError(
+            f"masked_fill_ only supports boolean masks, but got mask with dtype "
+            f"{_C_NAMES.get(m.dtype.name, m.dtype.name)}"
+        )
+    a = input._data
+    vt = isinstance(value, Tensor)
+    if vt:
+        if value._data.ndim != 0:
+            raise RuntimeError(
+                "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                f"{value._data.ndim} dimension(s)."
+            )
+        v = value._data.astype(a.dtype)
+    else:
+        v = np.asarray(scalar_value(value) if scalar_value(value) is not None else value
+                       ).astype(a.dtype)
+    _bshape(a, m)
+    out = np.where(m, v, a)
+    if state.grad_enabled and (input.requires_grad or (vt and value.requires_grad)):
+        node = MaskedFillBackward1() if vt else MaskedFillBackward0()
+        node._mask = m
+        if out.shape != a.shape:
+            node._shapes = (a.shape, ())
+        if vt:
+            if value._data.dtype != a.dtype:
+                node._dtypes = (a.dtype, value._data.dtype)
+            return record(node, out, input, value)
+        return record(node, out, input)
+    return wrap(out)
+
+
+class MaskedSelectBackward0(Node):
+    def backward(self, xp, g):
+        return xp.masked_scatter(xp.zeros_meta(self._in_meta), self._mask, g)
+
+
+def masked_select(input, mask) -> Tensor:  # noqa: A002
+    """The elements of ``input`` where ``mask`` (broadcast with it) is True, as a 1-D tensor.
+
+    >>> import retrograd as torch
+    >>> torch.masked_select(torch.tensor([1, 2, 3]), torch.tensor([True, False, True]))
+    tensor([1, 3])
+    """
+    m = _mask_of(mask)
+    if m.dtype.kind != "b":
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    a = input._data
+    shape = _bshape(a, m)
+    ab = np.broadcast_to(a, shape) if a.shape != shape else a
+    mb = np.broadcast_to(m, shape) if m.shape != shape else m
+    out = ab[mb]
+    if _recording(input):
+        node = MaskedSelectBackward0()
+        node._mask, node._in_meta = mb, (shape, a.dtype)
+        if shape != a.shape:
+            node._shapes = (a.shape,)
+        return record(node, out, input)
+    return make(out)
+
+
+class MaskedScatterBackward0(Node):
+    def backward(self, xp, g):
+        nf = self.next_functions
+        m = self._mask
+        gx = xp.where(m, 0.0, g) if nf[0][0] is not None else None
+        gs = None
+        if nf[1][0] is not None:
+            gs = xp.masked_select(g, m)
+            numel, n = self._src_numel, self._n
+            if n < numel:
+                gs = xp.index_add(xp.zeros_meta(((numel,), self._dtype)), 0,
+                                  np.arange(n), gs)
+            gs = xp.reshape(gs, self._src_shape)
+        return gx, gs
+
+
+def masked_scatter(input, mask, source) -> Tensor:  # noqa: A002
+    """A copy of ``input`` with the leading elements of ``source``, in order, written where
+    ``mask`` is True.
+
+    >>> import retrograd as torch
+    >>> torch.zeros(4).masked_scatter(torch.tensor([True, False, True, False]),
+    ...                               torch.tensor([1., 2., 3.]))
+    tensor([1., 0., 2., 0.])
+    """
+    m = _mask_of(mask)
+    if m.dtype.kind != "b":
+        raise RuntimeError(
+            "masked_scatter_ only supports boolean masks, but got mask with dtype "
+            f"{_legacy(m)}"
+        )
+    a, s = input._data, source._data
+    if s.dtype != a.dtype:
+        raise RuntimeError(
+            "masked_scatter: expected self and source to have same dtypes but got"
+            f"{_legacy(a)} and {_legacy(s)}"
+        )
+    shape = _bshape(a, m)
+    mb = np.broadcast_to(m, shape) if m.shape != shape else m
+    out = np.array(np.broadcast_to(a, shape))
+    n = int(np.count_nonzero(mb))
+    if s.size < n:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    out[mb] = s.reshape(-1)[:n]
+    if state.grad_enabled and (input.requires_grad or source.requires_grad):
+        node = MaskedScatterBackward0()
+        node._mask, node._n, node._src_numel = mb, n, s.size
+        node._src_shape, node._dtype = s.shape, a.dtype
+        if shape != a.shape:
+            node._shapes = (a.shape, s.shape)
+        return record(node, out, input, source)
+    return make(out)
+
+
+_array.register(
+    index_select=_on_arrays(index_select), index_add=_on_arrays(index_add),
+    index_fill=_on_arrays(index_fill), masked_select=_on_arrays(masked_select),
+    masked_scatter=_on_arrays(masked_scatter),
+)
+
+__all__ = ["index_select", "index_add", "index_copy", "index_fill", "masked_fill",
+           "masked_select", "masked_scatter"]
+XP: list = []
+METHODS = {name: globals()[name] for name in __all__}
+INPLACE = {name + "_": globals()[name] for name in (
+    "index_add", "index_copy", "index_fill", "masked_fill", "masked_scatter")}

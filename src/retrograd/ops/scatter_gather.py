@@ -1,0 +1,513 @@
+"""The gather/scatter family: gather, scatter, scatter_add, scatter_reduce, take, put and
+take_along_dim, with take_along and scatter_along, their forms on NumPy indices for backward
+formulas.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .._tensor import Tensor, make
+from ..autograd.grad_mode import state
+from ..autograd.graph import Node
+from . import _array
+from ._array import add_at
+from ._core import record, scalar_value, wrap_dim
+from .indexing import (
+    _along_index,
+    _as1d,
+    _bc_ok,
+    _check_bounds,
+    _first_oob,
+    _idx_of,
+    _is_int_index,
+    _legacy,
+    _on_arrays,
+    _recording,
+    _size_mismatch,
+)
+
+
+def take_along(input, idx: np.ndarray, dim: int) -> Tensor:  # noqa: A002
+    """Gather ``input`` at NumPy indices ``idx`` along ``dim``."""
+    out = np.take_along_axis(input._data, idx, axis=dim)
+    if _recording(input):
+        node = GatherBackward0()
+        node._idx, node._dim, node._in_shape = idx, dim, input._data.shape
+        return record(node, out, input)
+    return make(out)
+
+
+def scatter_along(g, idx: np.ndarray, dim: int, shape) -> Tensor:
+    """Zeros of ``shape`` with ``g`` added at NumPy indices ``idx`` along ``dim``."""
+    out = np.zeros(shape, g._data.dtype)
+    add_at(out, _along_index(idx, dim), g._data)
+    if _recording(g):
+        node = ScatterAddBackward0()
+        node._idx, node._dim = idx, dim
+        return record(node, out, g)
+    return make(out)
+
+
+def _scatter_args(op, a, dim, index, src_shape, gather=False):
+    """Checks shared by gather and the scatter family; returns (dim, index, grids)."""
+    idx = _idx_of(index)
+    if idx.dtype.kind not in "iu" or idx.dtype == np.uint8 or not _is_int_index(idx):
+        raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index")
+    d = wrap_dim(dim, a.ndim)
+    nd = max(a.ndim, 1)
+    if max(idx.ndim, 1) != nd:
+        what = "input" if gather else "self"
+        raise RuntimeError(
+            f"Index tensor must have the same number of dimensions as {what} tensor"
+        )
+    if src_shape is not None and max(len(src_shape), 1) != nd:
+        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+    ishape, ashape = _as1d(idx).shape, _as1d(a).shape
+    sshape = src_shape if src_shape is None or src_shape else (1,)
+    ok = all(ishape[k] <= ashape[k] for k in range(nd) if k != d)
+    if sshape is not None:
+        ok = ok and all(ishape[k] <= sshape[k] for k in range(nd))
+    if not ok:
+        if gather:
+            k = next(k for k in range(nd) if k != d and ishape[k] > ashape[k])
+            raise RuntimeError(
+                f"Size does not match at dimension {k} expected index {list(idx.shape)} to be no "
+                f"larger than self {list(a.shape)} apart from dimension {d}"
+            )
+        msg = (f"Expected index {list(idx.shape)} to be no larger than self {list(a.shape)} "
+               f"apart from dimension {d}")
+        if src_shape is not None:
+            msg += f" and to be no larger size than src {list(src_shape)}"
+        raise RuntimeError(msg)
+    idx = _as1d(idx).astype(np.int64, copy=False)
+    _check_bounds(idx, d, ashape[d])
+    return d, idx, _along_index(idx, d)
+
+
+def _src_part(s: np.ndarray, ishape) -> np.ndarray:
+    s = _as1d(s)
+    if s.shape != ishape:
+        s = s[tuple(slice(0, n) for n in ishape)]
+    return s
+
+
+class GatherBackward0(Node):
+    def backward(self, xp, g):
+        if self.__dict__.get("_in_meta") is None:  # take_along's node: same-shaped indices
+            return xp.scatter_along(g, self._idx, self._dim, self._in_shape)
+        return xp.scatter_add(xp.zeros_meta(self._in_meta), self._dim, self._idx, g)
+
+
+def gather(input, dim, index, *, sparse_grad: bool = False) -> Tensor:  # noqa: A002
+    """Values of ``input`` along ``dim`` at ``index``: ``out[i][j] = input[index[i][j]][j]``
+    for ``dim=0``.
+
+    >>> import retrograd as torch
+    >>> torch.gather(torch.tensor([[1, 2], [3, 4]]), 1, torch.tensor([[0, 0], [1, 0]]))
+    tensor([[1, 1],
+            [4, 3]])
+    """
+    a = input._data
+    d, idx, grids = _scatter_args("gather", a, dim, index, None, gather=True)
+    ishape = _idx_of(index).shape
+    out = _as1d(a)[grids].reshape(ishape)
+    if _recording(input):
+        node = GatherBackward0()
+        node._idx, node._dim, node._in_meta = idx.reshape(ishape), d, (a.shape, a.dtype)
+        return record(node, out, input)
+    return make(out)
+
+
+class ScatterBackward0(Node):
+    """scatter with a src tensor."""
+
+    def backward(self, xp, g):
+        nf = self.next_functions
+        gx = xp.scatter(g, self._dim, self._idx, 0.0) if nf[0][0] is not None else None
+        gs = None
+        if nf[1][0] is not None:
+            _check_src_grad(self)
+            gs = xp.gather(g, self._dim, self._idx)
+        return gx, gs
+
+
+class ScatterBackward1(Node):
+    """scatter with a value."""
+
+    def backward(self, xp, g):
+        return xp.scatter(g, self._dim, self._idx, 0.0)
+
+
+class _ScatterNotImplemented(Node):
+    _name = "torch::autograd::NotImplemented"
+
+    def backward(self, xp, g):
+        raise RuntimeError("derivative for aten::scatter is not implemented")
+
+
+def _check_same_dtype(a, s, op) -> None:
+    if s.dtype != a.dtype:
+        raise RuntimeError(f"{op}(): Expected self.dtype to be equal to src.dtype")
+
+
+def scatter(input, dim, index, src=None, *, value=None, reduce=None) -> Tensor:  # noqa: A002
+    """A copy of ``input`` with ``src`` (a tensor, or a number ``value``) written along ``dim``
+    at ``index``; ``reduce='add'`` or ``'multiply'`` combines instead (not differentiable).
+
+    >>> import retrograd as torch
+    >>> torch.zeros(2, 3).scatter(1, torch.tensor([[2], [0]]), 1.0)
+    tensor([[0., 0., 1.],
+            [1., 0., 0.]])
+    """
+    if src is None:
+        src = value
+    a = input._data
+    is_t = isinstance(src, Tensor)
+    if reduce is not None:
+        if reduce not in ("add", "multiply"):
+            raise RuntimeError("reduce argument must be either add or multiply.")
+        if is_t:
+            warnings.warn(
+                "The reduce argument of torch.scatter with Tensor src is deprecated and will be "
+                "removed in a future PyTorch release. Use torch.scatter_reduce instead for more "
+                "reduction options.", UserWarning, stacklevel=2)
+    d, idx, grids = _scatter_args("scatter", a, dim, index, src._data.shape if is_t else None)
+    out = _as1d(a).copy()
+    if is_t:
+        _check_same_dtype(a, src._data, "scatter")
+        v = _src_part(src._data, idx.shape)
+    else:
+        v = np.asarray(scalar_value(src) if scalar_value(src) is not None else src, a.dtype)
+    if reduce == "add":
+        add_at(out, grids, v)
+    elif reduce == "multiply":
+        np.multiply.at(out, grids, v)
+    else:
+        out[grids] = v
+    out = out.reshape(a.shape)
+    if state.grad_enabled and (input.requires_grad or (is_t and src.requires_grad)):
+        if reduce is not None:
+            node = _ScatterNotImplemented()
+            return record(node, out, input, src) if is_t else record(node, out, input)
+        ishape = _idx_of(index).shape
+        node = ScatterBackward0() if is_t else ScatterBackward1()
+        node._idx, node._dim = idx.reshape(ishape), d
+        if is_t:
+            _src_grad_shape(node, src._data.shape, ishape)
+            return record(node, out, input, src)
+        return record(node, out, input)
+    return make(out)
+
+
+def _src_grad_shape(node, sshape, ishape) -> None:
+    if tuple(sshape) != tuple(ishape):
+        node._bad_src = (tuple(ishape), tuple(sshape))
+
+
+def _check_src_grad(node) -> None:
+    bad = node.__dict__.get("_bad_src")
+    if bad is not None:
+        # PyTorch's formula gives src a gradient of index's shape, which its engine refuses.
+        raise RuntimeError(
+            f"Function {node.name()} returned an invalid gradient at index 1 - got "
+            f"{list(bad[0])} but expected shape compatible with {list(bad[1])}"
+        )
+
+
+class ScatterAddBackward0(Node):
+    def backward(self, xp, g):
+        if self.__dict__.get("_in_meta", 0) == 0:  # scatter_along's node
+            return xp.take_along(g, self._idx, self._dim)
+        nf = self.next_functions
+        gs = None
+        if nf[1][0] is not None:
+            _check_src_grad(self)
+            gs = xp.gather(g, self._dim, self._idx)
+        return (g if nf[0][0] is not None else None), gs
+
+
+def scatter_add(input, dim, index, src) -> Tensor:  # noqa: A002
+    """A copy of ``input`` with ``src`` added along ``dim`` at ``index`` (repeats add up).
+
+    >>> import retrograd as torch
+    >>> torch.zeros(3).scatter_add(0, torch.tensor([0, 2, 0]), torch.tensor([1., 2., 3.]))
+    tensor([4., 0., 2.])
+    """
+    a = input._data
+    s = src._data
+    d, idx, grids = _scatter_args("scatter", a, dim, index, s.shape)
+    _check_same_dtype(a, s, "scatter")
+    out = _as1d(a).copy()
+    add_at(out, grids, _src_part(s, idx.shape))
+    out = out.reshape(a.shape)
+    if state.grad_enabled and (input.requires_grad or src.requires_grad):
+        node = ScatterAddBackward0()
+        node._idx, node._dim, node._in_meta = idx.reshape(_idx_of(index).shape), d, None
+        _src_grad_shape(node, s.shape, node._idx.shape)
+        return record(node, out, input, src)
+    return make(out)
+
+
+_REDUCE_UFUNC = {"sum": np.add, "prod": np.multiply, "mean": np.add, "amax": np.maximum,
+                 "amin": np.minimum}
+
+
+def _identity(reduce, dtype):
+    if reduce in ("sum", "mean"):
+        return 0
+    if reduce == "prod":
+        return 1
+    if dtype.kind == "f":
+        return -np.inf if reduce == "amax" else np.inf
+    if dtype.kind == "b":
+        return reduce == "amin"
+    info = np.iinfo(dtype)
+    return info.min if reduce == "amax" else info.max
+
+
+class ScatterReduceBackward0(Node):
+    def backward(self, xp, g):
+        nf = self.next_functions
+        dim, idx, red, inc = self._dim, self._idx, self._reduce, self._include_self
+        gx = gs = None
+        if nf[1][0] is not None:
+            _check_src_grad(self)
+        if red == "sum":
+            gx = g
+            gs = xp.gather(g, dim, idx) if nf[1][0] is not None else None
+        elif red == "mean":
+            gx = g / self._n
+            gs = xp.gather(gx, dim, idx) if nf[1][0] is not None else None
+        elif red in ("amax", "amin"):
+            gd = g / self._n
+            gx = xp.where(self._self_is, gd, 0.0)
+            if nf[1][0] is not None:
+                gs = xp.where(self._src_is, xp.gather(gd, dim, idx), 0.0)
+        else:
+            x, s = self.saved(xp.TENSORS)
+            r = self.saved_output(xp.TENSORS)
+            # Exclusive products, so that a zero factor still gets its gradient.
+            mx = xp.where(self._x_zero, 1.0, x)
+            mres = xp.scatter_reduce(mx, dim, idx, s, "prod", include_self=inc)
+            gx = g * mres / mx
+            if nf[1][0] is not None:
+                single = self._single
+                ms = xp.where(single, 1.0, s)
+                msres = xp.scatter_reduce(x, dim, idx, ms, "prod", include_self=inc)
+                gs = xp.where(single, xp.gather(g * msres, dim, idx),
+                              xp.gather(g * r, dim, idx) / xp.where(self._s_zero, 1.0, s))
+        if nf[0][0] is None:
+            gx = None
+        elif not inc:
+            gx = xp.where(self._scattered, 0.0, gx)
+        return gx, gs
+
+
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True) -> Tensor:  # noqa: A002
+    """A copy of ``input`` with ``src`` reduced into it along ``dim`` at ``index``: ``reduce`` is
+    ``'sum'``, ``'prod'``, ``'mean'``, ``'amax'`` or ``'amin'``; ``include_self=False`` leaves
+    the old values of scattered-to places out.
+
+    >>> import retrograd as torch
+    >>> x = torch.tensor([1., 2., 3.])
+    >>> x.scatter_reduce(0, torch.tensor([0, 0]), torch.tensor([5., 7.]), "amax")
+    tensor([7., 2., 3.])
+    """
+    red = {"max": "amax", "min": "amin"}.get(reduce, reduce)
+    if red not in _REDUCE_UFUNC:
+        raise RuntimeError(
+            "reduce argument must be either sum, prod, mean, amax or amin, got " + str(reduce)
+        )
+    a = input._data
+    s = src._data
+    d, idx, grids = _scatter_args("scatter", a, dim, index, s.shape)
+    _check_same_dtype(a, s, "scatter")
+    sv = _src_part(s, idx.shape)
+    out = _as1d(a).copy()
+    scattered = np.zeros(out.shape, bool)
+    scattered[grids] = True
+    if not include_self:
+        out[scattered] = _identity(red, a.dtype)
+    _REDUCE_UFUNC[red].at(out, grids, sv)
+    count = None
+    if red == "mean":
+        count = np.zeros(out.shape, np.int64)
+        add_at(count, grids, 1)
+        if include_self:
+            count += 1
+        count = np.maximum(count, 1)
+        if out.dtype.kind == "f":
+            out = (out / count).astype(a.dtype)
+        else:
+            out = out // count
+    out = out.reshape(a.shape)
+    if not (state.grad_enabled and (input.requires_grad or src.requires_grad)):
+        return make(out)
+    node = ScatterReduceBackward0()
+    ishape = _idx_of(index).shape
+    node._idx, node._dim = idx.reshape(ishape), d
+    node._reduce, node._include_self = red, bool(include_self)
+    node._scattered = scattered.reshape(a.shape)
+    _src_grad_shape(node, s.shape, ishape)
+    if red == "mean":
+        node._n = count.reshape(a.shape).astype(a.dtype)
+    elif red in ("amax", "amin"):
+        o1 = _as1d(out)
+        self_is = _as1d(a) == o1
+        if not include_self:
+            self_is &= ~scattered
+        src_is = sv == o1[grids]
+        n = self_is.astype(a.dtype)
+        add_at(n, grids, src_is)
+        node._n = np.maximum(n, 1).reshape(a.shape)
+        node._self_is, node._src_is = self_is.reshape(a.shape), src_is.reshape(ishape)
+    elif red == "prod":
+        node.save(input, src)
+        node._x_zero = a == 0
+        s_zero = sv == 0
+        nz = np.zeros(_as1d(a).shape, np.int64)
+        add_at(nz, grids, s_zero)
+        node._s_zero = s_zero.reshape(ishape)
+        node._single = (s_zero & (nz[grids] == 1)).reshape(ishape)
+    r = record(node, out, input, src)
+    if red == "prod":
+        node.save_output(r)
+    return r
+
+
+# -- take / put / take_along_dim ----------------------------------------------------------------
+
+
+def _flat_index(op, idx, numel) -> np.ndarray:
+    if idx.dtype != np.int64:
+        raise RuntimeError(f"{op}(): Expected a long tensor for index, but got {_legacy(idx)}")
+    v = _first_oob(idx, -numel, numel) if idx.size else None
+    if v is not None:
+        raise IndexError(f"out of range: tried to access index {v} on a tensor of {numel} "
+                         "elements.")
+    return np.where(idx < 0, idx + numel, idx)
+
+
+class TakeBackward0(Node):
+    def backward(self, xp, g):
+        return xp.put(xp.zeros_meta(self._in_meta), self._idx, g, True)
+
+
+def take(input, index) -> Tensor:  # noqa: A002
+    """The elements of ``input``, read as 1-D, at ``index`` (result has ``index``'s shape).
+
+    >>> import retrograd as torch
+    >>> torch.take(torch.tensor([[1, 2], [3, 4]]), torch.tensor([0, 3, -1]))
+    tensor([1, 4, 4])
+    """
+    a = input._data
+    idx = _flat_index("take", _idx_of(index), a.size)
+    out = a.reshape(-1)[idx]
+    if _recording(input):
+        node = TakeBackward0()
+        node._idx, node._in_meta = idx, (a.shape, a.dtype)
+        return record(node, out, input)
+    return make(out)
+
+
+class PutBackward0(Node):
+    def backward(self, xp, g):
+        nf = self.next_functions
+        gx = None
+        if nf[0][0] is not None:
+            gx = g if self._accumulate else xp.put(g, self._idx, xp.zeros_meta(self._src_meta),
+                                                   False)
+        gs = xp.reshape(xp.take(g, self._idx), self._src_meta[0]) \
+            if nf[1][0] is not None else None
+        return gx, gs
+
+
+def put(input, index, source, accumulate: bool = False) -> Tensor:  # noqa: A002
+    """A copy of ``input`` with ``source`` written (or added) at the 1-D positions ``index``.
+
+    >>> import retrograd as torch
+    >>> torch.put(torch.zeros(2, 2), torch.tensor([0, 3]), torch.tensor([1., 2.]))
+    tensor([[1., 0.],
+            [0., 2.]])
+    """
+    a, s = input._data, source._data
+    idx = _idx_of(index)
+    if s.size != idx.size:
+        raise IndexError(
+            "put_(): Expected source and index to have the same number of elements, but got "
+            f"source.numel() = {s.size}, index.numel() = {idx.size}"
+        )
+    if s.dtype != a.dtype:
+        raise RuntimeError(
+            "put_(): self and source expected to have the same dtype, but got self.dtype = "
+            f"{_legacy(a)} and source.dtype = {_legacy(s)}"
+        )
+    idx = _flat_index("put_", idx, a.size)
+    out = a.copy()
+    flat = out.reshape(-1)
+    if accumulate:
+        add_at(flat, idx.reshape(-1), s.reshape(-1))
+    else:
+        flat[idx.reshape(-1)] = s.reshape(-1)
+    if state.grad_enabled and (input.requires_grad or source.requires_grad):
+        node = PutBackward0()
+        node._idx, node._accumulate, node._src_meta = idx, bool(accumulate), (s.shape, s.dtype)
+        return record(node, out, input, source)
+    return make(out)
+
+
+def take_along_dim(input, indices, dim=None) -> Tensor:  # noqa: A002
+    """Values of ``input`` at ``indices`` along ``dim`` (the two broadcast in the other dims);
+    with no ``dim``, ``input`` is read as 1-D.
+
+    >>> import retrograd as torch
+    >>> x = torch.tensor([[10, 30, 20], [60, 40, 50]])
+    >>> torch.take_along_dim(x, x.argmax(1, keepdim=True), 1)
+    tensor([[30],
+            [60]])
+    """
+    from .shape import expand, reshape
+
+    idx = _idx_of(indices)
+    if idx.dtype != np.int64:
+        raise RuntimeError(
+            f"torch.take_along_dim(): dtype of indices should be Long but got {_legacy(idx)}"
+        )
+    a = input._data
+    if dim is None:
+        return gather(reshape(input, -1), 0, idx.reshape(-1))
+    if a.ndim != idx.ndim:
+        raise RuntimeError(
+            "torch.take_along_dim(): input and indices should have the same number of "
+            f"dimensions, but got {a.ndim} dimensions for input, and {idx.ndim} dimensions for "
+            "indices"
+        )
+    d = wrap_dim(dim, a.ndim)
+    sa = list(a.shape)
+    si = list(idx.shape)
+    sa[d] = si[d] = 1
+    b = list(np.broadcast_shapes(tuple(sa), tuple(si))) if _bc_ok(sa, si) else None
+    if b is None:
+        raise RuntimeError(_size_mismatch(sa, si))
+    ba, bi = list(b), list(b)
+    ba[d], bi[d] = a.shape[d], idx.shape[d]
+    x = expand(input, ba)  # PyTorch expands even to the same shape (an ExpandBackward0)
+    if list(idx.shape) != bi:
+        idx = np.broadcast_to(idx, bi)
+    return gather(x, d, idx)
+
+
+_array.register(
+    gather=_on_arrays(gather), scatter=_on_arrays(scatter),
+    scatter_add=_on_arrays(scatter_add), scatter_reduce=_on_arrays(scatter_reduce),
+    take=_on_arrays(take), put=_on_arrays(put),
+)
+
+__all__ = ["gather", "scatter", "scatter_add", "scatter_reduce", "take", "put", "take_along_dim"]
+XP = ["take_along", "scatter_along"]
+METHODS = {name: globals()[name] for name in __all__}
+INPLACE = {name + "_": globals()[name] for name in (
+    "scatter", "scatter_add", "scatter_reduce", "put")}
