@@ -136,7 +136,8 @@ def run_both(torch, fn, fn_torch, arrays, *, tol, grad_tol=None, requires_grad=T
     for k, (a, b) in enumerate(zip(outs, refs)):
         assert_close(a, b, what=f"output {k}", **tol)
     if grad_fn and refs[0] is not None and refs[0].grad_fn is not None:
-        assert outs[0].grad_fn is not None and outs[0].grad_fn.name() == refs[0].grad_fn.name()
+        name = outs[0].grad_fn.name() if outs[0].grad_fn is not None else None
+        assert name == refs[0].grad_fn.name(), f"grad_fn {name} != torch's"
 
     diff = [k for k, b in enumerate(refs) if b is not None and b.requires_grad]
     if not diff:

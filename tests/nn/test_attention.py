@@ -9,43 +9,31 @@ import retrograd as rt
 import retrograd.nn.functional as RF
 from retrograd.autograd import gradcheck, gradgradcheck
 
+from ..oracle import leaves, run_both
+
 TOL = {"float32": dict(rtol=1e-4, atol=1e-5), "float64": dict(rtol=1e-9, atol=1e-11)}
 
 
-def _torch():
-    return pytest.importorskip("torch")
+def _pairs(torch, arrays, grad=True):
+    return leaves(torch, arrays, grad), leaves(rt, arrays, grad)
 
 
-def _pairs(arrays, grad=True):
-    torch = _torch()
-    ts = [torch.tensor(a, requires_grad=grad and a.dtype.kind == "f") for a in arrays]
-    rs = [rt.tensor(a, requires_grad=grad and a.dtype.kind == "f") for a in arrays]
-    return ts, rs
-
-
-def _check_sdpa(q, k, v, mask=None, dtype="float64", **kw):
-    torch = _torch()
+def _check_sdpa(torch, q, k, v, mask=None, dtype="float64", **kw):
+    """scaled_dot_product_attention in both libraries: the oracle compares the output and the
+    gradients of q, k, v and a float mask (which requires no grad with ``is_causal``: a mask
+    that requires grad sends PyTorch to its math path, which rejects is_causal)."""
     arrays = [q.astype(dtype), k.astype(dtype), v.astype(dtype)]
     if mask is not None:
         arrays.append(mask if mask.dtype == bool else mask.astype(dtype))
-    ts, rs = _pairs(arrays)
-    if mask is not None and kw.get("is_causal"):
-        # A mask that requires grad sends PyTorch to its math path, which rejects is_causal.
-        ts[3].requires_grad_(False)
-        rs[3].requires_grad_(False)
-    mt = ts[3] if mask is not None else None
-    mr = rs[3] if mask is not None else None
-    ot = torch.nn.functional.scaled_dot_product_attention(*ts[:3], attn_mask=mt, **kw)
-    orr = RF.scaled_dot_product_attention(*rs[:3], attn_mask=mr, **kw)
-    tol = TOL[dtype]
-    np.testing.assert_allclose(orr.detach().numpy(), ot.detach().numpy(), **tol)
-    w = np.random.default_rng(0).standard_normal(ot.shape).astype(dtype)
-    (ot * torch.tensor(w)).sum().backward()
-    (orr * rt.tensor(w)).sum().backward()
-    for a, b in zip(ts, rs):
-        if a.grad is not None:
-            np.testing.assert_allclose(b.grad.numpy(), a.grad.numpy(), **tol)
-    return orr
+    needs = [True, True, True, not kw.get("is_causal")]
+
+    def call(lib):
+        def f(q, k, v, m=None):
+            return lib.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=m, **kw)
+        return f
+
+    return run_both(torch, call(rt), call(torch), arrays, requires_grad=needs[:len(arrays)],
+                    tol=TOL[dtype], seed=0)[0]
 
 
 R = np.random.default_rng(42)
@@ -57,7 +45,7 @@ V = R.standard_normal((2, 3, 6, 7))
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("case", ["plain", "causal", "float", "bool", "bool_causal", "float_causal",
                                   "broadcast", "scale", "fully_masked"])
-def test_sdpa_matches_torch(case, dtype):
+def test_sdpa_matches_torch(torch, case, dtype):
     mask = None
     kw = {}
     if case == "causal":
@@ -82,32 +70,31 @@ def test_sdpa_matches_torch(case, dtype):
         mask = np.ones((4, 6), dtype=bool)
         mask[1] = False
     v = V[..., :5] if "causal" in case else V  # PyTorch combines mask and is_causal (flash)
-    out = _check_sdpa(Q, K, v, mask, dtype, **kw)
+    out = _check_sdpa(torch, Q, K, v, mask, dtype, **kw)
     if case == "fully_masked":
         assert (out.detach().numpy()[:, :, 1] == 0).all()
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_sdpa_low_rank_inputs_and_gqa(dtype):
-    _check_sdpa(Q[0], K[0], V[0], dtype=dtype)              # 3-D
-    _check_sdpa(Q[0, 0], K[0, 0], V[0, 0], dtype=dtype)     # 2-D
+def test_sdpa_low_rank_inputs_and_gqa(torch, dtype):
+    _check_sdpa(torch, Q[0], K[0], V[0], dtype=dtype)              # 3-D
+    _check_sdpa(torch, Q[0, 0], K[0, 0], V[0, 0], dtype=dtype)     # 2-D
     q = R.standard_normal((2, 4, 3, 5))
     k = R.standard_normal((2, 2, 6, 5))
     v = R.standard_normal((2, 2, 6, 5))
-    _check_sdpa(q, k, v, dtype=dtype, enable_gqa=True)
-    _check_sdpa(q, k, v, dtype=dtype, enable_gqa=True, is_causal=True)
+    _check_sdpa(torch, q, k, v, dtype=dtype, enable_gqa=True)
+    _check_sdpa(torch, q, k, v, dtype=dtype, enable_gqa=True, is_causal=True)
 
 
-def test_sdpa_extreme_logits_are_stable():
+def test_sdpa_extreme_logits_are_stable(torch):
     q = np.full((1, 1, 2, 3), 1e4)
     k = R.standard_normal((1, 1, 4, 3)) * 1e3
-    out = _check_sdpa(q, k, V[:1, :1, :4])
+    out = _check_sdpa(torch, q, k, V[:1, :1, :4])
     assert np.isfinite(out.detach().numpy()).all()
 
 
-def test_sdpa_grad_fn_names():
-    torch = _torch()
-    ts, rs = _pairs([Q, K, V])
+def test_sdpa_grad_fn_names(torch):
+    ts, rs = _pairs(torch, [Q, K, V])
     mask = R.standard_normal((4, 6))
     for kw in ({}, dict(is_causal=True), dict(attn_mask=mask)):
         kt = {k: torch.tensor(v) if isinstance(v, np.ndarray) else v for k, v in kw.items()}
@@ -137,8 +124,7 @@ def test_sdpa_dropout():
     assert np.isfinite(qq.grad.numpy()).all()
 
 
-def test_sdpa_errors_match_torch():
-    torch = _torch()
+def test_sdpa_errors_match_torch(torch):
     cases = [
         lambda F, T: F.scaled_dot_product_attention(T.randn(2, 3, 4, 5), T.randn(2, 3, 6, 5),
                                                     T.randn(2, 3, 6, 5),
@@ -189,9 +175,8 @@ def test_sdpa_gradcheck_gradgradcheck(kw):
     assert gradgradcheck(f, args)
 
 
-def test_sdpa_double_backward_matches_torch():
-    torch = _torch()
-    ts, rs = _pairs([Q, K, V])
+def test_sdpa_double_backward_matches_torch(torch):
+    ts, rs = _pairs(torch, [Q, K, V])
     gt = torch.autograd.grad(
         torch.nn.functional.scaled_dot_product_attention(*ts, is_causal=True).pow(2).sum(),
         ts, create_graph=True)
@@ -206,12 +191,11 @@ def test_sdpa_double_backward_matches_torch():
 @pytest.mark.filterwarnings("ignore:Support for mismatched")
 @pytest.mark.parametrize("need_weights", [True, False])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_multi_head_attention_forward_functional(need_weights, dtype):
-    torch = _torch()
+def test_multi_head_attention_forward_functional(torch, need_weights, dtype):
     E, H, L, S, N = 8, 2, 4, 5, 3
     arrays = [R.standard_normal(s).astype(dtype) for s in
               ((L, N, E), (S, N, E), (S, N, E), (3 * E, E), (3 * E,), (E, E), (E,))]
-    ts, rs = _pairs(arrays)
+    ts, rs = _pairs(torch, arrays)
     kpm = np.zeros((N, S), dtype=bool)
     kpm[1, -2:] = True
     am = R.standard_normal((L, S)).astype(dtype)

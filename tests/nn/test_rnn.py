@@ -12,70 +12,35 @@ import retrograd as rt
 from retrograd.autograd import gradcheck, gradgradcheck
 from retrograd.ops import nn_attention
 
+from ..oracle import copy_state, leaves, run_both
+
 TOL = {"float32": dict(rtol=1e-4, atol=1e-5), "float64": dict(rtol=1e-9, atol=1e-11)}
 
 
-def _torch():
-    return pytest.importorskip("torch")
-
-
-def _rt_dtype(name: str):
-    return getattr(rt, name)
-
-
 def _copy(tm, rm, dtype: str):
-    torch = _torch()
-    tm.to(getattr(torch, dtype))
-    rm.to(_rt_dtype(dtype))
-    rm.load_state_dict({k: rt.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    for m in (tm, rm):
+        m.double() if dtype == "float64" else m.float()
+    copy_state(tm, rm)
 
 
-def _flat(o):
-    if isinstance(o, (tuple, list)):
-        return [y for z in o for y in _flat(z)]
-    return [o]
-
-
-def _leaf_pair(arr):
-    torch = _torch()
-    t = torch.tensor(arr, requires_grad=True)
-    return t, rt.tensor(arr, requires_grad=True)
-
-
-def _compare(tm, rm, x: np.ndarray, hx=None, dtype: str = "float64"):
-    """Run both modules on the same input (and state), compare outputs and every gradient."""
+def _compare(torch, tm, rm, x: np.ndarray, hx=None, dtype: str = "float64"):
+    """Run both modules on the same input (and state): the oracle compares every output and
+    the gradients of the input, the state and every parameter."""
     _copy(tm, rm, dtype)
-    tol = TOL[dtype]
-    xt, xr = _leaf_pair(x.astype(dtype))
-    targs, rargs = [xt], [xr]
-    hts, hrs = [], []
-    if hx is not None:
-        if isinstance(hx, tuple):
-            pairs = [_leaf_pair(h.astype(dtype)) for h in hx]
-            targs.append(tuple(p[0] for p in pairs))
-            rargs.append(tuple(p[1] for p in pairs))
-            hts, hrs = [p[0] for p in pairs], [p[1] for p in pairs]
-        else:
-            ht, hr = _leaf_pair(hx.astype(dtype))
-            targs.append(ht)
-            rargs.append(hr)
-            hts, hrs = [ht], [hr]
-    ot, orr = _flat(tm(*targs)), _flat(rm(*rargs))
-    assert len(ot) == len(orr)
-    for a, b in zip(ot, orr):
-        assert tuple(a.shape) == tuple(b.shape)
-        assert str(b.dtype).split(".")[-1] == dtype
-        np.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(), **tol)
-    # A loss touching every output with distinct weights.
-    st = sum((a * a).sum() * (i + 1) for i, a in enumerate(ot))
-    sr = sum((a * a).sum() * (i + 1) for i, a in enumerate(orr))
-    st.backward()
-    sr.backward()
-    for (n1, p1), (n2, p2) in zip(tm.named_parameters(), rm.named_parameters()):
-        assert n1 == n2
-        np.testing.assert_allclose(p2.grad.numpy(), p1.grad.numpy(), err_msg=n1, **tol)
-    for a, b in zip([xt] + hts, [xr] + hrs):
-        np.testing.assert_allclose(b.grad.numpy(), a.grad.numpy(), **tol)
+    hs = [] if hx is None else list(hx) if isinstance(hx, tuple) else [hx]
+
+    def call(m):
+        def f(x, *h):
+            if hx is None:
+                return m(x)
+            return m(x, tuple(h) if isinstance(hx, tuple) else h[0])
+        return f
+
+    def loss(lib, outs):  # touches every output, with distinct weights
+        return sum((a * a).sum() * (i + 1) for i, a in enumerate(outs))
+
+    run_both(torch, call(rm), call(tm), [a.astype(dtype) for a in [x, *hs]], tol=TOL[dtype],
+             loss=loss, modules=(rm, tm), grad_fn=False)  # module internals differ
 
 
 CONFIGS = [
@@ -91,70 +56,64 @@ CONFIGS = [
 @pytest.mark.parametrize("kw", CONFIGS, ids=lambda k: ",".join(f"{a}={b}" for a, b in k.items())
                          or "default")
 @pytest.mark.parametrize("mode", ["RNN", "LSTM", "GRU"])
-def test_layers_match_torch(mode, kw, dtype):
-    torch = _torch()
+def test_layers_match_torch(torch, mode, kw, dtype):
     torch.manual_seed(0)
     tm = getattr(torch.nn, mode)(3, 5, **kw)
     rm = getattr(rt.nn, mode)(3, 5, **kw)
     rng = np.random.default_rng(1)
     shape = (2, 6, 3) if kw.get("batch_first") else (6, 2, 3)
-    _compare(tm, rm, rng.standard_normal(shape), dtype=dtype)
+    _compare(torch, tm, rm, rng.standard_normal(shape), dtype=dtype)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_rnn_relu_and_initial_state(dtype):
-    torch = _torch()
+def test_rnn_relu_and_initial_state(torch, dtype):
     torch.manual_seed(0)
     kw = dict(nonlinearity="relu", num_layers=2, bidirectional=True)
     rng = np.random.default_rng(2)
-    _compare(torch.nn.RNN(3, 4, **kw), rt.nn.RNN(3, 4, **kw), rng.standard_normal((5, 2, 3)),
+    _compare(torch, torch.nn.RNN(3, 4, **kw), rt.nn.RNN(3, 4, **kw), rng.standard_normal((5, 2, 3)),
              rng.standard_normal((4, 2, 4)), dtype)
 
 
 @pytest.mark.parametrize("mode", ["RNN", "LSTM", "GRU"])
-def test_initial_states(mode):
-    torch = _torch()
+def test_initial_states(torch, mode):
     torch.manual_seed(0)
     kw = dict(num_layers=2, bidirectional=True, batch_first=True)
     rng = np.random.default_rng(3)
     h = rng.standard_normal((4, 3, 5))
     hx = (h, rng.standard_normal((4, 3, 5))) if mode == "LSTM" else h
-    _compare(getattr(torch.nn, mode)(2, 5, **kw), getattr(rt.nn, mode)(2, 5, **kw),
+    _compare(torch, getattr(torch.nn, mode)(2, 5, **kw), getattr(rt.nn, mode)(2, 5, **kw),
              rng.standard_normal((3, 4, 2)), hx)
 
 
 @pytest.mark.parametrize("mode", ["RNN", "LSTM", "GRU"])
-def test_unbatched(mode):
-    torch = _torch()
+def test_unbatched(torch, mode):
     torch.manual_seed(0)
     rng = np.random.default_rng(4)
     kw = dict(num_layers=2)
-    _compare(getattr(torch.nn, mode)(3, 4, **kw), getattr(rt.nn, mode)(3, 4, **kw),
+    _compare(torch, getattr(torch.nn, mode)(3, 4, **kw), getattr(rt.nn, mode)(3, 4, **kw),
              rng.standard_normal((5, 3)))
     h = rng.standard_normal((2, 4))
     hx = (h, rng.standard_normal((2, 4))) if mode == "LSTM" else h
-    _compare(getattr(torch.nn, mode)(3, 4, **kw), getattr(rt.nn, mode)(3, 4, **kw),
+    _compare(torch, getattr(torch.nn, mode)(3, 4, **kw), getattr(rt.nn, mode)(3, 4, **kw),
              rng.standard_normal((5, 3)), hx)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_lstm_projection(dtype):
-    torch = _torch()
+def test_lstm_projection(torch, dtype):
     torch.manual_seed(0)
     kw = dict(num_layers=2, bidirectional=True, proj_size=2)
     rng = np.random.default_rng(5)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        _compare(torch.nn.LSTM(3, 4, **kw), rt.nn.LSTM(3, 4, **kw),
+        _compare(torch, torch.nn.LSTM(3, 4, **kw), rt.nn.LSTM(3, 4, **kw),
                  rng.standard_normal((5, 2, 3)), dtype=dtype)
 
 
-def test_dropout_between_layers_eval_and_train():
-    torch = _torch()
+def test_dropout_between_layers_eval_and_train(torch):
     torch.manual_seed(0)
     kw = dict(num_layers=3, dropout=0.5)
     tm, rm = torch.nn.LSTM(3, 4, **kw).eval(), rt.nn.LSTM(3, 4, **kw).eval()
-    _compare(tm, rm, np.random.default_rng(6).standard_normal((5, 2, 3)))
+    _compare(torch, tm, rm, np.random.default_rng(6).standard_normal((5, 2, 3)))
     rm.train()
     x = rt.randn(5, 2, 3, dtype=rt.float64)
     a, b = rm(x)[0], rm(x)[0]
@@ -165,20 +124,19 @@ def test_dropout_between_layers_eval_and_train():
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("cell", ["RNNCell", "LSTMCell", "GRUCell"])
-def test_cells_match_torch(cell, dtype):
-    torch = _torch()
+def test_cells_match_torch(torch, cell, dtype):
     torch.manual_seed(0)
     rng = np.random.default_rng(7)
     for kw in ({}, dict(bias=False)):
         h = rng.standard_normal((2, 4))
         hx = (h, rng.standard_normal((2, 4))) if cell == "LSTMCell" else h
-        _compare(getattr(torch.nn, cell)(3, 4, **kw), getattr(rt.nn, cell)(3, 4, **kw),
+        _compare(torch, getattr(torch.nn, cell)(3, 4, **kw), getattr(rt.nn, cell)(3, 4, **kw),
                  rng.standard_normal((2, 3)), hx, dtype)
-        _compare(getattr(torch.nn, cell)(3, 4, **kw), getattr(rt.nn, cell)(3, 4, **kw),
+        _compare(torch, getattr(torch.nn, cell)(3, 4, **kw), getattr(rt.nn, cell)(3, 4, **kw),
                  rng.standard_normal((2, 3)), None, dtype)
-        _compare(getattr(torch.nn, cell)(3, 4, **kw), getattr(rt.nn, cell)(3, 4, **kw),
+        _compare(torch, getattr(torch.nn, cell)(3, 4, **kw), getattr(rt.nn, cell)(3, 4, **kw),
                  rng.standard_normal(3), None, dtype)
-    _compare(torch.nn.RNNCell(3, 4, nonlinearity="relu"),
+    _compare(torch, torch.nn.RNNCell(3, 4, nonlinearity="relu"),
              rt.nn.RNNCell(3, 4, nonlinearity="relu"), rng.standard_normal((2, 3)), None, dtype)
 
 
@@ -193,8 +151,7 @@ REPRS = [
 
 
 @pytest.mark.parametrize("name,args,kw", REPRS)
-def test_repr_and_state_dict_keys(name, args, kw):
-    torch = _torch()
+def test_repr_and_state_dict_keys(torch, name, args, kw):
     tm = getattr(torch.nn, name)(*args, **kw)
     rm = getattr(rt.nn, name)(*args, **kw)
     assert repr(rm) == repr(tm)
@@ -257,8 +214,7 @@ ERRORS = [
 
 
 @pytest.mark.parametrize("make,call", ERRORS)
-def test_errors_match_torch(make, call):
-    torch = _torch()
+def test_errors_match_torch(torch, make, call):
 
     def outcome(lib):
         try:
@@ -310,13 +266,12 @@ def test_module_gradgradcheck(mode):
     assert gradgradcheck(f, (x, h))
 
 
-def test_lstm_double_backward_matches_torch():
-    torch = _torch()
+def test_lstm_double_backward_matches_torch(torch):
     torch.manual_seed(0)
     tm, rm = torch.nn.LSTM(3, 4), rt.nn.LSTM(3, 4)
     _copy(tm, rm, "float64")
     x = np.random.default_rng(8).standard_normal((4, 2, 3))
-    xt, xr = _leaf_pair(x)
+    xt, xr = leaves(torch, [x])[0], leaves(rt, [x])[0]
     (gt,) = torch.autograd.grad(tm(xt)[0].pow(2).sum(), xt, create_graph=True)
     (gr,) = rt.autograd.grad(rm(xr)[0].pow(2).sum(), xr, create_graph=True)
     np.testing.assert_allclose(gr.detach().numpy(), gt.detach().numpy(), rtol=1e-9, atol=1e-12)

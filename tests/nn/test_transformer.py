@@ -11,6 +11,8 @@ import pytest
 import retrograd as rt
 from retrograd.autograd import gradcheck, gradgradcheck
 
+from ..oracle import copy_state, run_both
+
 TOL = {"float32": dict(rtol=2e-4, atol=2e-5), "float64": dict(rtol=1e-9, atol=1e-11)}
 E, L, S, N = 8, 4, 5, 3
 
@@ -19,64 +21,31 @@ pytestmark = pytest.mark.filterwarnings("ignore:enable_nested_tensor is True",
                                         "ignore:The PyTorch API of nested tensors")
 
 
-def _torch():
-    return pytest.importorskip("torch")
-
-
 def _load(tm, rm, dtype: str):
-    torch = _torch()
-    tm.to(getattr(torch, dtype))
-    rm.to(getattr(rt, dtype))
-    rm.load_state_dict({k: rt.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    for m in (tm, rm):
+        m.double() if dtype == "float64" else m.float()
+    copy_state(tm, rm)
     assert list(rm.state_dict()) == list(tm.state_dict())
     tm.zero_grad()
     rm.zero_grad()
 
 
-def _compare(tm, rm, inputs, kwargs=None, dtype="float64", same=()):
+def _compare(torch, tm, rm, inputs, kwargs=None, dtype="float64", same=()):
     """Call both modules with the same inputs (``same`` lists positions that reuse input 0,
-    as self-attention does) and compare every output and gradient."""
-    torch = _torch()
+    as self-attention does): the oracle compares every output and every gradient."""
     _load(tm, rm, dtype)
     kwargs = kwargs or {}
-    ti = [torch.tensor(x.astype(dtype), requires_grad=True) for x in inputs]
-    ri = [rt.tensor(x.astype(dtype), requires_grad=True) for x in inputs]
-    targs = [ti[0] if i in same else t for i, t in enumerate(ti)]
-    rargs = [ri[0] if i in same else r for i, r in enumerate(ri)]
-    for i in same:
-        targs[i], rargs[i] = ti[0], ri[0]
 
-    def conv(v, lib):
-        if isinstance(v, np.ndarray):
-            return lib.tensor(v if v.dtype == bool else v.astype(dtype))
-        return v
+    def call(m, lib):
+        kw = {k: lib.tensor(v if v.dtype == bool else v.astype(dtype))
+              if isinstance(v, np.ndarray) else v for k, v in kwargs.items()}
 
-    ot = tm(*targs, **{k: conv(v, torch) for k, v in kwargs.items()})
-    orr = rm(*rargs, **{k: conv(v, rt) for k, v in kwargs.items()})
-    ot = ot if isinstance(ot, tuple) else (ot,)
-    orr = orr if isinstance(orr, tuple) else (orr,)
-    tol = TOL[dtype]
-    lt = lr = 0
-    for k, (a, b) in enumerate(zip(ot, orr)):
-        if a is None:
-            assert b is None
-            continue
-        assert tuple(a.shape) == tuple(b.shape)
-        np.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(), **tol)
-        w = np.random.default_rng(k).standard_normal(tuple(a.shape)).astype(dtype)
-        lt = lt + (a * torch.tensor(w)).sum()
-        lr = lr + (b * rt.tensor(w)).sum()
-    lt.backward()
-    lr.backward()
-    for (n1, p1), (n2, p2) in zip(tm.named_parameters(), rm.named_parameters()):
-        assert n1 == n2
-        if p1.grad is None:
-            assert p2.grad is None or not p2.grad.numpy().any()
-            continue
-        np.testing.assert_allclose(p2.grad.numpy(), p1.grad.numpy(), err_msg=n1, **tol)
-    for a, b in zip(ti, ri):
-        if a.grad is not None:
-            np.testing.assert_allclose(b.grad.numpy(), a.grad.numpy(), **tol)
+        def f(*xs):
+            return m(*[xs[0] if i in same else x for i, x in enumerate(xs)], **kw)
+        return f
+
+    run_both(torch, call(rm, rt), call(tm, torch), [x.astype(dtype) for x in inputs],
+             tol=TOL[dtype], seed=0, modules=(rm, tm), grad_fn=False)  # module internals differ
 
 
 R = np.random.default_rng(0)
@@ -96,8 +65,7 @@ MASKS = [{}, dict(need_weights=False), dict(key_padding_mask=KPM), dict(attn_mas
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("batch_first", [False, True])
 @pytest.mark.parametrize("cfg", MHA_CONFIGS, ids=lambda c: ",".join(c) or "default")
-def test_mha_matches_torch(cfg, batch_first, dtype):
-    torch = _torch()
+def test_mha_matches_torch(torch, cfg, batch_first, dtype):
     torch.manual_seed(0)
     tm = torch.nn.MultiheadAttention(E, 2, batch_first=batch_first, **cfg).eval()
     rm = rt.nn.MultiheadAttention(E, 2, batch_first=batch_first, **cfg).eval()
@@ -110,12 +78,11 @@ def test_mha_matches_torch(cfg, batch_first, dtype):
     k = R.standard_normal(sh(S, N, cfg.get("kdim", E)))
     v = R.standard_normal(sh(S, N, cfg.get("vdim", E)))
     for kw in MASKS:
-        _compare(tm, rm, [q, k, v], kw, dtype)
+        _compare(torch, tm, rm, [q, k, v], kw, dtype)
 
 
 @pytest.mark.parametrize("batch_first", [False, True])
-def test_mha_self_attention_and_causal(batch_first):
-    torch = _torch()
+def test_mha_self_attention_and_causal(torch, batch_first):
     torch.manual_seed(0)
     tm = torch.nn.MultiheadAttention(E, 4, batch_first=batch_first)
     rm = rt.nn.MultiheadAttention(E, 4, batch_first=batch_first)
@@ -123,23 +90,21 @@ def test_mha_self_attention_and_causal(batch_first):
     cm = np.triu(np.full((L, L), -np.inf), 1)
     for kw in ({}, dict(attn_mask=cm), dict(attn_mask=cm, is_causal=True, need_weights=False),
                dict(key_padding_mask=KPM[:, :L])):
-        _compare(tm, rm, [x, x, x], kw, same=(1, 2))
+        _compare(torch, tm, rm, [x, x, x], kw, same=(1, 2))
     # key is value (encoder-decoder attention)
     mem = R.standard_normal((N, S, E) if batch_first else (S, N, E))
-    _compare(tm, rm, [x, mem, mem], {}, same=())
+    _compare(torch, tm, rm, [x, mem, mem], {}, same=())
 
 
-def test_mha_unbatched():
-    torch = _torch()
+def test_mha_unbatched(torch):
     torch.manual_seed(0)
     tm, rm = torch.nn.MultiheadAttention(E, 2), rt.nn.MultiheadAttention(E, 2)
     q, k, v = (R.standard_normal(s) for s in ((L, E), (S, E), (S, E)))
-    _compare(tm, rm, [q, k, v], dict(key_padding_mask=KPM[0]))
-    _compare(tm, rm, [q, k, v], dict(attn_mask=R.standard_normal((2, L, S))))
+    _compare(torch, tm, rm, [q, k, v], dict(key_padding_mask=KPM[0]))
+    _compare(torch, tm, rm, [q, k, v], dict(attn_mask=R.standard_normal((2, L, S))))
 
 
-def test_mha_init_and_state_dict():
-    torch = _torch()
+def test_mha_init_and_state_dict(torch):
     for kw in ({}, dict(add_bias_kv=True, kdim=3, vdim=5), dict(bias=False)):
         tm, rm = torch.nn.MultiheadAttention(16, 4, **kw), rt.nn.MultiheadAttention(16, 4, **kw)
         assert list(rm.state_dict()) == list(tm.state_dict())
@@ -158,8 +123,7 @@ def test_mha_init_and_state_dict():
     assert isinstance(m.out_proj, rt.nn.Linear)
 
 
-def test_mha_errors_match_torch():
-    torch = _torch()
+def test_mha_errors_match_torch(torch):
     cases = [
         lambda nn, T: nn.MultiheadAttention(7, 2),
         lambda nn, T: nn.MultiheadAttention(0, 2),
@@ -201,8 +165,7 @@ LAYER_CONFIGS = [dict(), dict(batch_first=True), dict(norm_first=True, activatio
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("cfg", LAYER_CONFIGS, ids=lambda c: ",".join(c) or "default")
-def test_encoder_layer_matches_torch(cfg, dtype):
-    torch = _torch()
+def test_encoder_layer_matches_torch(torch, cfg, dtype):
     torch.manual_seed(0)
     tm = torch.nn.TransformerEncoderLayer(E, 2, 16, **cfg)
     rm = rt.nn.TransformerEncoderLayer(E, 2, 16, **cfg)
@@ -217,11 +180,10 @@ def test_encoder_layer_matches_torch(cfg, dtype):
     cm = np.triu(np.full((L, L), -np.inf), 1)
     for kw in ({}, dict(src_key_padding_mask=kpm), dict(src_mask=cm, is_causal=True),
                dict(src_mask=cm, src_key_padding_mask=kpm)):
-        _compare(tm, rm, [x], kw, dtype)
+        _compare(torch, tm, rm, [x], kw, dtype)
 
 
-def test_encoder_layer_callable_activation_and_errors():
-    torch = _torch()
+def test_encoder_layer_callable_activation_and_errors(torch):
     torch.manual_seed(0)
     tm = torch.nn.TransformerEncoderLayer(E, 2, 16, activation=torch.nn.GELU()).eval()
     rm = rt.nn.TransformerEncoderLayer(E, 2, 16, activation=rt.nn.GELU()).eval()
@@ -238,8 +200,7 @@ def test_encoder_layer_callable_activation_and_errors():
 
 
 @pytest.mark.parametrize("batch_first", [False, True])
-def test_encoder_matches_torch(batch_first):
-    torch = _torch()
+def test_encoder_matches_torch(torch, batch_first):
     torch.manual_seed(0)
     tl = torch.nn.TransformerEncoderLayer(E, 2, 16, dropout=0.0, batch_first=batch_first)
     rl = rt.nn.TransformerEncoderLayer(E, 2, 16, dropout=0.0, batch_first=batch_first)
@@ -251,12 +212,11 @@ def test_encoder_matches_torch(batch_first):
     kpm = np.zeros((N, L), dtype=bool)
     kpm[0, -1] = True
     for kw in ({}, dict(mask=cm), dict(mask=cm, is_causal=True), dict(src_key_padding_mask=kpm)):
-        _compare(te, re, [x], kw)
+        _compare(torch, te, re, [x], kw)
 
 
-def test_encoder_nested_fast_path_zeros_padding():
+def test_encoder_nested_fast_path_zeros_padding(torch):
     """PyTorch's inference fast path returns zeros at padded positions; so does retrograd."""
-    torch = _torch()
     torch.manual_seed(0)
     tl = torch.nn.TransformerEncoderLayer(E, 2, 16, batch_first=True)
     rl = rt.nn.TransformerEncoderLayer(E, 2, 16, batch_first=True)
@@ -273,8 +233,7 @@ def test_encoder_nested_fast_path_zeros_padding():
     assert not b.numpy()[0, -1].any()
 
 
-def test_encoder_nested_tensor_warning():
-    torch = _torch()
+def test_encoder_nested_tensor_warning(torch):
     for kw in (dict(), dict(batch_first=True, norm_first=True),
                dict(batch_first=True, bias=False), dict(batch_first=True)):
         msgs = []
