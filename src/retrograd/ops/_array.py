@@ -54,10 +54,6 @@ matmul = np.matmul
 reciprocal = np.reciprocal
 
 
-def sum(x, dim=None, keepdim=False):  # noqa: A001
-    return np.sum(x, axis=dim, keepdims=keepdim)
-
-
 def sum_to(g, shape):
     """Sum ``g`` over the dimensions broadcasting added or stretched, down to ``shape``."""
     gshape = g.shape
@@ -203,7 +199,3 @@ def embed_view(x, steps, base_shape):
     out = np.zeros(base_shape, dtype=x.dtype)
     replay(out, steps)[...] = x
     return out
-
-
-def stack(arrays, dim):
-    return np.stack(arrays, axis=dim)

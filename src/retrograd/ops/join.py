@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._tensor import Tensor, make
-from ..autograd.grad_mode import state
+from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
-from ._core import as_tensor_arg, record, wrap_dim
+from ._apply import apply
+from ._core import as_tensor_arg, wrap_dim
 from .shape import reshape, unsqueeze
 
 
@@ -35,7 +35,20 @@ def _common(ts) -> np.dtype:
     return dt
 
 
+def _cat_array(arrays, dim=0):
+    return np.concatenate(arrays, axis=dim)
+
+
+def _stack_array(arrays, dim=0):
+    return np.stack(arrays, axis=dim)
+
+
 class CatBackward0(Node):
+    """Each input's gradient is its slice of ``g`` along ``_dim`` (None for the 1-D empty
+    inputs cat skips)."""
+
+    forward = staticmethod(_cat_array)
+
     def backward(self, xp, g):
         dim = self._dim
         out = []
@@ -75,14 +88,9 @@ def cat(tensors, dim=0) -> Tensor:
                 )
     dt = _common(parts)
     out = np.concatenate([t._data for t in parts], axis=d, dtype=dt)
-    if state.grad_enabled and any(t.requires_grad for t in ts):
-        node = CatBackward0()
-        node._dim = d
-        kept = {id(t) for t in parts}
-        node._sizes = [t._data.shape[d] if id(t) in kept else None for t in ts]
-        node._dtypes = tuple(t._data.dtype for t in ts)
-        return record(node, out, *ts)
-    return make(out)
+    kept = {id(t) for t in parts}
+    sizes = [t._data.shape[d] if id(t) in kept else None for t in ts]
+    return apply(CatBackward0, out, *ts, _dim=d, _sizes=sizes)
 
 
 concat = cat
@@ -90,6 +98,8 @@ concatenate = cat
 
 
 class StackBackward0(Node):
+    forward = staticmethod(_stack_array)
+
     def backward(self, xp, g):
         return tuple(xp.select(g, self._dim, i) for i in range(self._n))
 
@@ -110,13 +120,8 @@ def stack(tensors, dim=0) -> Tensor:
                 f"and {list(t._data.shape)} at entry {i}"
             )
     d = wrap_dim(dim, len(shape) + 1)
-    out = np.stack([t._data for t in ts], axis=d).astype(_common(ts), copy=False)
-    if state.grad_enabled and any(t.requires_grad for t in ts):
-        node = StackBackward0()
-        node._dim, node._n = d, len(ts)
-        node._dtypes = tuple(t._data.dtype for t in ts)
-        return record(node, out, *ts)
-    return make(out)
+    out = _stack_array([t._data for t in ts], d).astype(_common(ts), copy=False)
+    return apply(StackBackward0, out, *ts, _dim=d, _n=len(ts))
 
 
 def _atleast(t: Tensor, n: int) -> Tensor:
@@ -188,11 +193,7 @@ def column_stack(tensors) -> Tensor:
     return hstack(ts)
 
 
-def _cat_array(arrays, dim=0):
-    return np.concatenate(arrays, axis=dim)
-
-
-_array.register(cat=_cat_array)
+_array.register(cat=CatBackward0.forward, stack=StackBackward0.forward)
 
 __all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "row_stack", "dstack",
            "column_stack"]

@@ -10,12 +10,12 @@ from __future__ import annotations
 import numpy as np
 
 from .. import return_types
-from .._dtypes import to_dtype
-from .._tensor import Tensor, make
-from ..autograd.grad_mode import state
+from .._dtypes import FROM_NP, to_dtype
+from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
-from ._core import float_array, record, wrap, wrap_dim, wrap_dims
+from ._apply import apply, apply_multi, recording
+from ._core import float_array, wrap, wrap_dim, wrap_dims
 from .shape import cast
 
 
@@ -40,14 +40,30 @@ def _norm_dims(dim, ndim):
     return (wrap_dims(dim, ndim),)
 
 
+def _sum_array(x, dim=None, keepdim=False):
+    return np.sum(x, axis=dim, keepdims=keepdim)
+
+
 class SumBackward0(Node):
+    """sum(): ``g`` (a scalar) spread over the input."""
+
+    forward = staticmethod(np.sum)
+
     def backward(self, xp, g):
         return xp.expand(g, self._in_shape)
 
 
 class SumBackward1(Node):
+    """sum over ``_dims`` (None: all): ``g`` with the reduced dims put back as 1, spread."""
+
+    forward = staticmethod(_sum_array)
+
     def backward(self, xp, g):
-        return xp.expand(xp.reshape(g, self._keep), self._in_shape)
+        shape = self._in_shape
+        return xp.expand(xp.reshape(g, _keep_shape(shape, self._dims)), shape)
+
+
+_array.register(sum=SumBackward1.forward)
 
 
 def sum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A001, A002
@@ -62,22 +78,11 @@ def sum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A001,
         a = a.astype(to_dtype(dtype).np)
     elif a.dtype.kind in "biu":
         a = a.astype(np.int64)
-    dims = _norm_dims(dim, a.ndim)
     if dim is None and not keepdim:
-        out = np.sum(a)
-    else:
-        out = np.sum(a, axis=dims, keepdims=keepdim)
-    if state.grad_enabled and input.requires_grad:
-        if dim is None and not keepdim:
-            node = SumBackward0()
-        else:
-            node = SumBackward1()
-            node._keep = _keep_shape(a.shape, dims if dims is not None else range(a.ndim))
-        node._in_shape = a.shape
-        if a.dtype != input._data.dtype:
-            node._dtypes = (input._data.dtype,)
-        return record(node, out, input)
-    return wrap(out)
+        return apply(SumBackward0, np.sum(a), input, _in_shape=a.shape)
+    dims = _norm_dims(dim, a.ndim)
+    out = np.sum(a, axis=dims, keepdims=keepdim)
+    return apply(SumBackward1, out, input, _in_shape=a.shape, _dims=dims)
 
 
 class MeanBackward0(Node):
@@ -87,7 +92,8 @@ class MeanBackward0(Node):
 
 class MeanBackward1(Node):
     def backward(self, xp, g):
-        return xp.expand(xp.reshape(g / self._n, self._keep), self._in_shape)
+        shape = self._in_shape
+        return xp.expand(xp.reshape(g / self._n, _keep_shape(shape, self._dims)), shape)
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A002
@@ -124,18 +130,9 @@ def mean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A002
         n = 1
         for d in (dims if dims is not None else range(a.ndim)):
             n *= a.shape[d]
-    if state.grad_enabled and input.requires_grad:
-        if dim is None and not keepdim:
-            node = MeanBackward0()
-        else:
-            node = MeanBackward1()
-            node._keep = _keep_shape(a.shape, dims if dims is not None else range(a.ndim))
-        node._in_shape = a.shape
-        node._n = n
-        if a.dtype != input._data.dtype:
-            node._dtypes = (input._data.dtype,)
-        return record(node, out, input)
-    return wrap(out)
+    if dim is None and not keepdim:
+        return apply(MeanBackward0, out, input, _in_shape=a.shape, _n=n)
+    return apply(MeanBackward1, out, input, _in_shape=a.shape, _n=n, _dims=dims)
 
 
 def count_like(xp, mask, dims, g):
@@ -184,9 +181,12 @@ class AminBackward0(_EvenlyDistributed):
 
 
 class _ValueSelecting(Node):
-    """max/min with a dim: the gradient goes to the selected index only."""
+    """max/min with a dim: the gradient goes to the selected index only.
 
-    _n_out = 2
+    Its outputs are ``(values, indices)`` (``_VALUES`` says which are differentiable); the
+    indices never get a gradient, and none is made up for them."""
+
+    _materialize = False
 
     def backward(self, xp, g, g_idx=None):
         if len(self._in_shape) == 0:
@@ -194,6 +194,9 @@ class _ValueSelecting(Node):
         if not self._keepdim:
             g = xp.unsqueeze(g, self._dim)
         return xp.scatter_along(g, self._idx, self._dim, self._in_shape)
+
+
+_VALUES = (True, False)
 
 
 class MaxBackward0(_ValueSelecting):
@@ -218,13 +221,8 @@ def _max_min(input, dim, keepdim, is_max, other=None):
                 "Specify the reduction dim with the 'dim' argument."
             )
         out = np.max(a) if is_max else np.min(a)
-        if state.grad_enabled and input.requires_grad:
-            node = MaxBackward1() if is_max else MinBackward1()
-            node.save(input)
-            r = record(node, out, input)
-            node.save_output(r)
-            return r
-        return wrap(out)
+        return apply(MaxBackward1 if is_max else MinBackward1, out, input, save=(input,),
+                     save_out=True)
     d = wrap_dims(dim, a.ndim)
     if a.ndim == 0:
         idx = np.zeros((), np.int64)
@@ -239,18 +237,11 @@ def _max_min(input, dim, keepdim, is_max, other=None):
         vals = np.take_along_axis(a, idx, axis=d)
         if not keepdim:
             vals = np.squeeze(vals, axis=d)
-    indices = make(idx if keepdim or a.ndim == 0 else np.squeeze(idx, axis=d))
-    if state.grad_enabled and input.requires_grad:
-        node = MaxBackward0() if is_max else MinBackward0()
-        node._idx = idx if a.ndim else idx.reshape(())
-        node._dim = d
-        node._keepdim = keepdim or a.ndim == 0
-        node._in_shape = a.shape
-        values = record(node, vals, input)
-    else:
-        values = wrap(vals)
-    cls = return_types.max if is_max else return_types.min
-    return cls((values, indices))
+    indices = idx if keepdim or a.ndim == 0 else np.squeeze(idx, axis=d)
+    res = apply_multi(MaxBackward0 if is_max else MinBackward0, (vals, indices), (input,),
+                      differentiable=_VALUES, _idx=idx if a.ndim else idx.reshape(()), _dim=d,
+                      _keepdim=keepdim or a.ndim == 0, _in_shape=a.shape)
+    return (return_types.max if is_max else return_types.min)(res)
 
 
 def max(input, dim=None, keepdim=False, *, other=None):  # noqa: A001, A002
@@ -279,13 +270,9 @@ def min(input, dim=None, keepdim=False, *, other=None):  # noqa: A001, A002
     return _max_min(input, dim, keepdim, False, other)
 
 
-_TORCH_NAMES = {"b": "Bool", "u1": "Byte", "i1": "Char", "i2": "Short", "i4": "Int", "i8": "Long",
-                "f2": "Half", "f4": "Float", "f8": "Double"}
-
-
 def dtype_name(dt) -> str:
     """PyTorch's scalar-type name of a NumPy dtype, as its error messages print it."""
-    return _TORCH_NAMES.get("b" if dt.kind == "b" else f"{dt.kind}{dt.itemsize}", str(dt))
+    return FROM_NP[dt].scalar_name
 
 
 def _reduced_dims(dims, ndim):
@@ -356,16 +343,10 @@ def _amax_amin(input, dim, keepdim, is_max):  # noqa: A002
     _check_nonempty(name, a, dims)
     fn = np.max if is_max else np.min
     out = np.asarray(fn(a, axis=dims, keepdims=keepdim))
-    if state.grad_enabled and input.requires_grad:
-        node = AmaxBackward0() if is_max else AminBackward0()
-        node._dims = _reduced_dims(dims, a.ndim)
-        if not keepdim:
-            node._keep = _keep_shape(a.shape, node._dims)
-        node.save(input)
-        r = record(node, out, input)
-        node.save_output(r)
-        return r
-    return wrap(out)
+    rdims = _reduced_dims(dims, a.ndim)
+    return apply(AmaxBackward0 if is_max else AminBackward0, out, input, save=(input,),
+                 save_out=True, _dims=rdims,
+                 _keep=None if keepdim else _keep_shape(a.shape, rdims))
 
 
 def amax(input, dim=(), keepdim=False) -> Tensor:  # noqa: A002
@@ -434,19 +415,20 @@ def aminmax(input, *, dim=None, keepdim=False):  # noqa: A002
             )
     lo = np.asarray(np.min(a, axis=dims, keepdims=keepdim))
     hi = np.asarray(np.max(a, axis=dims, keepdims=keepdim))
-    if state.grad_enabled and input.requires_grad:
-        node = AminmaxBackward0()
+    attrs = {}
+    if recording(input):
+        # The masks and counts are made only for a backward that will read them.
         rdims = _reduced_dims(dims, a.ndim)
         keep = _keep_shape(a.shape, rdims)
-        node._keep = None if keepdim else keep
-        node._mask_min = a == lo.reshape(keep)
-        node._mask_max = a == hi.reshape(keep)
-        node._cnt_min = np.sum(node._mask_min, axis=rdims, keepdims=True).astype(a.dtype)
-        node._cnt_max = np.sum(node._mask_max, axis=rdims, keepdims=True).astype(a.dtype)
-        r_lo = record(node, lo, input)
-        r_hi = make(hi, node, 1)
-        return return_types.aminmax((r_lo, r_hi))
-    return return_types.aminmax((wrap(lo), wrap(hi)))
+        mask_min = a == lo.reshape(keep)
+        mask_max = a == hi.reshape(keep)
+        attrs = {
+            "_keep": None if keepdim else keep, "_mask_min": mask_min, "_mask_max": mask_max,
+            "_cnt_min": np.sum(mask_min, axis=rdims, keepdims=True).astype(a.dtype),
+            "_cnt_max": np.sum(mask_max, axis=rdims, keepdims=True).astype(a.dtype),
+        }
+    return return_types.aminmax(apply_multi(AminmaxBackward0, (lo, hi), (input,),
+                                            differentiable=(True, True), **attrs))
 
 
 # -- nansum / nanmean / prod -------------------------------------------------------------------
@@ -479,15 +461,8 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A0
     dims = _norm_dims(dim, a.ndim)
     nan = np.isnan(a) if a.dtype.kind == "f" else np.zeros(a.shape, bool)
     out = np.asarray(np.sum(np.where(nan, 0, a), axis=dims, keepdims=keepdim), dtype=a.dtype)
-    if state.grad_enabled and input.requires_grad:
-        node = NansumBackward0()
-        node._nan = nan
-        node._in_shape = a.shape
-        node._keep = None if keepdim else _keep_shape(a.shape, _reduced_dims(dims, a.ndim))
-        if a.dtype != input._data.dtype:
-            node._dtypes = (input._data.dtype,)
-        return record(node, out, input)
-    return wrap(out)
+    return apply(NansumBackward0, out, input, _nan=nan, _in_shape=a.shape,
+                 _keep=None if keepdim else _keep_shape(a.shape, _reduced_dims(dims, a.ndim)))
 
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A002
@@ -530,7 +505,13 @@ def _prod_others_tensor(xp, x, d):
     return xp.transpose(xp.prod(rows, -1), d, -1)
 
 
+def _prod_array(x, dim=None, keepdim=False):
+    return np.prod(x, axis=dim, keepdims=keepdim)
+
+
 class _ProdBackward(Node):
+    forward = staticmethod(_prod_array)
+
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
         out = self.saved_output(xp.TENSORS)
@@ -551,7 +532,7 @@ class _ProdBackward(Node):
             if out.ndim < x.ndim:
                 out = np.reshape(out, (1,) * x.ndim)
             r = g * _prod_others_np(x, out, d)
-        elif not self._zeros:
+        elif not (x._data == 0).any():
             r = g * (out / x)
         else:
             r = g * _prod_others_tensor(xp, x, d)
@@ -592,25 +573,12 @@ def prod(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A002
         else:
             out = np.asarray(np.prod(a, axis=d, keepdims=keepdim))
         node_cls = ProdBackward1
-    if state.grad_enabled and input.requires_grad:
-        node = node_cls()
-        node._dim = d
-        node._keepdim = keepdim
-        node._zeros = bool((a == 0).any())
-        if a.dtype != input._data.dtype:  # integers: no gradient flows back anyway
-            node._dtypes = (input._data.dtype,)
-        node.save(input if a.dtype == input._data.dtype else make(a))
-        r = record(node, out, input)
-        node.save_output(r)
-        return r
-    return wrap(out)
+    # Recording needs a float input, and then ``a`` is ``input``'s own array (a ``dtype`` was
+    # applied differentiably above), so the formula reads ``input``.
+    return apply(node_cls, out, input, save=(input,), save_out=True, _dim=d, _keepdim=keepdim)
 
 
-def _prod_array(x, dim=None, keepdim=False):
-    return np.prod(x, axis=dim, keepdims=keepdim)
-
-
-_array.register(prod=_prod_array)
+_array.register(prod=_ProdBackward.forward)
 
 
 # -- var / std ---------------------------------------------------------------------------------
@@ -704,22 +672,16 @@ def _var_std(name, input, dim, unbiased, keepdim, correction, std, with_mean):  
     dims, rdims, n, correction = _var_args(name, a, dim, unbiased, keepdim, correction)
     var, mean = _var_np(a, dims, keepdim, correction, n)
     out = np.sqrt(var) if std else var
-    if state.grad_enabled and input.requires_grad:
-        cls = ((StdMeanBackward0 if std else VarMeanBackward0) if with_mean
-               else (StdBackward0 if std else VarBackward0))
-        node = cls()
-        node._rdims, node._n, node._correction = rdims, n, correction
-        node._keep = None if keepdim else _keep_shape(a.shape, rdims)
-        node.save(input)
-        r = record(node, out, input)
-        if std:
-            node.save_output(r)
-        if with_mean:
-            return r, make(mean, node, 1)
-        return r
-    if with_mean:
-        return wrap(out), wrap(mean)
-    return wrap(out)
+    keep = None if keepdim else _keep_shape(a.shape, rdims)
+    if not with_mean:
+        return apply(StdBackward0 if std else VarBackward0, out, input, save=(input,),
+                     save_out=std, _rdims=rdims, _n=n, _correction=correction, _keep=keep)
+    r, m = apply_multi(StdMeanBackward0 if std else VarMeanBackward0, (out, mean), (input,),
+                       differentiable=(True, True), save=(input,), _rdims=rdims, _n=n,
+                       _correction=correction, _keep=keep)
+    if std and r.grad_fn is not None:
+        r.grad_fn.save_output(r)  # std's formula reads it (apply_multi saves no output)
+    return r, m
 
 
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None) -> Tensor:  # noqa: A002
@@ -797,14 +759,8 @@ def logsumexp(input, dim, keepdim=False) -> Tensor:  # noqa: A002
     if not keepdim:
         out = out.reshape(tuple(s for i, s in enumerate(a.shape) if i not in rdims))
     out = np.asarray(out, dtype=a.dtype)
-    if state.grad_enabled and input.requires_grad:
-        node = LogsumexpBackward0()
-        node._keep = None if keepdim else _keep_shape(a.shape, rdims)
-        node.save(input)
-        r = record(node, out, input)
-        node.save_output(r)
-        return r
-    return wrap(out)
+    return apply(LogsumexpBackward0, out, input, save=(input,), save_out=True,
+                 _keep=None if keepdim else _keep_shape(a.shape, rdims))
 
 
 # -- all / any / count_nonzero -----------------------------------------------------------------
@@ -939,48 +895,8 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # 
         else:
             out = np.power(np.sum(np.power(ax, p), axis=dims, keepdims=keepdim), 1.0 / p)
     out = np.asarray(out).astype(a.dtype, copy=False)
-    if state.grad_enabled and x.requires_grad:
-        node = LinalgVectorNormBackward0()
-        node._p = p
-        node._dims = dims
-        node._keep = None if keepdim or dims is None else _keep_shape(a.shape, dims)
-        node.save(x)
-        r = record(node, out, x)
-        node.save_output(r)
-        return r
-    return wrap(out)
-
-
-class LinalgSvdBackward0(Node):
-    """svdvals: dA = U diag(g) V^H. Higher orders need the full SVD's derivative, from the
-    decomposition family's differentiable ``linalg_svd`` when it is available."""
-
-    def backward(self, xp, g):
-        if xp.TENSORS:
-            from . import decomp
-
-            svd = getattr(decomp, "linalg_svd", None)
-            if svd is None:
-                raise NotImplementedError(
-                    "retrograd: the double backward of svdvals needs a differentiable linalg.svd"
-                )
-            (x,) = self.saved(True)
-            u, _, vh = svd(x, full_matrices=False)
-        else:
-            u, vh = self._u, self._vh
-        return xp.matmul(u * xp.unsqueeze(g, -2), vh)
-
-
-def _svdvals(x) -> Tensor:
-    """Singular values of the trailing matrices, descending; differentiable."""
-    a = x._data
-    if x.requires_grad and state.grad_enabled:
-        u, s, vh = np.linalg.svd(a, full_matrices=False)
-        node = LinalgSvdBackward0()
-        node._u, node._vh = u, vh
-        node.save(x)
-        return record(node, np.asarray(s, a.dtype), x)
-    return wrap(np.asarray(np.linalg.svd(a, compute_uv=False), a.dtype))
+    return apply(LinalgVectorNormBackward0, out, x, save=(x,), save_out=True, _p=p, _dims=dims,
+                 _keep=None if keepdim or dims is None else _keep_shape(a.shape, dims))
 
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None) -> Tensor:  # noqa: A002, N803
@@ -1019,8 +935,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None) -> Ten
         perm = [i for i in range(a.ndim) if i not in (d0, d1)] + [d0, d1]
         from . import decomp
 
-        # The decomposition family's svdvals when present (its double backward is exact).
-        s = getattr(decomp, "linalg_svdvals", _svdvals)(permute(A, perm))
+        s = decomp.linalg_svdvals(permute(A, perm))
         r = sum(s, -1) if ord == "nuc" else (amax(s, -1) if ord == 2 else amin(s, -1))
         if keepdim:
             r = permute(unsqueeze(unsqueeze(r, -1), -1), tuple(np.argsort(perm).tolist()))

@@ -13,12 +13,12 @@ from __future__ import annotations
 import numpy as np
 
 from .._dtypes import to_dtype
-from .._tensor import Tensor, make
-from ..autograd.grad_mode import state
+from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
-from ._core import record, wrap, wrap_dim
-from .reduction import _EvenlyDistributed, _ValueSelecting, dtype_name
+from ._apply import apply, apply_multi
+from ._core import wrap, wrap_dim
+from .reduction import _VALUES, _EvenlyDistributed, _ValueSelecting, dtype_name
 from .shape import cast
 
 # -- selection ---------------------------------------------------------------------------------
@@ -88,13 +88,8 @@ def _selected(node_cls, rtype, input, idx, d, keepdim):  # noqa: A002
         vals = np.take_along_axis(a, idx, axis=d)
     out_vals = vals if keepdim else np.squeeze(vals, axis=d)
     out_idx = idx if keepdim else np.squeeze(idx, axis=d)
-    if state.grad_enabled and input.requires_grad:
-        node = node_cls()
-        node._idx, node._dim, node._keepdim, node._in_shape = idx, d, keepdim, a.shape
-        values = record(node, out_vals, input)
-    else:
-        values = wrap(out_vals)
-    return rtype((values, make(np.asarray(out_idx))))
+    return rtype(apply_multi(node_cls, (out_vals, out_idx), (input,), differentiable=_VALUES,
+                             _idx=idx, _dim=d, _keepdim=keepdim, _in_shape=a.shape))
 
 
 def sort(input, dim=-1, descending=False, *, stable=None):  # noqa: A002
@@ -188,13 +183,8 @@ def _median_whole(input, ignore_nan):  # noqa: A002
         out = np.asarray(np.nan, a.dtype)
     else:
         out = np.asarray(np.partition(flat, (flat.size - 1) // 2)[(flat.size - 1) // 2])
-    if state.grad_enabled and input.requires_grad:
-        node = NanmedianBackward0() if ignore_nan else MedianBackward0()
-        node.save(input)
-        r = record(node, out, input)
-        node.save_output(r)
-        return r
-    return wrap(out)
+    cls = NanmedianBackward0 if ignore_nan else MedianBackward0
+    return apply(cls, out, input, save=(input,), save_out=True)
 
 
 def _median_dim(input, dim, keepdim, ignore_nan):  # noqa: A002
@@ -322,12 +312,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
         d = wrap_dim(dim, a.ndim)
         out, inv, cnt = np.unique(a, return_inverse=True, return_counts=True, axis=d)
         inv = inv.reshape(-1)
-    if state.grad_enabled and input.requires_grad:
-        node = Unique2Backward0() if dim is None else UniqueDimBackward0()
-        values = record(node, out, input)
-    else:
-        values = wrap(out)
-    res = (values,)
+    res = (apply(Unique2Backward0 if dim is None else UniqueDimBackward0, out, input),)
     if return_inverse:
         res += (wrap(inv.astype(np.int64, copy=False)),)
     if return_counts:
@@ -362,10 +347,6 @@ def _logcumsumexp_rev_np(x, dim):
     return _lcse_np(x, dim, True)
 
 
-_array.register(cumsum=_cumsum_np, cumsum_rev=_cumsum_rev_np, cumprod=_cumprod_np,
-                logcumsumexp=_lcse_np, logcumsumexp_rev=_logcumsumexp_rev_np)
-
-
 def _scan_input(input, dim, dtype, name):  # noqa: A002
     a = input._data
     if dtype is not None:
@@ -375,19 +356,9 @@ def _scan_input(input, dim, dtype, name):  # noqa: A002
     return a, wrap_dim(dim, a.ndim)
 
 
-def _finish_scan(node, out, input, a, d, save=False):  # noqa: A002
-    node._dim = d
-    if a.dtype != input._data.dtype:
-        node._dtypes = (input._data.dtype,)
-    if save:
-        node.save(input if a.dtype == input._data.dtype else make(a))
-    r = record(node, out, input)
-    if save:
-        node.save_output(r)
-    return r
-
-
 class CumsumBackward0(Node):
+    forward = staticmethod(_cumsum_np)
+
     def backward(self, xp, g):
         if len(g.shape) == 0:
             return g
@@ -395,6 +366,8 @@ class CumsumBackward0(Node):
 
 
 class CumsumReverseBackward(Node):
+    forward = staticmethod(_cumsum_rev_np)
+
     def backward(self, xp, g):
         return xp.cumsum(g, self._dim)
 
@@ -407,20 +380,13 @@ def cumsum(input, dim, *, dtype=None) -> Tensor:  # noqa: A002
     tensor([1., 3., 6.])
     """
     a, d = _scan_input(input, dim, dtype, "cumsum")
-    out = np.cumsum(a, axis=d) if a.ndim else a.copy()
-    if state.grad_enabled and input.requires_grad:
-        return _finish_scan(CumsumBackward0(), out, input, a, d)
-    return wrap(out)
+    out = _cumsum_np(a, d) if a.ndim else a.copy()
+    return apply(CumsumBackward0, out, input, _dim=d)
 
 
 def cumsum_rev(x, dim) -> Tensor:
     """Cumulative sum from the end (cumsum's backward), differentiably."""
-    out = _cumsum_rev_np(x._data, dim)
-    if state.grad_enabled and x.requires_grad:
-        node = CumsumReverseBackward()
-        node._dim = dim
-        return record(node, out, x)
-    return wrap(out)
+    return apply(CumsumReverseBackward, _cumsum_rev_np(x._data, dim), x, _dim=dim)
 
 
 def _cumprod_grad_np(x, out, g, d):
@@ -444,6 +410,8 @@ def _cumprod_grad_np(x, out, g, d):
 
 
 class CumprodBackward0(Node):
+    forward = staticmethod(_cumprod_np)
+
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
         out = self.saved_output(xp.TENSORS)
@@ -452,7 +420,7 @@ class CumprodBackward0(Node):
             return g
         if not xp.TENSORS:
             return _cumprod_grad_np(x, out, g, d)
-        if not self._zeros:
+        if not (x._data == 0).any():
             return xp.cumsum_rev(g * out, d) / x
         # NOTE: with zeros the recorded gradient is built from cumprods of x with each position
         # in turn replaced by one (n x n), so every order stays exact.
@@ -475,12 +443,10 @@ def cumprod(input, dim, *, dtype=None) -> Tensor:  # noqa: A002
         # Cast differentiably first: the saved input must lead back to ``input``.
         input = cast(input, to_dtype(dtype).np)  # noqa: A001
     a, d = _scan_input(input, dim, dtype, "cumprod")
-    out = np.cumprod(a, axis=d) if a.ndim else a.copy()
-    if state.grad_enabled and input.requires_grad:
-        node = CumprodBackward0()
-        node._zeros = bool((a == 0).any())
-        return _finish_scan(node, out, input, a, d, save=True)
-    return wrap(out)
+    out = _cumprod_np(a, d) if a.ndim else a.copy()
+    # Recording needs a float input, and then ``a`` is ``input``'s own array (a ``dtype`` was
+    # applied differentiably above), so the formula reads ``input``.
+    return apply(CumprodBackward0, out, input, save=(input,), save_out=True, _dim=d)
 
 
 class _LogcumsumexpNode(Node):
@@ -508,11 +474,17 @@ _LOWEST = -3.0e38
 
 
 class LogcumsumexpBackward0(_LogcumsumexpNode):
-    pass
+    forward = staticmethod(_lcse_np)
 
 
 class LogcumsumexpReverseBackward(_LogcumsumexpNode):
+    forward = staticmethod(_logcumsumexp_rev_np)
     _reverse = True
+
+
+_array.register(cumsum=CumsumBackward0.forward, cumsum_rev=CumsumReverseBackward.forward,
+                cumprod=CumprodBackward0.forward, logcumsumexp=LogcumsumexpBackward0.forward,
+                logcumsumexp_rev=LogcumsumexpReverseBackward.forward)
 
 
 def _lcse(input, dim, reverse, cls):  # noqa: A002
@@ -523,9 +495,7 @@ def _lcse(input, dim, reverse, cls):  # noqa: A002
         )
     d = wrap_dim(dim, a.ndim)
     out = _lcse_np(a, d, reverse).astype(a.dtype, copy=False) if a.ndim else a.copy()
-    if state.grad_enabled and input.requires_grad:
-        return _finish_scan(cls(), out, input, a, d, save=True)
-    return wrap(out)
+    return apply(cls, out, input, save=(input,), save_out=True, _dim=d)
 
 
 def logcumsumexp(input, dim) -> Tensor:  # noqa: A002
