@@ -19,11 +19,6 @@ NAN = float("nan")
 INF = float("inf")
 
 
-@pytest.fixture
-def torch():
-    return pytest.importorskip("torch")
-
-
 def dtype_name(t) -> str:
     return str(t.dtype).split(".")[-1]
 

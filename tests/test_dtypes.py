@@ -25,11 +25,6 @@ SCALARS = {"int": 2, "float": 1.5, "bool": True}
 
 
 @pytest.fixture
-def torch():
-    return pytest.importorskip("torch")
-
-
-@pytest.fixture
 def default_dtype(request):
     """Restore the default dtype of retrograd (and of torch, if installed) after the test."""
     saved = rg.get_default_dtype()

@@ -21,11 +21,6 @@ NAN = float("nan")
 INF = float("inf")
 
 
-@pytest.fixture
-def torch():
-    return pytest.importorskip("torch")
-
-
 @pytest.fixture(autouse=True)
 def _seeded():
     # every test starts from the same default-generator state, so statistics are deterministic

@@ -24,11 +24,6 @@ from retrograd.serialization import CheckpointError
 DTYPES = ["float64", "float32", "float16", "int64", "int32", "int16", "int8", "uint8", "bool"]
 
 
-@pytest.fixture
-def torch():
-    return pytest.importorskip("torch")
-
-
 def _array(dtype: str, shape=(2, 3), seed=0) -> np.ndarray:
     rng = np.random.default_rng(seed)
     if dtype == "bool":

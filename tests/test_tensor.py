@@ -19,11 +19,6 @@ import retrograd as rg
 
 
 @pytest.fixture
-def torch():
-    return pytest.importorskip("torch")
-
-
-@pytest.fixture
 def default_dtype():
     """Restore the default dtype of retrograd (and of torch, if installed) after the test."""
     saved = rg.get_default_dtype()

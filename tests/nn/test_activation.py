@@ -15,11 +15,6 @@ import retrograd.nn.functional as RF
 from retrograd.autograd import gradcheck, gradgradcheck
 
 
-@pytest.fixture
-def torch():
-    return pytest.importorskip("torch")
-
-
 def _t(torch, a, rg_grad=True):
     return torch.tensor(a, requires_grad=rg_grad)
 

@@ -13,11 +13,6 @@ import retrograd.nn  # noqa: F401
 import retrograd.nn.functional as F
 
 
-@pytest.fixture
-def torch():
-    return pytest.importorskip("torch")
-
-
 @pytest.mark.parametrize("p", [0.1, 0.5, 0.8])
 @pytest.mark.parametrize("dt", [rg.float32, rg.float64])
 def test_dropout_statistics_and_scale(p, dt):

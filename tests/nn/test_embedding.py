@@ -12,11 +12,6 @@ import retrograd.nn  # noqa: F401
 import retrograd.nn.functional as F
 
 
-@pytest.fixture
-def torch():
-    return pytest.importorskip("torch")
-
-
 @pytest.mark.parametrize("dt", [np.float32, np.float64])
 @pytest.mark.parametrize("kw", [{}, dict(padding_idx=2), dict(padding_idx=-1),
                                 dict(scale_grad_by_freq=True),

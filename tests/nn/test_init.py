@@ -15,11 +15,6 @@ import retrograd.nn  # noqa: F401 - binds rg.nn
 init = rg.nn.init
 
 
-@pytest.fixture
-def torch():
-    return pytest.importorskip("torch")
-
-
 def values(t) -> np.ndarray:
     return t.detach().numpy().astype(np.float64).ravel()
 

@@ -18,11 +18,6 @@ import retrograd.nn  # noqa: F401 - binds rg.nn
 import retrograd.optim  # noqa: F401
 
 
-@pytest.fixture
-def torch():
-    return pytest.importorskip("torch")
-
-
 def build(lib):
     """A small tree with a shared submodule, a shared parameter, buffers and a None parameter."""
     nn = lib.nn

@@ -12,11 +12,6 @@ import retrograd as rg
 import retrograd.nn  # noqa: F401 - binds rg.nn
 
 
-@pytest.fixture
-def torch():
-    return pytest.importorskip("torch")
-
-
 def grads_setup(lib, dtype_name="float32", with_none=True):
     rng = np.random.default_rng(0)
     dt = getattr(lib, dtype_name)

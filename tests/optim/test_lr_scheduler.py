@@ -11,11 +11,6 @@ import retrograd as rg
 import retrograd.optim  # noqa: F401 - binds rg.optim
 
 
-@pytest.fixture
-def torch():
-    return pytest.importorskip("torch")
-
-
 def make_optimizer(lib, kind="sgd"):
     a, b = lib.zeros(2, requires_grad=True), lib.zeros(3, requires_grad=True)
     groups = [{"params": [a]}, {"params": [b], "lr": 0.3}]

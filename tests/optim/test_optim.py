@@ -13,12 +13,6 @@ import retrograd as rg
 import retrograd.nn  # noqa: F401 - binds rg.nn
 import retrograd.optim  # noqa: F401
 
-
-@pytest.fixture
-def torch():
-    return pytest.importorskip("torch")
-
-
 RNG = np.random.default_rng(1234)
 INIT = {"w": RNG.standard_normal((3, 4)), "b": RNG.standard_normal(3),
         "s": RNG.standard_normal(2)}

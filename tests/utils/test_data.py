@@ -19,11 +19,6 @@ from retrograd.utils import data as rdata
 Point = collections.namedtuple("Point", "x y")
 
 
-@pytest.fixture
-def torch():
-    return pytest.importorskip("torch")
-
-
 def _plain(obj):
     """A comparable form of a collated batch from either library."""
     if hasattr(obj, "detach") and hasattr(obj, "dtype"):
