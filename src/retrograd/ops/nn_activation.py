@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from .._dtypes import FROM_NP
 from .._tensor import Tensor, make
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node
@@ -25,16 +26,6 @@ from . import _array
 from ._core import operands, record, wrap_dim
 from .special import _erf
 from .unary import _sigmoid
-
-_LEGACY = {
-    "float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-    "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-}
-
-
-def legacy(dtype) -> str:
-    """PyTorch's scalar-type name of a NumPy dtype ('Float', 'Long', ...)."""
-    return _LEGACY.get(np.dtype(dtype).name, str(dtype))
 
 
 def _wants_grad(x: Tensor) -> bool:
@@ -44,7 +35,8 @@ def _wants_grad(x: Tensor) -> bool:
 def _float_input(x: Tensor, kernel: str) -> np.ndarray:
     a = x._data
     if a.dtype.kind != "f":
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{legacy(a.dtype)}\'')
+        raise NotImplementedError(
+            f'"{kernel}" not implemented for \'{FROM_NP[a.dtype].scalar_name}\'')
     return a
 
 
@@ -501,7 +493,8 @@ def _softmax_prep(input, dim, dtype, kernel):
     if a.dtype.kind != "f":
         if d != max(a.ndim - 1, 0):
             kernel = kernel.replace("_lastdim", "")
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{legacy(a.dtype)}\'')
+        raise NotImplementedError(
+            f'"{kernel}" not implemented for \'{FROM_NP[a.dtype].scalar_name}\'')
     if a.ndim == 0:
         a = a.reshape(1)
     return input, a, d
