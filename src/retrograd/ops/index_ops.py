@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._dtypes import FROM_NP
 from .._tensor import Tensor, make
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node
@@ -275,11 +276,6 @@ def _bshape(a, b) -> tuple:
         raise RuntimeError(_size_mismatch(a.shape, b.shape)) from None
 
 
-_C_NAMES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-            "uint8": "unsigned char", "float32": "float", "float64": "double",
-            "float16": "c10::Half"}
-
-
 class MaskedFillBackward0(Node):
     """masked_fill with a number."""
 
@@ -306,9 +302,10 @@ def masked_fill(input, mask, value) -> Tensor:  # noqa: A002
     """
     m = _mask_of(mask)
     if m.dtype.kind != "b":
+        d = FROM_NP.get(m.dtype)  # a mask given as a list may hold a type retrograd lacks
         raise RuntimeError(
             f"masked_fill_ only supports boolean masks, but got mask with dtype "
-            f"{_C_NAMES.get(m.dtype.name, m.dtype.name)}"
+            f"{d.c_name if d else m.dtype.name}"
         )
     a = input._data
     vt = isinstance(value, Tensor)

@@ -107,12 +107,9 @@ def mean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A002
     if dtype is not None:
         a = a.astype(to_dtype(dtype).np)
     if a.dtype.kind != "f":
-        name = {"b": "Bool", "i": "Long", "u": "Byte"}[a.dtype.kind]
-        if a.dtype.kind == "i":
-            name = {1: "Char", 2: "Short", 4: "Int", 8: "Long"}[a.dtype.itemsize]
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point "
-            f"or complex dtype. Got: {name}"
+            f"or complex dtype. Got: {FROM_NP[a.dtype].scalar_name}"
         )
     dims = _norm_dims(dim, a.ndim)
     if a.size == 0:
