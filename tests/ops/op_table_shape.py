@@ -14,7 +14,7 @@ def _pad(lib, *args, **kwargs):
     nn = getattr(lib, "nn", None)
     fn = getattr(getattr(nn, "functional", None), "pad", None)
     if fn is None:
-        from retrograd.ops.shape import pad as fn
+        from retrograd.ops.padding import pad as fn
     return fn(*args, **kwargs)
 
 

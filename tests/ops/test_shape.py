@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import retrograd
-from retrograd.ops.shape import pad as rg_pad
+from retrograd.ops.padding import pad as rg_pad
 
 
 def _x(shape=(3, 4), lib=retrograd, requires_grad=False, dtype=None):

@@ -15,6 +15,7 @@ from .._tensor import Tensor, make
 from . import (
     arithmetic,
     compare,
+    copies,
     decomp,
     index_ops,
     indexing,
@@ -25,6 +26,7 @@ from . import (
     nn_attention,
     nn_conv,
     nn_norm,
+    padding,
     reduction,
     scatter_gather,
     shape,
@@ -37,8 +39,8 @@ from .inplace import copy_, fill_, inplace_method, setitem, zero_
 TENSORS = True  # formulas get tensors from this namespace (see _array)
 
 FAMILIES = (
-    arithmetic, unary, compare, special, reduction, sorting, shape, join, indexing, scatter_gather,
-    index_ops, linalg, decomp, nn_activation, nn_conv, nn_norm, nn_attention,
+    arithmetic, unary, compare, special, reduction, sorting, shape, copies, padding, join, indexing,
+    scatter_gather, index_ops, linalg, decomp, nn_activation, nn_conv, nn_norm, nn_attention,
 )
 
 __all__: list = []

@@ -1,12 +1,16 @@
 """The base beneath the op families: what several families share, importing none of them.
 
 PyTorch's legacy dtype names (``Float``, ``Long``...) and its "not implemented" error for a kernel
-with no version for a dtype.
+with no version for a dtype; the checks an in-place op (or an in-place view op) makes first.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from .._tensor import Tensor, edge
+from ..autograd.grad_mode import state
+from ..autograd.graph import AccumulateGrad
 
 LEGACY = {
     "float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
@@ -22,3 +26,32 @@ def legacy(dtype) -> str:
 def not_implemented(kernel: str, dtype):
     """PyTorch's error for a kernel that has no version for ``dtype``."""
     return NotImplementedError(f'"{kernel}" not implemented for \'{legacy(dtype)}\'')
+
+
+def _check_writable(self: Tensor) -> None:
+    if self._inference and not state.inference:
+        raise RuntimeError(
+            "Inplace update to inference tensor outside InferenceMode is not allowed.You can "
+            "make a clone to get a normal tensor before doing inplace update.See "
+            "https://github.com/pytorch/rfcs/pull/17 for more details."
+        )
+
+
+def _check_leaf(self: Tensor) -> None:
+    fn, _ = edge(self)
+    if fn.__class__ is AccumulateGrad:
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation."
+        )
+    v = self._view
+    if v is not None and v[0]._grad_fn is None and v[0]._rg:
+        raise RuntimeError(
+            "a view of a leaf Variable that requires grad is being used in an in-place operation."
+        )
+    if v is not None and fn is not None and (fn._n_out > 1 or fn._multi_view):
+        raise RuntimeError(
+            f"Output {self._nr} of {fn.name().replace('Backward0', '')} is a view and is being "
+            "modified inplace. This view is the output of a function that returns multiple "
+            "views. Such functions do not allow the output views to be modified inplace. You "
+            "should replace the inplace operation by an out-of-place one."
+        )

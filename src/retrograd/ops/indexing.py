@@ -17,8 +17,8 @@ from ..autograd.grad_mode import state
 from ..autograd.graph import Node
 from . import _array
 from ._array import add_at
+from ._base import LEGACY as _LEGACY
 from ._core import asarray, ndarray, record, scalar_value, wrap_dim
-from .inplace import _LEGACY
 from .shape import alias, make_view, unsqueeze
 
 

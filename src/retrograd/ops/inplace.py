@@ -17,23 +17,11 @@ import numpy as np
 from .._dtypes import FROM_NP, can_cast
 from .._tensor import Tensor, edge, make
 from ..autograd.grad_mode import state
-from ..autograd.graph import AccumulateGrad, Node, next_seq
+from ..autograd.graph import Node, next_seq
 from . import _array
+from ._base import LEGACY as _LEGACY
+from ._base import _check_leaf, _check_writable
 from ._core import needs_grad, record, scalar_value
-
-_LEGACY = {
-    "float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-    "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-}
-
-
-def _check_writable(self: Tensor) -> None:
-    if self._inference and not state.inference:
-        raise RuntimeError(
-            "Inplace update to inference tensor outside InferenceMode is not allowed.You can "
-            "make a clone to get a normal tensor before doing inplace update.See "
-            "https://github.com/pytorch/rfcs/pull/17 for more details."
-        )
 
 
 def write(self: Tensor, arr) -> None:
@@ -80,26 +68,6 @@ def _snapshot(self: Tensor) -> Tensor:
     if fn is not None:
         old._grad_fn, old._nr, old._rg = fn, nr, True
     return old
-
-
-def _check_leaf(self: Tensor) -> None:
-    fn, _ = edge(self)
-    if fn.__class__ is AccumulateGrad:
-        raise RuntimeError(
-            "a leaf Variable that requires grad is being used in an in-place operation."
-        )
-    v = self._view
-    if v is not None and v[0]._grad_fn is None and v[0]._rg:
-        raise RuntimeError(
-            "a view of a leaf Variable that requires grad is being used in an in-place operation."
-        )
-    if v is not None and fn is not None and (fn._n_out > 1 or fn._multi_view):
-        raise RuntimeError(
-            f"Output {self._nr} of {fn.name().replace('Backward0', '')} is a view and is being "
-            "modified inplace. This view is the output of a function that returns multiple "
-            "views. Such functions do not allow the output views to be modified inplace. You "
-            "should replace the inplace operation by an out-of-place one."
-        )
 
 
 class CopySlices(Node):

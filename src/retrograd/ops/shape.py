@@ -1,10 +1,11 @@
-"""Shape ops and views: view/reshape, transpose, permute, expand, squeeze, unsqueeze, and copies.
+"""Shape ops and views: view/reshape, transpose, permute, expand, squeeze, unsqueeze, split,
+diagonal, unfold, broadcasting, and the simple copies (clone, contiguous, to).
 
 A view shares its base's memory and version counter. It also records how it was made, as
 ``(op name, args)`` steps from its base, so that an in-place op on it can rewrite the base's
 history and a stale view can re-derive its grad_fn (``inplace.py``). Each step's name is a
 function in both namespaces (``_array`` and ``ops``), so the same steps replay on arrays and on
-tensors.
+tensors. Copies that rearrange elements live in ``copies``, padding in ``padding``.
 """
 
 from __future__ import annotations
@@ -18,9 +19,8 @@ from .._tensor import Size, Tensor, edge, make
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node, next_seq
 from . import _array
-from ._array import add_at
+from ._base import _check_leaf, _check_writable
 from ._core import asarray, ndarray, needs_grad, record, wrap_dim
-from .inplace import _check_leaf, _check_writable
 
 
 def make_view(out: np.ndarray, x: Tensor, step: tuple, node) -> Tensor:
@@ -440,9 +440,6 @@ def alias(input) -> Tensor:  # noqa: A002
     return make_view(input._data.view(), input, ("alias", ()), node)
 
 
-# -- copies ------------------------------------------------------------------------------------
-
-
 class CloneBackward0(Node):
     def backward(self, xp, g):
         return g
@@ -583,9 +580,6 @@ def sum_to(g: Tensor, shape) -> Tensor:
     if lead:
         r = reshape(r, tuple(shape))
     return r
-
-
-# -- more views: unflatten, ravel, movedim, adjoint, diagonal, unfold ----------------------------
 
 
 def unflatten(input, dim, sizes) -> Tensor:  # noqa: A002
@@ -825,9 +819,6 @@ def unfold_backward(g, shape, dim, size, step) -> Tensor:
     return make(out)
 
 
-# -- in-place view ops: squeeze_, unsqueeze_, t_, transpose_ -------------------------------------
-
-
 class UnsqueezeBackward1(UnsqueezeBackward0):
     pass
 
@@ -893,9 +884,6 @@ def transpose_(self, dim0, dim1) -> Tensor:
     return _inplace_view(self, transpose(self, dim0, dim1), TransposeBackward1)
 
 
-# -- broadcasting -------------------------------------------------------------------------------
-
-
 def broadcast_shapes(*shapes) -> Size:
     """The shape that tensors of these shapes broadcast to.
 
@@ -953,336 +941,6 @@ def broadcast_tensors(*tensors) -> tuple:
             merged.append(q if p == 1 else p)
         shape = tuple(merged)
     return tuple(t_i if t_i._data.shape == shape else expand(t_i, shape) for t_i in tensors)
-
-
-# -- copies that rearrange: repeat, tile, repeat_interleave, flip, roll, rot90 -------------------
-
-
-class RepeatBackward0(Node):
-    def backward(self, xp, g):
-        # Viewed as (r0, s0, r1, s1, ...), the repeats are the even axes: sum them away.
-        inter = ()
-        for r, s in zip(self._reps, self._padded):
-            inter += (r, s)
-        g = xp.reshape(g, inter)
-        if inter:
-            g = xp.sum(g, tuple(range(0, len(inter), 2)))
-        return xp.reshape(g, self._in_shape)
-
-
-def repeat(input, *sizes) -> Tensor:  # noqa: A002
-    """Tile the tensor ``sizes`` times along each dim (leading sizes add dims); a copy.
-
-    >>> import retrograd as torch
-    >>> torch.tensor([1, 2]).repeat(2, 2)
-    tensor([[1, 2, 1, 2],
-            [1, 2, 1, 2]])
-    """
-    a = input._data
-    reps = parse_shape(sizes)
-    if len(reps) < a.ndim:
-        raise RuntimeError(
-            "Number of dimensions of repeat dims can not be smaller than number of dimensions "
-            "of tensor"
-        )
-    padded = (1,) * (len(reps) - a.ndim) + a.shape
-    out_shape = [r * s for r, s in zip(reps, padded)]
-    for s in out_shape:
-        if s < 0:
-            raise RuntimeError(
-                f"Trying to create tensor with negative dimension {s}: {out_shape}"
-            )
-    out = np.tile(a.reshape(padded), reps) if reps else a.copy()
-    if _recording(input):
-        node = RepeatBackward0()
-        node._reps, node._padded, node._in_shape = reps, padded, a.shape
-        return record(node, out, input)
-    return make(out)
-
-
-def tile(input, dims) -> Tensor:  # noqa: A002
-    """``repeat``, where missing leading ``dims`` count as 1.
-
-    >>> import retrograd as torch
-    >>> torch.tensor([[1, 2]]).tile((2,))
-    tensor([[1, 2, 1, 2]])
-    """
-    reps = parse_shape((dims,))
-    n = input._data.ndim
-    if len(reps) < n:
-        reps = (1,) * (n - len(reps)) + reps
-    return repeat(input, reps)
-
-
-class IndexSelectBackward0(Node):
-    """A gather of indices along dims (``index_dims``); PyTorch's name depends on the op."""
-
-    def backward(self, xp, g):
-        return xp.index_dims_backward(g, self._idxs, self._in_shape)
-
-
-def _array_index_dims(x, idxs):
-    for d, idx in idxs:
-        x = np.take(x, idx, axis=d)
-    return x
-
-
-def _array_index_dims_backward(g, idxs, shape):
-    for k in range(len(idxs) - 1, -1, -1):
-        d, idx = idxs[k]
-        before = tuple(shape) if k == 0 else _array_index_dims(np.zeros(shape, bool),
-                                                               idxs[:k]).shape
-        out = np.zeros(before, g.dtype)
-        add_at(out, (slice(None),) * d + (idx,), g)
-        g = out
-    return g
-
-
-def index_dims(input, idxs, name: str = "IndexSelectBackward0") -> Tensor:  # noqa: A002
-    """Gather ``input`` at NumPy index arrays along dims, ``idxs = ((dim, idx), ...)``,
-    recording a node called ``name`` (index_select, repeat_interleave, non-constant pads)."""
-    out = _array_index_dims(input._data, idxs)
-    if _recording(input):
-        node = IndexSelectBackward0()
-        node._name = name
-        node._idxs, node._in_shape = idxs, input._data.shape
-        return record(node, out, input)
-    return make(out)
-
-
-class IndexDimsBackwardBackward0(Node):
-    def backward(self, xp, g):
-        return xp.index_dims(g, self._idxs)
-
-
-def index_dims_backward(g, idxs, shape) -> Tensor:
-    """Zeros of ``shape`` with ``g`` added back at the gathered positions (``index_dims``'
-    backward)."""
-    out = _array_index_dims_backward(g._data, idxs, shape)
-    if _recording(g):
-        node = IndexDimsBackwardBackward0()
-        node._idxs = idxs
-        return record(node, out, g)
-    return make(out)
-
-
-def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Tensor:  # noqa: A002
-    """Repeat each element (or slice along ``dim``) ``repeats`` times, in place order.
-
-    >>> import retrograd as torch
-    >>> torch.tensor([1, 2]).repeat_interleave(2)
-    tensor([1, 1, 2, 2])
-    >>> torch.repeat_interleave(torch.tensor([2, 1]))
-    tensor([0, 0, 1])
-    """
-    if repeats is None:
-        # torch.repeat_interleave(repeats): the indices each repeated by its count.
-        r = input._data
-        if r.ndim > 1:
-            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
-        _check_repeats(r)
-        return make(np.repeat(np.arange(r.shape[0] if r.ndim else 1), r.reshape(-1)))
-    if dim is None:
-        input = flatten(input)  # noqa: A001
-        dim = 0
-    a = input._data
-    d = wrap_dim(dim, a.ndim)
-    n = a.shape[d] if a.ndim else 1
-    if not isinstance(repeats, Tensor):
-        r = int(repeats)
-        if r < 0:
-            raise RuntimeError("Repeats must be non-negative")
-        if output_size is not None and output_size != n * r:
-            raise RuntimeError(
-                f"repeat_interleave: Invalid output_size, expected {n * r} but got {output_size}"
-            )
-        if a.ndim == 0:
-            input = reshape(input, (1,))  # noqa: A001
-            a = input._data
-        # PyTorch's decomposition: unsqueeze, expand, clone, view.
-        shape = a.shape
-        u = unsqueeze(input, d + 1)
-        e = expand(u, shape[:d + 1] + (r,) + shape[d + 1:])
-        return view(clone(e), shape[:d] + (shape[d] * r,) + shape[d + 1:])
-    rd = repeats._data
-    if rd.dtype.kind not in "iu":
-        raise NotImplementedError(
-            f"\"repeat_interleave_cpu\" not implemented for '{_legacy_name(rd.dtype)}'"
-        )
-    if rd.ndim > 1:
-        raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
-    rd = rd.reshape(-1)
-    if rd.size == 1:
-        rd = np.broadcast_to(rd, (n,))
-    elif rd.size != n:
-        raise RuntimeError(
-            f"repeats must have the same size as input along dim, but got repeats.size(0) = "
-            f"{rd.size} and input.size({d}) = {n}"
-        )
-    _check_repeats(rd)
-    idx = np.repeat(np.arange(n), rd)
-    if output_size is not None and output_size != idx.size:
-        raise RuntimeError(
-            f"repeat_interleave: Invalid output_size, expected {idx.size} but got {output_size}"
-        )
-    if a.ndim == 0:
-        input = reshape(input, (1,))  # noqa: A001
-    return index_dims(input, ((d, idx),), "IndexSelectBackward0")
-
-
-def _check_repeats(r: np.ndarray) -> None:
-    if r.dtype.kind not in "iu":
-        raise RuntimeError("repeat_interleave only accept integer repeats")
-    if r.size and r.min() < 0:
-        raise RuntimeError("repeats can not be negative")
-
-
-def _legacy_name(np_dtype) -> str:
-    return {"float32": "Float", "float64": "Double", "float16": "Half",
-            "bool": "Bool"}.get(np.dtype(np_dtype).name, np.dtype(np_dtype).name)
-
-
-class FlipBackward0(Node):
-    def backward(self, xp, g):
-        return xp.flip(g, self._dims)
-
-
-def _array_flip(x, dims):
-    return np.flip(x, dims) if dims else x
-
-
-def flip(input, *dims) -> Tensor:  # noqa: A002
-    """Reverse the order of elements along ``dims``; a copy.
-
-    >>> import retrograd as torch
-    >>> torch.tensor([[1, 2], [3, 4]]).flip(0)
-    tensor([[3, 4],
-            [1, 2]])
-    """
-    a = input._data
-    dims = parse_shape(dims)
-    wd = tuple(wrap_dim(d, a.ndim) for d in dims)
-    for k in wd:
-        if wd.count(k) > 1:
-            raise RuntimeError(f"dim {k} appears multiple times in the list of dims")
-    if a.ndim == 0:
-        wd = ()
-    out = np.flip(a, wd).copy() if wd else a.copy()
-    if _recording(input):
-        node = FlipBackward0()
-        node._dims = wd
-        return record(node, out, input)
-    return make(out)
-
-
-def fliplr(input) -> Tensor:  # noqa: A002
-    """Reverse dim 1 (columns).
-
-    >>> import retrograd as torch
-    >>> torch.tensor([[1, 2], [3, 4]]).fliplr()
-    tensor([[2, 1],
-            [4, 3]])
-    """
-    if input._data.ndim < 2:
-        raise RuntimeError("Input must be >= 2-d.")
-    return flip(input, (1,))
-
-
-def flipud(input) -> Tensor:  # noqa: A002
-    """Reverse dim 0 (rows).
-
-    >>> import retrograd as torch
-    >>> torch.tensor([1, 2, 3]).flipud()
-    tensor([3, 2, 1])
-    """
-    if input._data.ndim < 1:
-        raise RuntimeError("Input must be >= 1-d.")
-    return flip(input, (0,))
-
-
-class RollBackward0(Node):
-    def backward(self, xp, g):
-        return xp.roll(g, self._back, self._dims)
-
-
-def _array_roll(x, shifts, dims=None):
-    return np.roll(x, shifts, dims)
-
-
-def roll(input, shifts, dims=None) -> Tensor:  # noqa: A002
-    """Shift elements cyclically along ``dims`` (the flattened tensor when ``dims`` is None).
-
-    >>> import retrograd as torch
-    >>> torch.tensor([1, 2, 3, 4]).roll(1)
-    tensor([4, 1, 2, 3])
-    """
-    a = input._data
-    sh = _dims_arg(shifts, "shifts")
-    if dims is None:
-        if len(sh) != 1:
-            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:0")
-        wd = None
-        sh_arg = sh[0]
-    else:
-        dd = _dims_arg(dims, "dims")
-        if not sh:
-            raise RuntimeError("`shifts` required")
-        if len(sh) != len(dd):
-            raise RuntimeError(
-                f"shifts and dimensions must align. shifts: {len(sh)}, dims:{len(dd)}"
-            )
-        wd = tuple(wrap_dim(d, a.ndim) for d in dd)
-        sh_arg = sh
-        if a.ndim == 0:
-            wd, sh_arg = None, 0
-    out = np.roll(a, sh_arg, wd)
-    if _recording(input):
-        node = RollBackward0()
-        node._dims = wd
-        node._back = -sh_arg if wd is None else tuple(-s for s in sh_arg)
-        return record(node, out, input)
-    return make(out)
-
-
-class Rot90Backward0(Node):
-    def backward(self, xp, g):
-        return xp.rot90(g, -self._k, self._dims)
-
-
-def _array_rot90(x, k=1, dims=(0, 1)):
-    return np.rot90(x, k, tuple(dims))
-
-
-def rot90(input, k=1, dims=(0, 1)) -> Tensor:  # noqa: A002
-    """Rotate by 90 degrees ``k`` times in the plane of ``dims``, from the first dim towards the
-    second.
-
-    >>> import retrograd as torch
-    >>> torch.tensor([[1, 2], [3, 4]]).rot90()
-    tensor([[2, 4],
-            [1, 3]])
-    """
-    a = input._data
-    dims = tuple(int(d) for d in dims)
-    if len(dims) != 2:
-        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
-    if a.ndim < 2:
-        raise RuntimeError(f"expected total dims >= 2, but got total dims = {a.ndim}")
-    d0, d1 = wrap_dim(dims[0], a.ndim), wrap_dim(dims[1], a.ndim)
-    if d0 == d1:
-        raise RuntimeError(
-            f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}"
-        )
-    k = int(k) % 4
-    out = np.rot90(a, k, (d0, d1)).copy()
-    if _recording(input):
-        node = Rot90Backward0()
-        node._k, node._dims = k, (d0, d1)
-        return record(node, out, input)
-    return make(out)
-
-
-# -- splitting into views: split, chunk, tensor_split -------------------------------------------
 
 
 class SplitBackward0(Node):
@@ -1448,256 +1106,27 @@ def tensor_split(input, indices_or_sections, dim=0) -> tuple:  # noqa: A002
     return tuple(outs)
 
 
-# -- diagonals and triangles --------------------------------------------------------------------
+def _legacy_name(np_dtype) -> str:
+    return {"float32": "Float", "float64": "Double", "float16": "Half",
+            "bool": "Bool"}.get(np.dtype(np_dtype).name, np.dtype(np_dtype).name)
 
 
-class DiagEmbedBackward0(Node):
-    def backward(self, xp, g):
-        return xp.diagonal(g, self._offset, self._d1, self._d2)
-
-
-def diag_embed(input, offset=0, dim1=-2, dim2=-1) -> Tensor:  # noqa: A002
-    """Matrices (in dims ``dim1``, ``dim2``) whose ``offset`` diagonal holds the last dim.
-
-    >>> import retrograd as torch
-    >>> torch.diag_embed(torch.tensor([1, 2]))
-    tensor([[1, 0],
-            [0, 2]])
-    """
-    a = input._data
-    n = a.ndim + 1
-    d1, d2 = _diag_dims(n, dim1, dim2)
-    offset = int(offset)
-    m = (a.shape[-1] if a.ndim else 1) + abs(offset)
-    rest = list(a.shape[:-1])
-    for d in sorted((d1, d2)):
-        rest.insert(d, m)
-    out = np.zeros(rest, a.dtype)
-    _diag_view(out, offset, d1, d2)[...] = a
-    if _recording(input):
-        node = DiagEmbedBackward0()
-        node._offset, node._d1, node._d2 = offset, d1, d2
-        return record(node, out, input)
-    return make(out)
-
-
-def diag(input, diagonal=0) -> Tensor:  # noqa: A002
-    """A 1-D tensor as the ``diagonal``-th diagonal of a square matrix, or a matrix's diagonal
-    as a 1-D tensor (a copy).
-
-    >>> import retrograd as torch
-    >>> torch.diag(torch.tensor([[1, 2], [3, 4]]))
-    tensor([1, 4])
-    """
-    a = input._data
-    if a.ndim == 1:
-        return diag_embed(input, diagonal, 0, 1)
-    if a.ndim != 2:
-        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {a.ndim}D")
-    offset = int(diagonal)
-    out = _diag_view(a, offset, 0, 1).copy()
-    if _recording(input):
-        node = DiagonalBackward0_copy()
-        node._steps, node._in_shape = (("diagonal", (offset, 0, 1)),), a.shape
-        return record(node, out, input)
-    return make(out)
-
-
-class TrilBackward0(Node):
-    def backward(self, xp, g):
-        return xp.tril(g, self._k)
-
-
-class TriuBackward0(Node):
-    def backward(self, xp, g):
-        return xp.triu(g, self._k)
-
-
-def _tri(input, diagonal, np_fn, cls, name) -> Tensor:  # noqa: A002
-    a = input._data
-    if a.ndim < 2:
-        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
-    k = int(diagonal)
-    out = np_fn(a, k)
-    if _recording(input):
-        node = cls()
-        node._k = k
-        return record(node, out, input)
-    return make(out)
-
-
-def tril(input, diagonal=0) -> Tensor:  # noqa: A002
-    """The lower triangle of the last two dims (below and on the ``diagonal``-th diagonal);
-    zeros elsewhere.
-
-    >>> import retrograd as torch
-    >>> torch.ones(2, 2).tril()
-    tensor([[1., 0.],
-            [1., 1.]])
-    """
-    return _tri(input, diagonal, np.tril, TrilBackward0, "tril")
-
-
-def triu(input, diagonal=0) -> Tensor:  # noqa: A002
-    """The upper triangle of the last two dims (above and on the ``diagonal``-th diagonal);
-    zeros elsewhere.
-
-    >>> import retrograd as torch
-    >>> torch.ones(2, 2).triu()
-    tensor([[1., 1.],
-            [0., 1.]])
-    """
-    return _tri(input, diagonal, np.triu, TriuBackward0, "triu")
-
-
-# -- padding (nn.functional.pad) ------------------------------------------------------------------
-
-
-class ConstantPadNdBackward0(Node):
-    def backward(self, xp, g):
-        return xp.constant_pad_nd(g, self._back, 0)
-
-
-def _pad_regions(shape, pad) -> tuple:
-    """Output shape, destination and source slices of a constant pad (negative pads crop)."""
-    out_shape, dst, src = list(shape), [slice(None)] * len(shape), [slice(None)] * len(shape)
-    for k in range(len(pad) // 2):
-        d = len(shape) - 1 - k
-        lo, hi = int(pad[2 * k]), int(pad[2 * k + 1])
-        n = shape[d]
-        m = n + lo + hi
-        if m < 0:
-            raise RuntimeError("narrow(): length must be non-negative.")
-        out_shape[d] = m
-        dst[d] = slice(max(lo, 0), max(lo, 0) + max(n - max(-lo, 0) - max(-hi, 0), 0))
-        src[d] = slice(max(-lo, 0), max(max(-lo, 0), n - max(-hi, 0)))
-    return tuple(out_shape), tuple(dst), tuple(src)
-
-
-def _array_constant_pad_nd(x, pad, value=0):
-    out_shape, dst, src = _pad_regions(x.shape, pad)
-    out = np.full(out_shape, value, x.dtype)
-    out[dst] = x[src]
-    return out
-
-
-def constant_pad_nd(input, pad, value=0) -> Tensor:  # noqa: A002
-    """``input`` padded with ``value``: ``pad`` lists (before, after) pairs from the last dim;
-    negative amounts crop."""
-    a = input._data
-    pad = tuple(int(p) for p in pad)
-    if len(pad) % 2:
-        raise RuntimeError("Padding length must be divisible by 2")
-    if len(pad) // 2 > a.ndim:
-        raise RuntimeError(
-            "Padding length should be less than or equal to two times the input dimension but "
-            f"got padding length {len(pad)} and input of dimension {a.ndim}"
-        )
-    out = _array_constant_pad_nd(a, pad, 0 if value is None else value)
-    if _recording(input):
-        node = ConstantPadNdBackward0()
-        node._back = tuple(-p for p in pad)
-        return record(node, out, input)
-    return make(out)
-
-
-_PAD_HELP = (
-    "Supported combinations for non-constant padding:\n"
-    "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
-    "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
-    "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)"
-)
-
-
-def _pad_index(n: int, lo: int, hi: int, mode: str) -> np.ndarray:
-    """For each output position along a dim, the input position it copies."""
-    j = np.arange(n + lo + hi)
-    if mode == "circular":
-        # Crop first (negative pads), then wrap around the cropped part.
-        start = max(-lo, 0)
-        m = n - start - max(-hi, 0)
-        if m <= 0:
-            return np.zeros(0, np.int64)
-        return start + (np.arange(-max(lo, 0), m + max(hi, 0)) % m)
-    if mode == "reflect":
-        ip = np.where(j < lo, 2 * lo - j, np.where(j < n + lo, j, 2 * (n + lo - 1) - j))
-    else:
-        ip = np.where(j < lo, lo, np.where(j < n + lo, j, n + lo - 1))
-    return ip - max(lo, 0) + max(-lo, 0)
-
-
-def pad(input, pad, mode="constant", value=None) -> Tensor:  # noqa: A002
-    """Pad the last ``len(pad) // 2`` dims: ``pad`` is (left, right) for the last dim, then the
-    one before, ...; modes ``constant`` (with ``value``), ``reflect``, ``replicate`` and
-    ``circular``. Negative amounts crop.
-
-    >>> import retrograd as torch
-    >>> torch.nn.functional.pad(torch.tensor([[1., 2., 3.]]), (2, 1), mode="reflect")
-    tensor([[3., 2., 1., 2., 3., 2.]])
-    """
-    if mode == "constant":
-        return constant_pad_nd(input, pad, value)
-    if mode not in ("reflect", "replicate", "circular"):
-        raise NotImplementedError(f"Unrecognised padding mode {mode}")
-    if value is not None and value != 0:
-        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
-    a = input._data
-    pad = tuple(int(p) for p in pad)
-    if len(pad) % 2:
-        raise RuntimeError("Padding length must be divisible by 2")
-    p = len(pad) // 2
-    if p not in (1, 2, 3) or a.ndim not in (p + 1, p + 2):
-        raise NotImplementedError(
-            f"Padding size {len(pad)} is not supported for {a.ndim}D input tensor.\n" + _PAD_HELP
-        )
-    idxs = []
-    for k in range(p):
-        d = a.ndim - 1 - k
-        lo, hi = pad[2 * k], pad[2 * k + 1]
-        n = a.shape[d]
-        if mode == "reflect" and (lo >= n or hi >= n):
-            raise RuntimeError(
-                f"Argument #{4 + 2 * k}: Padding size should be less than the corresponding "
-                f"input dimension, but got: padding ({lo}, {hi}) at dimension {d} of input "
-                f"{list(a.shape)}"
-            )
-        if mode == "circular" and (lo > n or hi > n):
-            raise RuntimeError("Padding value causes wrapping around more than once.")
-        idxs.append((d, _pad_index(n, lo, hi, mode)))
-    if mode != "circular" and any(s == 0 for s in a.shape[a.ndim - p:]):
-        raise RuntimeError(
-            f"Expected {p + 1}D or {p + 2}D (batch mode) tensor with possibly 0 batch size and "
-            f"other non-zero dimensions for input, but got: {list(a.shape)}"
-        )
-    # NOTE: one gather per padded dim and one node; PyTorch names it per mode (its circular
-    # pad is a chain of in-place copies, hence CopySlices).
-    name = {"reflect": f"ReflectionPad{p}DBackward0", "replicate": f"ReplicationPad{p}DBackward0",
-            "circular": "torch::autograd::CopySlices"}[mode]
-    return index_dims(input, tuple(idxs), name)
-
-
-_array.register(
-    diagonal=_array_diagonal, unfold=_array_unfold, unfold_backward=_array_unfold_backward,
-    index_dims=_array_index_dims, index_dims_backward=_array_index_dims_backward,
-    flip=_array_flip, roll=_array_roll, rot90=_array_rot90, tril=lambda x, diagonal=0: np.tril(
-        x, diagonal), triu=lambda x, diagonal=0: np.triu(x, diagonal),
-    constant_pad_nd=_array_constant_pad_nd,
-)
+_array.register(diagonal=_array_diagonal, unfold=_array_unfold,
+                unfold_backward=_array_unfold_backward)
 
 __all__ = [
     "view", "reshape", "flatten", "unflatten", "ravel", "transpose", "swapaxes", "swapdims", "t",
     "adjoint", "permute", "movedim", "moveaxis", "expand", "broadcast_to", "broadcast_tensors",
-    "broadcast_shapes", "squeeze", "unsqueeze", "clone", "unbind", "tile", "repeat_interleave",
-    "flip", "fliplr", "flipud", "roll", "rot90", "split", "chunk", "tensor_split", "diagonal",
-    "diag", "diag_embed", "tril", "triu", "constant_pad_nd",
+    "broadcast_shapes", "squeeze", "unsqueeze", "clone", "unbind", "split", "chunk",
+    "tensor_split", "diagonal",
 ]
 XP = ["alias", "cast", "sum_to", "expand_as", "view_as", "reshape_as", "contiguous", "to",
       "type_as", "to_dtype_op", "unsafe_view", "squeeze_dims_", "matrix_t", "mT", "H", "mH",
-      "repeat", "unfold", "unfold_backward", "index_dims", "index_dims_backward", "pad"]
-_NOT_METHODS = ("broadcast_tensors", "broadcast_shapes", "constant_pad_nd", "split")
+      "unfold", "unfold_backward"]
+_NOT_METHODS = ("broadcast_tensors", "broadcast_shapes", "split")
 METHODS = {name: globals()[name] for name in __all__ if name not in _NOT_METHODS}
 METHODS.update(view_as=view_as, reshape_as=reshape_as, expand_as=expand_as,
-               contiguous=contiguous, to=to, type_as=type_as, repeat=repeat, unfold=unfold,
+               contiguous=contiguous, to=to, type_as=type_as, unfold=unfold,
                split=_split_method, squeeze_=squeeze_, unsqueeze_=unsqueeze_, t_=t_,
                transpose_=transpose_, swapaxes_=transpose_, swapdims_=transpose_)
-INPLACE: dict = {"tril_": tril, "triu_": triu}
+INPLACE: dict = {}

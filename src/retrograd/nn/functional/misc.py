@@ -12,7 +12,8 @@ from ...autograd.graph import type_name
 from ...ops import nn_norm
 from ...ops.indexing import one_hot
 from ...ops.linalg import einsum
-from ...ops.shape import broadcast_tensors, pad
+from ...ops.padding import pad
+from ...ops.shape import broadcast_tensors
 
 __all__: list = ["one_hot", "pad", "linear", "bilinear", "embedding", "normalize",
                  "cosine_similarity", "pairwise_distance"]

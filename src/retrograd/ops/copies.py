@@ -1,0 +1,464 @@
+"""Copies that rearrange elements: repeat, tile, repeat_interleave, flip, roll, rot90, the
+diagonal and triangle ops (diag, diag_embed, tril, triu), and index_dims (a gather along dims,
+shared with padding).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._tensor import Tensor, make
+from ..autograd.graph import Node
+from . import _array
+from ._array import add_at
+from ._core import record, wrap_dim
+from .shape import (
+    DiagonalBackward0_copy,
+    _diag_dims,
+    _diag_view,
+    _dims_arg,
+    _legacy_name,
+    _recording,
+    clone,
+    expand,
+    flatten,
+    parse_shape,
+    reshape,
+    unsqueeze,
+    view,
+)
+
+
+class RepeatBackward0(Node):
+    def backward(self, xp, g):
+        # Viewed as (r0, s0, r1, s1, ...), the repeats are the even axes: sum them away.
+        inter = ()
+        for r, s in zip(self._reps, self._padded):
+            inter += (r, s)
+        g = xp.reshape(g, inter)
+        if inter:
+            g = xp.sum(g, tuple(range(0, len(inter), 2)))
+        return xp.reshape(g, self._in_shape)
+
+
+def repeat(input, *sizes) -> Tensor:  # noqa: A002
+    """Tile the tensor ``sizes`` times along each dim (leading sizes add dims); a copy.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([1, 2]).repeat(2, 2)
+    tensor([[1, 2, 1, 2],
+            [1, 2, 1, 2]])
+    """
+    a = input._data
+    reps = parse_shape(sizes)
+    if len(reps) < a.ndim:
+        raise RuntimeError(
+            "Number of dimensions of repeat dims can not be smaller than number of dimensions "
+            "of tensor"
+        )
+    padded = (1,) * (len(reps) - a.ndim) + a.shape
+    out_shape = [r * s for r, s in zip(reps, padded)]
+    for s in out_shape:
+        if s < 0:
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {s}: {out_shape}"
+            )
+    out = np.tile(a.reshape(padded), reps) if reps else a.copy()
+    if _recording(input):
+        node = RepeatBackward0()
+        node._reps, node._padded, node._in_shape = reps, padded, a.shape
+        return record(node, out, input)
+    return make(out)
+
+
+def tile(input, dims) -> Tensor:  # noqa: A002
+    """``repeat``, where missing leading ``dims`` count as 1.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([[1, 2]]).tile((2,))
+    tensor([[1, 2, 1, 2]])
+    """
+    reps = parse_shape((dims,))
+    n = input._data.ndim
+    if len(reps) < n:
+        reps = (1,) * (n - len(reps)) + reps
+    return repeat(input, reps)
+
+
+class IndexSelectBackward0(Node):
+    """A gather of indices along dims (``index_dims``); PyTorch's name depends on the op."""
+
+    def backward(self, xp, g):
+        return xp.index_dims_backward(g, self._idxs, self._in_shape)
+
+
+def _array_index_dims(x, idxs):
+    for d, idx in idxs:
+        x = np.take(x, idx, axis=d)
+    return x
+
+
+def _array_index_dims_backward(g, idxs, shape):
+    for k in range(len(idxs) - 1, -1, -1):
+        d, idx = idxs[k]
+        before = tuple(shape) if k == 0 else _array_index_dims(np.zeros(shape, bool),
+                                                               idxs[:k]).shape
+        out = np.zeros(before, g.dtype)
+        add_at(out, (slice(None),) * d + (idx,), g)
+        g = out
+    return g
+
+
+def index_dims(input, idxs, name: str = "IndexSelectBackward0") -> Tensor:  # noqa: A002
+    """Gather ``input`` at NumPy index arrays along dims, ``idxs = ((dim, idx), ...)``,
+    recording a node called ``name`` (index_select, repeat_interleave, non-constant pads)."""
+    out = _array_index_dims(input._data, idxs)
+    if _recording(input):
+        node = IndexSelectBackward0()
+        node._name = name
+        node._idxs, node._in_shape = idxs, input._data.shape
+        return record(node, out, input)
+    return make(out)
+
+
+class IndexDimsBackwardBackward0(Node):
+    def backward(self, xp, g):
+        return xp.index_dims(g, self._idxs)
+
+
+def index_dims_backward(g, idxs, shape) -> Tensor:
+    """Zeros of ``shape`` with ``g`` added back at the gathered positions (``index_dims``'
+    backward)."""
+    out = _array_index_dims_backward(g._data, idxs, shape)
+    if _recording(g):
+        node = IndexDimsBackwardBackward0()
+        node._idxs = idxs
+        return record(node, out, g)
+    return make(out)
+
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Tensor:  # noqa: A002
+    """Repeat each element (or slice along ``dim``) ``repeats`` times, in place order.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([1, 2]).repeat_interleave(2)
+    tensor([1, 1, 2, 2])
+    >>> torch.repeat_interleave(torch.tensor([2, 1]))
+    tensor([0, 0, 1])
+    """
+    if repeats is None:
+        # torch.repeat_interleave(repeats): the indices each repeated by its count.
+        r = input._data
+        if r.ndim > 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        _check_repeats(r)
+        return make(np.repeat(np.arange(r.shape[0] if r.ndim else 1), r.reshape(-1)))
+    if dim is None:
+        input = flatten(input)  # noqa: A001
+        dim = 0
+    a = input._data
+    d = wrap_dim(dim, a.ndim)
+    n = a.shape[d] if a.ndim else 1
+    if not isinstance(repeats, Tensor):
+        r = int(repeats)
+        if r < 0:
+            raise RuntimeError("Repeats must be non-negative")
+        if output_size is not None and output_size != n * r:
+            raise RuntimeError(
+                f"repeat_interleave: Invalid output_size, expected {n * r} but got {output_size}"
+            )
+        if a.ndim == 0:
+            input = reshape(input, (1,))  # noqa: A001
+            a = input._data
+        # PyTorch's decomposition: unsqueeze, expand, clone, view.
+        shape = a.shape
+        u = unsqueeze(input, d + 1)
+        e = expand(u, shape[:d + 1] + (r,) + shape[d + 1:])
+        return view(clone(e), shape[:d] + (shape[d] * r,) + shape[d + 1:])
+    rd = repeats._data
+    if rd.dtype.kind not in "iu":
+        raise NotImplementedError(
+            f"\"repeat_interleave_cpu\" not implemented for '{_legacy_name(rd.dtype)}'"
+        )
+    if rd.ndim > 1:
+        raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+    rd = rd.reshape(-1)
+    if rd.size == 1:
+        rd = np.broadcast_to(rd, (n,))
+    elif rd.size != n:
+        raise RuntimeError(
+            f"repeats must have the same size as input along dim, but got repeats.size(0) = "
+            f"{rd.size} and input.size({d}) = {n}"
+        )
+    _check_repeats(rd)
+    idx = np.repeat(np.arange(n), rd)
+    if output_size is not None and output_size != idx.size:
+        raise RuntimeError(
+            f"repeat_interleave: Invalid output_size, expected {idx.size} but got {output_size}"
+        )
+    if a.ndim == 0:
+        input = reshape(input, (1,))  # noqa: A001
+    return index_dims(input, ((d, idx),), "IndexSelectBackward0")
+
+
+def _check_repeats(r: np.ndarray) -> None:
+    if r.dtype.kind not in "iu":
+        raise RuntimeError("repeat_interleave only accept integer repeats")
+    if r.size and r.min() < 0:
+        raise RuntimeError("repeats can not be negative")
+
+
+class FlipBackward0(Node):
+    def backward(self, xp, g):
+        return xp.flip(g, self._dims)
+
+
+def _array_flip(x, dims):
+    return np.flip(x, dims) if dims else x
+
+
+def flip(input, *dims) -> Tensor:  # noqa: A002
+    """Reverse the order of elements along ``dims``; a copy.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([[1, 2], [3, 4]]).flip(0)
+    tensor([[3, 4],
+            [1, 2]])
+    """
+    a = input._data
+    dims = parse_shape(dims)
+    wd = tuple(wrap_dim(d, a.ndim) for d in dims)
+    for k in wd:
+        if wd.count(k) > 1:
+            raise RuntimeError(f"dim {k} appears multiple times in the list of dims")
+    if a.ndim == 0:
+        wd = ()
+    out = np.flip(a, wd).copy() if wd else a.copy()
+    if _recording(input):
+        node = FlipBackward0()
+        node._dims = wd
+        return record(node, out, input)
+    return make(out)
+
+
+def fliplr(input) -> Tensor:  # noqa: A002
+    """Reverse dim 1 (columns).
+
+    >>> import retrograd as torch
+    >>> torch.tensor([[1, 2], [3, 4]]).fliplr()
+    tensor([[2, 1],
+            [4, 3]])
+    """
+    if input._data.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return flip(input, (1,))
+
+
+def flipud(input) -> Tensor:  # noqa: A002
+    """Reverse dim 0 (rows).
+
+    >>> import retrograd as torch
+    >>> torch.tensor([1, 2, 3]).flipud()
+    tensor([3, 2, 1])
+    """
+    if input._data.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(input, (0,))
+
+
+class RollBackward0(Node):
+    def backward(self, xp, g):
+        return xp.roll(g, self._back, self._dims)
+
+
+def _array_roll(x, shifts, dims=None):
+    return np.roll(x, shifts, dims)
+
+
+def roll(input, shifts, dims=None) -> Tensor:  # noqa: A002
+    """Shift elements cyclically along ``dims`` (the flattened tensor when ``dims`` is None).
+
+    >>> import retrograd as torch
+    >>> torch.tensor([1, 2, 3, 4]).roll(1)
+    tensor([4, 1, 2, 3])
+    """
+    a = input._data
+    sh = _dims_arg(shifts, "shifts")
+    if dims is None:
+        if len(sh) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:0")
+        wd = None
+        sh_arg = sh[0]
+    else:
+        dd = _dims_arg(dims, "dims")
+        if not sh:
+            raise RuntimeError("`shifts` required")
+        if len(sh) != len(dd):
+            raise RuntimeError(
+                f"shifts and dimensions must align. shifts: {len(sh)}, dims:{len(dd)}"
+            )
+        wd = tuple(wrap_dim(d, a.ndim) for d in dd)
+        sh_arg = sh
+        if a.ndim == 0:
+            wd, sh_arg = None, 0
+    out = np.roll(a, sh_arg, wd)
+    if _recording(input):
+        node = RollBackward0()
+        node._dims = wd
+        node._back = -sh_arg if wd is None else tuple(-s for s in sh_arg)
+        return record(node, out, input)
+    return make(out)
+
+
+class Rot90Backward0(Node):
+    def backward(self, xp, g):
+        return xp.rot90(g, -self._k, self._dims)
+
+
+def _array_rot90(x, k=1, dims=(0, 1)):
+    return np.rot90(x, k, tuple(dims))
+
+
+def rot90(input, k=1, dims=(0, 1)) -> Tensor:  # noqa: A002
+    """Rotate by 90 degrees ``k`` times in the plane of ``dims``, from the first dim towards the
+    second.
+
+    >>> import retrograd as torch
+    >>> torch.tensor([[1, 2], [3, 4]]).rot90()
+    tensor([[2, 4],
+            [1, 3]])
+    """
+    a = input._data
+    dims = tuple(int(d) for d in dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if a.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {a.ndim}")
+    d0, d1 = wrap_dim(dims[0], a.ndim), wrap_dim(dims[1], a.ndim)
+    if d0 == d1:
+        raise RuntimeError(
+            f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}"
+        )
+    k = int(k) % 4
+    out = np.rot90(a, k, (d0, d1)).copy()
+    if _recording(input):
+        node = Rot90Backward0()
+        node._k, node._dims = k, (d0, d1)
+        return record(node, out, input)
+    return make(out)
+
+
+# -- diagonals and triangles --------------------------------------------------------------------
+
+
+class DiagEmbedBackward0(Node):
+    def backward(self, xp, g):
+        return xp.diagonal(g, self._offset, self._d1, self._d2)
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1) -> Tensor:  # noqa: A002
+    """Matrices (in dims ``dim1``, ``dim2``) whose ``offset`` diagonal holds the last dim.
+
+    >>> import retrograd as torch
+    >>> torch.diag_embed(torch.tensor([1, 2]))
+    tensor([[1, 0],
+            [0, 2]])
+    """
+    a = input._data
+    n = a.ndim + 1
+    d1, d2 = _diag_dims(n, dim1, dim2)
+    offset = int(offset)
+    m = (a.shape[-1] if a.ndim else 1) + abs(offset)
+    rest = list(a.shape[:-1])
+    for d in sorted((d1, d2)):
+        rest.insert(d, m)
+    out = np.zeros(rest, a.dtype)
+    _diag_view(out, offset, d1, d2)[...] = a
+    if _recording(input):
+        node = DiagEmbedBackward0()
+        node._offset, node._d1, node._d2 = offset, d1, d2
+        return record(node, out, input)
+    return make(out)
+
+
+def diag(input, diagonal=0) -> Tensor:  # noqa: A002
+    """A 1-D tensor as the ``diagonal``-th diagonal of a square matrix, or a matrix's diagonal
+    as a 1-D tensor (a copy).
+
+    >>> import retrograd as torch
+    >>> torch.diag(torch.tensor([[1, 2], [3, 4]]))
+    tensor([1, 4])
+    """
+    a = input._data
+    if a.ndim == 1:
+        return diag_embed(input, diagonal, 0, 1)
+    if a.ndim != 2:
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {a.ndim}D")
+    offset = int(diagonal)
+    out = _diag_view(a, offset, 0, 1).copy()
+    if _recording(input):
+        node = DiagonalBackward0_copy()
+        node._steps, node._in_shape = (("diagonal", (offset, 0, 1)),), a.shape
+        return record(node, out, input)
+    return make(out)
+
+
+class TrilBackward0(Node):
+    def backward(self, xp, g):
+        return xp.tril(g, self._k)
+
+
+class TriuBackward0(Node):
+    def backward(self, xp, g):
+        return xp.triu(g, self._k)
+
+
+def _tri(input, diagonal, np_fn, cls, name) -> Tensor:  # noqa: A002
+    a = input._data
+    if a.ndim < 2:
+        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+    k = int(diagonal)
+    out = np_fn(a, k)
+    if _recording(input):
+        node = cls()
+        node._k = k
+        return record(node, out, input)
+    return make(out)
+
+
+def tril(input, diagonal=0) -> Tensor:  # noqa: A002
+    """The lower triangle of the last two dims (below and on the ``diagonal``-th diagonal);
+    zeros elsewhere.
+
+    >>> import retrograd as torch
+    >>> torch.ones(2, 2).tril()
+    tensor([[1., 0.],
+            [1., 1.]])
+    """
+    return _tri(input, diagonal, np.tril, TrilBackward0, "tril")
+
+
+def triu(input, diagonal=0) -> Tensor:  # noqa: A002
+    """The upper triangle of the last two dims (above and on the ``diagonal``-th diagonal);
+    zeros elsewhere.
+
+    >>> import retrograd as torch
+    >>> torch.ones(2, 2).triu()
+    tensor([[1., 1.],
+            [0., 1.]])
+    """
+    return _tri(input, diagonal, np.triu, TriuBackward0, "triu")
+
+
+_array.register(
+    index_dims=_array_index_dims, index_dims_backward=_array_index_dims_backward,
+    flip=_array_flip, roll=_array_roll, rot90=_array_rot90, tril=lambda x, diagonal=0: np.tril(
+        x, diagonal), triu=lambda x, diagonal=0: np.triu(x, diagonal),
+)
+
+__all__ = ["tile", "repeat_interleave", "flip", "fliplr", "flipud", "roll", "rot90", "diag",
+           "diag_embed", "tril", "triu"]
+XP = ["repeat", "index_dims", "index_dims_backward"]
+METHODS = {name: globals()[name] for name in __all__}
+METHODS.update(repeat=repeat)
+INPLACE: dict = {"tril_": tril, "triu_": triu}
