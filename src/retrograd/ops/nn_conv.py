@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._dtypes import FROM_NP
 from .._tensor import Tensor, make
 from ..autograd.graph import Node
 from . import _array
@@ -275,6 +276,91 @@ class ConvolutionBackward0(Node):
         self._cols = None
 
 
+def _size(shape) -> str:
+    return str(list(shape))
+
+
+def check_conv(x, w, b, stride, padding, dilation, groups, transposed, nd, name) -> None:
+    """PyTorch's checks of an ``nd``-d convolution's (or transposed convolution's) input,
+    weight, bias and parameters, in its order and with its messages."""
+    xs, ws = x._data.shape, w._data.shape
+    if len(xs) != nd + 2:
+        raise RuntimeError(
+            f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got "
+            f"input of size: {_size(xs)}"
+        )
+    if len(ws) != nd + 2:
+        raise RuntimeError(
+            "weight should have at least three dimensions" if len(ws) < 3 else
+            f"Expected {nd + 2}-dimensional weight for {nd + 2}-dimensional input "
+            f"{_size(xs)}, but got {len(ws)}-dimensional weight of size {_size(ws)} instead"
+        )
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError("non-positive dilation is not supported")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    xdt, wdt = FROM_NP[x._data.dtype], FROM_NP[w._data.dtype]
+    if xdt is not wdt:
+        if xdt.is_floating_point and wdt.is_floating_point and xdt.itemsize < wdt.itemsize:
+            raise RuntimeError(
+                f"Input type (torch.{xdt.tensor_type}) and weight type (torch.{wdt.tensor_type}) "
+                "should be the same or input should be a MKLDNN tensor and weight is a dense "
+                "tensor"
+            )
+        raise RuntimeError(
+            f"expected scalar type {xdt.scalar_name} but found {wdt.scalar_name}"
+        )
+    if not transposed:
+        if ws[0] % groups:
+            raise RuntimeError(
+                f"Given groups={groups}, expected weight to be divisible by {groups} at "
+                f"dimension 0, but got weight of size [{_size(ws)}] instead"
+            )
+        if xs[1] != ws[1] * groups:
+            raise RuntimeError(
+                f"Given groups={groups}, weight of size {_size(ws)}, expected input{_size(xs)} "
+                f"to have {ws[1] * groups} channels, but got {xs[1]} channels instead"
+            )
+        out_ch = ws[0]
+    else:
+        if xs[1] != ws[0]:
+            raise RuntimeError(
+                f"Given transposed=1, weight of size {_size(ws)}, expected input{_size(xs)} to "
+                f"have {ws[0]} channels, but got {xs[1]} channels instead"
+            )
+        if ws[0] % groups:
+            raise RuntimeError(
+                f"Given groups={groups}, expected weight to be divisible by {groups} at "
+                f"dimension 0, but got weight of size [{_size(ws)}] instead"
+            )
+        out_ch = ws[1] * groups
+    if b is not None:
+        bs = b._data.shape
+        if len(bs) != 1 or bs[0] != out_ch:
+            raise RuntimeError(
+                f"Given weight of size {_size(ws)}, expected bias to be 1-dimensional with "
+                f"{out_ch} elements, but got bias of size {_size(bs)} instead"
+            )
+        bdt = FROM_NP[b._data.dtype]
+        if bdt is not xdt:
+            raise RuntimeError(
+                f"Input type ({xdt.c_name}) and bias type ({bdt.c_name}) should be the same"
+            )
+    if not transposed:
+        padded = [xs[2 + i] + 2 * padding[i] for i in range(nd)]
+        kern = [dilation[i] * (ws[2 + i] - 1) + 1 for i in range(nd)]
+        if any(pp < kk for pp, kk in zip(padded, kern)):
+            raise RuntimeError(
+                f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). "
+                f"Kernel size: ({' x '.join(map(str, kern))}). Kernel size can't be greater than "
+                "actual input size"
+            )
+
+
 def conv_nd(input, weight, bias, stride, padding, dilation, groups, transposed,  # noqa: A002
             out_hw=None) -> Tensor:
     """Convolution (or transposed convolution) of a batched 1-D or 2-D input, one node.
@@ -517,6 +603,17 @@ def max_pool2d_with_indices(input, kernel_size, stride, padding, dilation,  # no
         node._arg = arg
         return record(node, best, input), indices
     return make(best), indices
+
+
+def window_argmax_to_flat(arg: Tensor, rows, cols, width: int) -> Tensor:
+    """Adaptive max pooling's indices: ``arg[..., i, j]`` is the argmax within output (i, j)'s
+    window, whose row-major positions are rows ``rows[i]`` by columns ``cols[j]`` (integer
+    arrays, one row per output); returns flat indices into each input plane of ``width``."""
+    a = arg._data
+    kw = cols.shape[1]
+    r = rows[np.arange(rows.shape[0])[:, None], a // kw]
+    c = cols[np.arange(cols.shape[0])[None, :], a % kw]
+    return make((r * width + c).astype(np.int64))
 
 
 # -- average pooling ---------------------------------------------------------------------------

@@ -59,7 +59,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     >>> torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True).shape
     retrograd.Size([1, 2, 3, 4])
     """
-    qs, ks, vs = query.shape, key.shape, value.shape
+    qs, ks, vs = tuple(query.shape), tuple(key.shape), tuple(value.shape)
     if len(qs) < 2 or len(ks) < 2 or len(vs) < 2:
         raise RuntimeError(
             "Expected query, key, and value to all be  at least 2 dimensional, but got query.dim: "

@@ -14,12 +14,9 @@ import warnings
 import numpy as np
 
 from ... import ops as _ops
-from ..._dtypes import FROM_NP
 from ..._tensor import Tensor
-from ...autograd.graph import type_name
 from ...ops import nn_conv as _nc
-from ...ops.copies import index_dims
-from ...ops.padding import constant_pad_nd
+from ...ops.shape import constant_pad_nd, index_dims
 
 __all__ = [
     "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d",
@@ -52,93 +49,9 @@ def _size(shape) -> str:
 _same_warned = False
 
 
-def _check_conv(x, w, b, stride, padding, dilation, groups, transposed, nd, name):
-    xs, ws = x._data.shape, w._data.shape
-    if len(xs) != nd + 2:
-        raise RuntimeError(
-            f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got "
-            f"input of size: {_size(xs)}"
-        )
-    if len(ws) != nd + 2:
-        raise RuntimeError(
-            "weight should have at least three dimensions" if len(ws) < 3 else
-            f"Expected {nd + 2}-dimensional weight for {nd + 2}-dimensional input "
-            f"{_size(xs)}, but got {len(ws)}-dimensional weight of size {_size(ws)} instead"
-        )
-    if any(s <= 0 for s in stride):
-        raise RuntimeError("non-positive stride is not supported")
-    if any(p < 0 for p in padding):
-        raise RuntimeError("negative padding is not supported")
-    if any(d <= 0 for d in dilation):
-        raise RuntimeError("non-positive dilation is not supported")
-    if groups <= 0:
-        raise RuntimeError("non-positive groups is not supported")
-    if x._data.dtype != w._data.dtype:
-        if x._data.dtype.kind == "f" and w._data.dtype.kind == "f" and \
-                x._data.dtype.itemsize < w._data.dtype.itemsize:
-            raise RuntimeError(
-                f"Input type ({type_name(x._data)}) and weight type ({type_name(w._data)}) "
-                "should be the same or input should be a MKLDNN tensor and weight is a dense "
-                "tensor"
-            )
-        raise RuntimeError(
-            f"expected scalar type {_scalar(x._data.dtype)} but found {_scalar(w._data.dtype)}"
-        )
-    if not transposed:
-        if ws[0] % groups:
-            raise RuntimeError(
-                f"Given groups={groups}, expected weight to be divisible by {groups} at "
-                f"dimension 0, but got weight of size [{_size(ws)}] instead"
-            )
-        if xs[1] != ws[1] * groups:
-            raise RuntimeError(
-                f"Given groups={groups}, weight of size {_size(ws)}, expected input{_size(xs)} "
-                f"to have {ws[1] * groups} channels, but got {xs[1]} channels instead"
-            )
-        out_ch = ws[0]
-    else:
-        if xs[1] != ws[0]:
-            raise RuntimeError(
-                f"Given transposed=1, weight of size {_size(ws)}, expected input{_size(xs)} to "
-                f"have {ws[0]} channels, but got {xs[1]} channels instead"
-            )
-        if ws[0] % groups:
-            raise RuntimeError(
-                f"Given groups={groups}, expected weight to be divisible by {groups} at "
-                f"dimension 0, but got weight of size [{_size(ws)}] instead"
-            )
-        out_ch = ws[1] * groups
-    if b is not None:
-        bs = b._data.shape
-        if len(bs) != 1 or bs[0] != out_ch:
-            raise RuntimeError(
-                f"Given weight of size {_size(ws)}, expected bias to be 1-dimensional with "
-                f"{out_ch} elements, but got bias of size {_size(bs)} instead"
-            )
-        if b._data.dtype != x._data.dtype:
-            raise RuntimeError(
-                f"Input type ({x._data.dtype.name.replace('float64', 'double').replace('float32', 'float')}) "  # noqa: E501
-                f"and bias type ({b._data.dtype.name.replace('float64', 'double').replace('float32', 'float')}) "  # noqa: E501
-                "should be the same"
-            )
-    if not transposed:
-        padded = [xs[2 + i] + 2 * padding[i] for i in range(nd)]
-        kern = [dilation[i] * (ws[2 + i] - 1) + 1 for i in range(nd)]
-        if any(pp < kk for pp, kk in zip(padded, kern)):
-            raise RuntimeError(
-                f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). "
-                f"Kernel size: ({' x '.join(map(str, kern))}). Kernel size can't be greater than "
-                "actual input size"
-            )
-
-
-def _scalar(dt) -> str:
-    return FROM_NP[dt].scalar_name
-
-
 def _conv(input, weight, bias, stride, padding, dilation, groups, nd):  # noqa: A002
     name = f"conv{nd}d"
-    if input._data.ndim == nd + 1:
+    if input.ndim == nd + 1:
         out = _conv(_ops.unsqueeze(input, 0), weight, bias, stride, padding, dilation, groups,
                     nd)
         return _ops.squeeze(out, 0)
@@ -151,7 +64,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd):  # noqa: 
         elif padding == "same":
             if any(s != 1 for s in stride):
                 raise RuntimeError("padding='same' is not supported for strided convolutions")
-            ks = weight._data.shape[2:]
+            ks = tuple(weight.shape)[2:]
             total = [dilation[i] * (ks[i] - 1) if i < len(ks) else 0 for i in range(nd)]
             padding = tuple(t // 2 for t in total)
             extra = [t - 2 * (t // 2) for t in total]
@@ -169,7 +82,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd):  # noqa: 
             raise RuntimeError(f"Invalid padding string: '{padding}'")
     else:
         padding = _ntuple(padding, nd)
-    _check_conv(input, weight, bias, stride, padding, dilation, groups, False, nd, name)
+    _nc.check_conv(input, weight, bias, stride, padding, dilation, groups, False, nd, name)
     if pre_pad is not None:
         input = constant_pad_nd(input, pre_pad)
     return _nc.conv_nd(input, weight, bias, _lift(stride, 1), _lift(padding, 0),
@@ -179,7 +92,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd):  # noqa: 
 def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,  # noqa: A002
                     dilation, nd):
     name = f"conv_transpose{nd}d"
-    if input._data.ndim == nd + 1:
+    if input.ndim == nd + 1:
         out = _conv_transpose(_ops.unsqueeze(input, 0), weight, bias, stride, padding,
                               output_padding, groups, dilation, nd)
         return _ops.squeeze(out, 0)
@@ -187,7 +100,7 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
         raise RuntimeError(f"{name}(): argument 'padding' must be tuple of ints, not str")
     stride, padding = _ntuple(stride, nd), _ntuple(padding, nd)
     output_padding, dilation = _ntuple(output_padding, nd), _ntuple(dilation, nd)
-    _check_conv(input, weight, bias, stride, padding, dilation, groups, True, nd, name)
+    _nc.check_conv(input, weight, bias, stride, padding, dilation, groups, True, nd, name)
     s2, p2, d2 = _lift(stride, 1), _lift(padding, 0), _lift(dilation, 1)
     op2 = _lift(output_padding, 0)
     if any(op >= s and op >= d for op, s, d in zip(op2, s2, d2)):
@@ -196,7 +109,7 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
             f"output_padding_height: {op2[0]} output_padding_width: {op2[1]} stride_height: "
             f"{s2[0]} stride_width: {s2[1]} dilation_height: {d2[0]} dilation_width: {d2[1]}"
         )
-    xs, ws = input._data.shape, weight._data.shape
+    xs, ws = tuple(input.shape), tuple(weight.shape)
     in_hw = (1, xs[2]) if nd == 1 else xs[2:]
     k_hw = (1, ws[2]) if nd == 1 else ws[2:]
     out_hw = tuple((in_hw[i] - 1) * s2[i] - 2 * p2[i] + d2[i] * (k_hw[i] - 1) + op2[i] + 1
@@ -276,8 +189,7 @@ def _pool_params(kernel_size, stride, padding, dilation, nd):
     return k, s, _ntuple(padding, nd), _ntuple(dilation, nd)
 
 
-def _check_pool(x, k, s, p, d, ceil_mode, name, out_fn):
-    shape = x._data.shape
+def _check_pool(shape: tuple, k, s, p, d, ceil_mode, name, out_fn):
     if any(v == 0 for v in s):
         raise RuntimeError("stride should not be zero")
     if any(v < 0 for v in s):
@@ -313,11 +225,11 @@ def max_pool2d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, 
     >>> torch.nn.functional.max_pool2d_with_indices(x, 2)[1]
     tensor([[[[1]]]])
     """
-    shape = input._data.shape
+    shape = tuple(input.shape)
     if len(shape) not in (3, 4) or any(v == 0 for v in shape[-3:]):
         raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
     k, s, p, d = _pool_params(kernel_size, stride, padding, dilation, 2)
-    _check_pool(input, k, s, p, d, ceil_mode, "max_pool2d", _nc.pool_out_size)
+    _check_pool(shape, k, s, p, d, ceil_mode, "max_pool2d", _nc.pool_out_size)
     out, idx = _nc.max_pool2d_with_indices(input, k, s, p, d, bool(ceil_mode), return_indices)
     return (out, idx) if return_indices else out
 
@@ -345,7 +257,7 @@ def max_pool1d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, 
     >>> torch.nn.functional.max_pool1d_with_indices(torch.tensor([[1., 3., 2., 0.]]), 2)[1]
     tensor([[1, 2]])
     """
-    shape = input._data.shape
+    shape = tuple(input.shape)
     if len(shape) not in (2, 3):
         raise RuntimeError(
             "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size "
@@ -391,13 +303,13 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0,  # noqa: A002
     tensor([[[[ 2.5000,  4.5000],
               [10.5000, 12.5000]]]])
     """
-    shape = input._data.shape
+    shape = tuple(input.shape)
     if len(shape) not in (3, 4) or any(v == 0 for v in shape[-3:]):
         raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
     k, s, p, _ = _pool_params(kernel_size, stride, padding, 1, 2)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
-    _check_pool(input, k, s, p, (1, 1), ceil_mode, "avg_pool2d", _avg_out)
+    _check_pool(shape, k, s, p, (1, 1), ceil_mode, "avg_pool2d", _avg_out)
     params = (k, s, p, bool(ceil_mode), bool(count_include_pad), divisor_override)
     return _nc.avg_pool(input, params)
 
@@ -410,7 +322,7 @@ def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0,  # noqa: A002
     >>> torch.nn.functional.avg_pool1d(torch.tensor([[1., 3., 2., 0.]]), 2)
     tensor([[2., 1.]])
     """
-    shape = input._data.shape
+    shape = tuple(input.shape)
     if len(shape) not in (2, 3):
         raise RuntimeError(
             f"avg_pool1d() Expected 2D or 3D input tensor, but got {_size(shape)}")
@@ -455,17 +367,17 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:  # noqa: A002
     tensor([[[2., 3.],
              [5., 6.]]])
     """
-    shape = input._data.shape
+    shape = tuple(input.shape)
     if len(shape) not in (3, 4):
         raise RuntimeError(
             f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {_size(shape)}")
-    if input._data.dtype.kind != "f":
+    if not input.dtype.is_floating_point:
         raise NotImplementedError(
-            f'"adaptive_avg_pool2d" not implemented for \'{_scalar(input._data.dtype)}\'')
+            f'"adaptive_avg_pool2d" not implemented for \'{input.dtype.scalar_name}\'')
     oh, ow = _out_size(output_size, shape[-2:], 2)
     if (oh, ow) == (1, 1):
         return _ops.mean(input, (-2, -1), keepdim=True)
-    dt = input._data.dtype
+    dt = input.dtype.np
     ah = _adaptive_matrix(shape[-2], oh, dt)
     aw = _adaptive_matrix(shape[-1], ow, dt)
     return _nc.sep_linear(input, ah, aw, "AdaptiveAvgPool2DBackward0")
@@ -478,7 +390,7 @@ def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:  # noqa: A002
     >>> torch.nn.functional.adaptive_avg_pool1d(torch.tensor([[1., 2., 3.]]), 2)
     tensor([[1.5000, 2.5000]])
     """
-    shape = input._data.shape
+    shape = tuple(input.shape)
     if len(shape) not in (2, 3):
         raise RuntimeError(
             f"adaptive_avg_pool1d() argument 'input' (position 1) must be 2D or 3D, but got "
@@ -496,7 +408,7 @@ def adaptive_max_pool2d_with_indices(input: Tensor, output_size,  # noqa: A002
     >>> torch.nn.functional.adaptive_max_pool2d_with_indices(torch.arange(4.).view(1, 2, 2), 1)[1]
     tensor([[[3]]])
     """
-    shape = input._data.shape
+    shape = tuple(input.shape)
     if len(shape) not in (3, 4):
         raise RuntimeError(
             f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: {_size(shape)}")
@@ -521,12 +433,7 @@ def adaptive_max_pool2d_with_indices(input: Tensor, output_size,  # noqa: A002
     vals, arg = _ops.max(g, -1)
     if not return_indices:
         return vals
-    a = arg._data
-    rows = ih[np.arange(oh)[:, None], a // kw]
-    cols = iw[np.arange(ow)[None, :], a % kw]
-    from ..._tensor import make
-
-    return vals, make((rows * w + cols).astype(np.int64))
+    return vals, _nc.window_argmax_to_flat(arg, ih, iw, w)
 
 
 def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False):  # noqa: A002
@@ -548,7 +455,7 @@ def adaptive_max_pool1d_with_indices(input: Tensor, output_size,  # noqa: A002
     >>> torch.nn.functional.adaptive_max_pool1d_with_indices(torch.tensor([[1., 3., 2.]]), 1)[1]
     tensor([[1]])
     """
-    (o,) = _out_size(output_size, input._data.shape[-1:], 1)
+    (o,) = _out_size(output_size, input.shape[-1:], 1)
     out, idx = adaptive_max_pool2d_with_indices(_ops.unsqueeze(input, -2), (1, o), True)
     out = _ops.squeeze(out, -2)
     return (out, _ops.squeeze(idx, -2)) if return_indices else out
@@ -577,7 +484,7 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
              [3., 4., 6., 7.],
              [4., 5., 7., 8.]]])
     """
-    shape = input._data.shape
+    shape = tuple(input.shape)
     if len(shape) not in (3, 4):
         raise RuntimeError(
             "Input Error: Only 3D or 4D input Tensors are supported (got "
@@ -608,7 +515,7 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0,  # noqa
               [2., 4., 2.],
               [1., 2., 1.]]]])
     """
-    shape = input._data.shape
+    shape = tuple(input.shape)
     if len(shape) not in (2, 3):
         raise RuntimeError(
             "Input Error: Only unbatched (2D) or batched (3D) input Tensors are supported "
@@ -701,7 +608,7 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
             f"nearest-exact (got {mode})")
     if size is not None and scale_factor is not None:
         raise ValueError("only one of size or scale_factor should be defined")
-    in_sp = tuple(input._data.shape[2:])
+    in_sp = tuple(input.shape[2:])
     scales = None
     if size is not None:
         if isinstance(size, (list, tuple)):
@@ -751,11 +658,11 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         if nd != want:
             raise NotImplementedError(
                 f"Got {input.dim()}D input, but {mode} mode needs {want + 2}D input")
-        dt = input._data.dtype
-        if dt.kind != "f":
+        dt = input.dtype
+        if not dt.is_floating_point:
             raise NotImplementedError(
-                f'"upsample_{mode}{nd}d_out_frame" not implemented for \'{_scalar(dt)}\'')
-        mats = [_linear_matrix(in_sp[i], out_sp[i], scales[i], align_corners, dt)
+                f'"upsample_{mode}{nd}d_out_frame" not implemented for \'{dt.scalar_name}\'')
+        mats = [_linear_matrix(in_sp[i], out_sp[i], scales[i], align_corners, dt.np)
                 for i in range(nd)]
         if nd == 1:
             return _nc.sep_linear(input, None, mats[0], "UpsampleLinear1DBackward0")
