@@ -8,7 +8,6 @@ from ..._creation import from_numpy
 from ..._dtypes import int32, int64
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
-from ...autograd.graph import type_name
 from ...ops import nn_norm
 from ...ops.indexing import one_hot
 from ...ops.linalg import einsum
@@ -97,8 +96,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # 
     if input.dtype is not int64 and input.dtype is not int32:
         raise RuntimeError(
             "Expected tensor for argument #1 'indices' to have one of the following scalar "
-            f"types: Long, Int; but got {type_name(input)} instead (while checking arguments for "
-            "embedding)")
+            f"types: Long, Int; but got torch.{input.dtype.tensor_type} instead (while checking "
+            "arguments for embedding)")
     if sparse:
         raise NotImplementedError("retrograd has no sparse tensors: embedding(sparse=True) is "
                                   "not supported")
