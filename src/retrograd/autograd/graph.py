@@ -65,6 +65,7 @@ class Node(SavedTensors):
     _n_out = 1
     _multi_view = False   # a view op with several outputs (split, unbind): no in-place on them
     _materialize = True
+    _plan = None
     _seq = 0              # creation order, set when the node is attached to its output
     _hooked = False       # any of the hooks above (or retain_grad) present: one check per node
     _name = "Node"
@@ -74,6 +75,7 @@ class Node(SavedTensors):
         # Internal variants (say a tensor-times-scalar MulBackward0) set ``_name`` themselves.
         if "_name" not in cls.__dict__:
             cls._name = cls.__name__
+        cls._plan = None  # what a binary primitive saves, worked out on first use (ops._apply)
 
     def name(self) -> str:
         return self._name

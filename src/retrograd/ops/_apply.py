@@ -157,18 +157,20 @@ def _edge_fast(t):
 
 
 def save_plan(P) -> tuple:
-    """Which inputs a binary primitive saves, for each combination of inputs needing grad.
+    """What a binary primitive saves, for each combination of inputs needing grad.
 
-    ``P.saves`` lists, per input, the inputs its gradient formula reads: ``((1,), (0,))`` for
-    ``mul`` (d/da reads b, d/db reads a). Indexed by ``2 * needs_a + needs_b``.
+    ``P.saves`` lists, per input, what its gradient formula reads: input indices and
+    ``"result"``; ``((1,), (0,))`` for ``mul`` (d/da reads b, d/db reads a). The plan is a
+    ``(save a, save b, save result)`` triple indexed by ``2 * needs_a + needs_b``.
     """
-    plan = P.__dict__.get("_plan")
+    plan = P._plan
     if plan is None:
         reads = P.saves
         plan = []
         for k in range(4):
             need = (k >> 1, k & 1)
-            plan.append(tuple(any(need[i] and j in reads[i] for i in range(2)) for j in range(2)))
+            plan.append(tuple(any(need[i] and j in reads[i] for i in range(2))
+                              for j in (0, 1, "result")))
         plan = P._plan = tuple(plan)
     return plan
 
@@ -209,18 +211,23 @@ def apply_binary(P, fwd, a: Tensor, b, **attrs) -> Tensor:
                 node._meta = ((d.shape, d.dtype), None)
             if attrs:
                 node.__dict__.update(attrs)
-            sa, sb = P._plan[(ea[0] is not None) * 2 + (eb[0] is not None)]
+            plan = P._plan
+            if plan is None:
+                plan = save_plan(P)
+            sa, sb, so = plan[(ea[0] is not None) * 2 + (eb[0] is not None)]
             if sa or sb:
                 node.save2(a if sa else None, (b if b_tensor else bd) if sb else None)
             t = _new(Tensor)
             t._data = out
-            t._vc = [0]
+            t._vc = vc = [0]
             t._grad = t._view = t._acc = None
             t._rg = True
             t._grad_fn = node
             t._nr = 0
             t._inference = False
             node._seq = next_seq()
+            if so:
+                node._out = (out, vc, 0)
             return t
     return make(out)
 

@@ -1,9 +1,11 @@
 """Arithmetic ops: add, sub, mul, div, pow, and their kin (remainder, fmod, floor_divide,
 float_power, lerp, addcmul, addcdiv) with the binary math functions atan2, hypot, logaddexp, xlogy.
 
-Each primitive is a Backward node class (its formula, in ``xp``: NumPy arrays or retrograd
-tensors, see ``_array``) next to the function that computes the forward and attaches it.
-``_binary`` is the shared forward of a binary op, the hot path of every arithmetic operator.
+Each primitive is declared once, as a Backward node class: ``forward`` on arrays, ``saves``
+(what each input's gradient formula reads) and ``backward``, its formula in ``xp`` (NumPy arrays
+or retrograd tensors, see ``_array``). The functions hand the forward's result to
+``_apply.apply`` or, for the binary ones, ``_apply.apply_binary``, the hot path of every
+arithmetic operator.
 """
 
 from __future__ import annotations
@@ -11,51 +13,62 @@ from __future__ import annotations
 import numpy as np
 
 from .._dtypes import FROM_NP, binary_result
-from .._tensor import Tensor, make
-from ..autograd.grad_mode import state
+from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
 from ..autograd.graph import Node
 from . import _array
+from ._apply import apply, apply_binary, apply_unary, recording
 from ._base import legacy, not_implemented
 from ._core import (
-    NONE_EDGE,
     as_tensor_arg,
     asarray,
-    broadcast_meta,
     default_float,
-    edge,
     float_array,
     ndarray,
     operands,
-    record,
     scalar_value,
-    wrap,
 )
 
 
 class AddBackward0(Node):
+    forward = np.add
+    saves = ((), ())
+    _alpha = 1
+
     def backward(self, xp, g):
         alpha = self._alpha
         return g, (g if alpha == 1 else g * alpha)
 
 
 class SubBackward0(Node):
+    forward = np.subtract
+    saves = ((), ())
+    _alpha = 1
+
     def backward(self, xp, g):
         alpha = self._alpha
         return g, (-g if alpha == 1 else g * -alpha)
 
 
 class RsubBackward1(Node):
+    _alpha = 1
+
     def backward(self, xp, g):
         return -g if self._alpha == 1 else g * -self._alpha
 
 
 class MulBackward0(Node):
+    forward = np.multiply
+    saves = ((1,), (0,))  # d/da reads b, d/db reads a
+
     def backward(self, xp, g):
         a, b = self.saved(xp.TENSORS)  # each saved only if the other input needs a grad
         return (None if b is None else g * b), (None if a is None else g * a)
 
 
 class DivBackward0(Node):
+    saves = ((1,), (0, 1))
+
     def backward(self, xp, g):
         a, b = self.saved(xp.TENSORS)
         ga = g / b if self.next_functions[0][0] is not None else None
@@ -66,11 +79,16 @@ class DivBackward0(Node):
 
 
 class NegBackward0(Node):
+    forward = np.negative
+
     def backward(self, xp, g):
         return -g
 
 
 class ReciprocalBackward0(Node):
+    forward = np.reciprocal
+    saves = "result"
+
     def backward(self, xp, g):
         r = self.saved_output(xp.TENSORS)
         return -g * (r * r)
@@ -89,6 +107,9 @@ class PowBackward0(Node):
 
 class PowBackward1(Node):
     """x ** y for two tensors."""
+
+    forward = np.power
+    saves = ((0, 1), (0, 1))
 
     def backward(self, xp, g):
         x, y = self.saved(xp.TENSORS)
@@ -114,46 +135,6 @@ class PowBackward2(Node):
         return g * (r * float(np.log(b)))
 
 
-def _binary(cls, fn, a, b):
-    """Forward of a binary arithmetic op and its node (the caller saves what it needs).
-
-    The common case, two tensors of one dtype, takes the fewest steps: this is the hot path.
-    """
-    b_tensor = b.__class__ is Tensor or isinstance(b, Tensor)
-    if not b_tensor and b.__class__ is not float and b.__class__ is not int and \
-            scalar_value(b) is None:
-        # An array or list operand is a constant tensor, with its own shape to sum back to.
-        b = as_tensor_arg(b)
-        b_tensor = True
-    ad = a._data
-    if b_tensor and ad.dtype is b._data.dtype:
-        bd = b._data
-    else:
-        ad, bd = operands(a, b)
-    out = fn(ad, bd)
-    if out.__class__ is not ndarray:
-        out = asarray(out)
-    if (a._rg or (b_tensor and b._rg) or a._view is not None or
-            (b_tensor and b._view is not None)) and state.grad_enabled:
-        # edge() inlined for the common case: a non-view tensor with a history.
-        fn = a._grad_fn
-        ea = (fn, a._nr) if fn is not None and a._view is None else edge(a)
-        if b_tensor:
-            fn = b._grad_fn
-            eb = (fn, b._nr) if fn is not None and b._view is None else edge(b)
-        else:
-            eb = NONE_EDGE
-        if ea[0] is not None or eb[0] is not None:
-            node = cls()
-            node.next_functions = (ea, eb)
-            if b_tensor and ad.shape != bd.shape or ad.dtype is not a._data.dtype or \
-                    (b_tensor and bd.dtype is not b._data.dtype):
-                broadcast_meta(node, a, b, ad, bd)
-            node._other = b if b_tensor else bd  # a number stays a 0-d array for backward
-            return node, make(out, node)
-    return None, make(out)
-
-
 def add(input, other, *, alpha=1) -> Tensor:  # noqa: A002
     """``input + alpha * other``, broadcasting.
 
@@ -164,12 +145,8 @@ def add(input, other, *, alpha=1) -> Tensor:  # noqa: A002
     if not isinstance(input, Tensor):
         input = as_tensor_arg(input)
     if alpha != 1:
-        node, out = _binary(AddBackward0, lambda x, y: x + alpha * y, input, other)
-    else:
-        node, out = _binary(AddBackward0, np.add, input, other)
-    if node is not None:
-        node._alpha = alpha
-    return out
+        return apply_binary(AddBackward0, lambda x, y: x + alpha * y, input, other, _alpha=alpha)
+    return apply_binary(AddBackward0, np.add, input, other)
 
 
 def sub(input, other, *, alpha=1) -> Tensor:  # noqa: A002
@@ -183,12 +160,8 @@ def sub(input, other, *, alpha=1) -> Tensor:  # noqa: A002
         input = as_tensor_arg(input)
     _check_bool_sub(input, other)
     if alpha != 1:
-        node, out = _binary(SubBackward0, lambda x, y: x - alpha * y, input, other)
-    else:
-        node, out = _binary(SubBackward0, np.subtract, input, other)
-    if node is not None:
-        node._alpha = alpha
-    return out
+        return apply_binary(SubBackward0, lambda x, y: x - alpha * y, input, other, _alpha=alpha)
+    return apply_binary(SubBackward0, np.subtract, input, other)
 
 
 def _check_bool_sub(a, b) -> None:
@@ -213,28 +186,16 @@ def rsub(input, other, *, alpha=1) -> Tensor:  # noqa: A002
     _check_bool_sub(input, other)
     ad, b = operands(input, other)
     out = b - alpha * ad if alpha != 1 else b - ad
-    if out.__class__ is not ndarray:
-        out = asarray(out)
-    if state.grad_enabled and input.requires_grad:
-        node = RsubBackward1()
-        node._alpha = alpha
-        if ad.dtype != input._data.dtype:
-            node._dtypes = (input._data.dtype,)
-        return record(node, out, input)
-    return make(out)
+    if alpha != 1:
+        return apply(RsubBackward1, out, input, _alpha=alpha)
+    return apply(RsubBackward1, out, input)
 
 
 def mul_operator(self, other):
     """``self * other``; a Python sequence is repeated instead, as Python does with ints."""
     if other.__class__ is not Tensor and isinstance(other, (str, list, tuple)):
         return NotImplemented
-    # mul's body, inline: this is the hottest operator.
-    node, out = _binary(MulBackward0, np.multiply, self, other)
-    if node is not None:
-        nf = node.next_functions
-        node.save2(self if nf[1][0] is not None else None,
-                   node._other if nf[0][0] is not None else None)
-    return out
+    return apply_binary(MulBackward0, np.multiply, self, other)
 
 
 def mul(input, other) -> Tensor:  # noqa: A002
@@ -246,12 +207,7 @@ def mul(input, other) -> Tensor:  # noqa: A002
     """
     if not isinstance(input, Tensor):
         input = as_tensor_arg(input)
-    node, out = _binary(MulBackward0, np.multiply, input, other)
-    if node is not None:
-        nf = node.next_functions
-        node.save2(input if nf[1][0] is not None else None,
-                   node._other if nf[0][0] is not None else None)
-    return out
+    return apply_binary(MulBackward0, np.multiply, input, other)
 
 
 def _true_div(x, y):
@@ -275,11 +231,7 @@ def div(input, other, *, rounding_mode=None) -> Tensor:  # noqa: A002
         input = as_tensor_arg(input)
     if rounding_mode is not None:
         return _div_rounding(input, other, rounding_mode)
-    node, out = _binary(DivBackward0, _true_div, input, other)
-    if node is not None:
-        need_b = node.next_functions[1][0] is not None
-        node.save(input if need_b else None, node._other)
-    return out
+    return apply_binary(DivBackward0, _true_div, input, other)
 
 
 def _div_rounding(a, b, mode):
@@ -297,14 +249,8 @@ def _div_rounding(a, b, mode):
         )
     r = asarray(r).astype(ad.dtype if isinstance(b, Tensor) or ad.dtype.kind == "f"
                           else ad.dtype, copy=False)
-    if state.grad_enabled and (a.requires_grad or (isinstance(b, Tensor) and b.requires_grad)):
-        # Rounded division is piecewise constant: its gradient is zero.
-        node = DivRoundingBackward()
-        if isinstance(b, Tensor):
-            node._shapes = (a._data.shape, b._data.shape)
-            return record(node, r, a, b)
-        return record(node, r, a, None)
-    return make(r)
+    # Rounded division is piecewise constant: its gradient is zero.
+    return apply(DivRoundingBackward, r, a, b if isinstance(b, Tensor) else None)
 
 
 class DivRoundingBackward(Node):
@@ -349,10 +295,7 @@ def neg(input) -> Tensor:  # noqa: A002
             "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
             "invert a mask, use the `~` or `logical_not()` operator instead."
         )
-    out = np.negative(input._data)
-    if state.grad_enabled and (input._rg or input._view is not None) and input.requires_grad:
-        return record(NegBackward0(), out, input)
-    return wrap(out)
+    return apply_unary(NegBackward0, input, input._data)
 
 
 def reciprocal(input) -> Tensor:  # noqa: A002
@@ -362,13 +305,7 @@ def reciprocal(input) -> Tensor:  # noqa: A002
     >>> torch.reciprocal(torch.tensor([2., 4.]))
     tensor([0.5000, 0.2500])
     """
-    out = np.reciprocal(float_array(input))
-    if state.grad_enabled and input.requires_grad:
-        node = ReciprocalBackward0()
-        r = record(node, out, input)
-        node.save_output(r)
-        return r
-    return wrap(out)
+    return apply_unary(ReciprocalBackward0, input, float_array(input))
 
 
 def pow(input, exponent) -> Tensor:  # noqa: A001, A002
@@ -391,18 +328,8 @@ def pow(input, exponent) -> Tensor:  # noqa: A001, A002
             out = np.sqrt(ad)
         else:
             out = np.power(ad, e)
-        if state.grad_enabled and input.requires_grad:
-            node = PowBackward0()
-            node._e = e
-            node.save(input)
-            if ad.dtype != input._data.dtype:
-                node._dtypes = (input._data.dtype,)
-            return record(node, out, input)
-        return wrap(out)
-    node, out = _binary(PowBackward1, np.power, input, exponent)
-    if node is not None:
-        node.save(input, exponent)
-    return out
+        return apply(PowBackward0, out, input, save=(input,), _e=e)
+    return apply_binary(PowBackward1, np.power, input, exponent)
 
 
 def _rpow(exponent: Tensor, base) -> Tensor:
@@ -414,14 +341,7 @@ def _rpow(exponent: Tensor, base) -> Tensor:
         out = asarray(out)
     if out.dtype != ed.dtype:
         out = out.astype(ed.dtype)
-    if state.grad_enabled and exponent.requires_grad:
-        node = PowBackward2()
-        node._base = b
-        node.save(exponent)
-        r = record(node, out, exponent)
-        node.save_output(r)
-        return r
-    return make(out)
+    return apply(PowBackward2, out, exponent, save=(exponent,), save_out=True, _base=b)
 
 
 def _check_int_zero(ad, bd) -> None:
@@ -463,6 +383,8 @@ def _tensor_other(name, other) -> None:
 
 
 class Atan2Backward0(Node):
+    saves = ((0, 1), (0, 1))
+
     def backward(self, xp, g):
         a, b = self.saved(xp.TENSORS)
         d = a * a + b * b
@@ -473,6 +395,9 @@ class Atan2Backward0(Node):
 
 
 class HypotBackward0(Node):
+    forward = np.hypot
+    saves = ((0, 1, "result"), (0, 1, "result"))
+
     def backward(self, xp, g):
         a, b = self.saved(xp.TENSORS)
         y = self.saved_output(xp.TENSORS)
@@ -483,6 +408,9 @@ class HypotBackward0(Node):
 
 
 class LogaddexpBackward0(Node):
+    forward = np.logaddexp
+    saves = ((0, 1), (0, 1))
+
     def backward(self, xp, g):
         a, b = self.saved(xp.TENSORS)
         nf = self.next_functions
@@ -495,6 +423,9 @@ _LN2 = float(np.log(2.0))
 
 
 class Logaddexp2Backward0(Node):
+    forward = np.logaddexp2
+    saves = ((0, 1), (0, 1))
+
     def backward(self, xp, g):
         a, b = self.saved(xp.TENSORS)
         nf = self.next_functions
@@ -511,10 +442,7 @@ def atan2(input, other) -> Tensor:  # noqa: A002
     tensor([0.7854])
     """
     _tensor_other("atan2", other)
-    node, out = _binary(Atan2Backward0, _float_ufunc(np.arctan2), input, other)
-    if node is not None:
-        node.save(input, other)
-    return out
+    return apply_binary(Atan2Backward0, _float_ufunc(np.arctan2), input, other)
 
 
 arctan2 = atan2
@@ -529,11 +457,7 @@ def hypot(input, other) -> Tensor:  # noqa: A002
     """
     _tensor_other("hypot", other)
     _float_only("hypot", input, other)
-    node, out = _binary(HypotBackward0, np.hypot, input, other)
-    if node is not None:
-        node.save(input, other)
-        node.save_output(out)
-    return out
+    return apply_binary(HypotBackward0, np.hypot, input, other)
 
 
 def logaddexp(input, other) -> Tensor:  # noqa: A002
@@ -545,10 +469,7 @@ def logaddexp(input, other) -> Tensor:  # noqa: A002
     """
     _tensor_other("logaddexp", other)
     _float_only("logaddexp", input, other)
-    node, out = _binary(LogaddexpBackward0, np.logaddexp, input, other)
-    if node is not None:
-        node.save(input, other)
-    return out
+    return apply_binary(LogaddexpBackward0, np.logaddexp, input, other)
 
 
 def logaddexp2(input, other) -> Tensor:  # noqa: A002
@@ -560,14 +481,13 @@ def logaddexp2(input, other) -> Tensor:  # noqa: A002
     """
     _tensor_other("logaddexp2", other)
     _float_only("logaddexp2", input, other)
-    node, out = _binary(Logaddexp2Backward0, np.logaddexp2, input, other)
-    if node is not None:
-        node.save(input, other)
-    return out
+    return apply_binary(Logaddexp2Backward0, np.logaddexp2, input, other)
 
 
 class XlogyBackward0(Node):
     """xlogy of two tensors."""
+
+    saves = ((0, 1), (0, 1))
 
     def backward(self, xp, g):
         x, y = self.saved(xp.TENSORS)
@@ -612,33 +532,19 @@ def xlogy(input, other) -> Tensor:  # noqa: A002
         yd, xd = operands(y, input)
         yd, xd = _float_pair(yd, xd)
         out = _xlogy_array(xd, yd)
-        if state.grad_enabled and y.requires_grad:
-            node = XlogyBackward1()
-            node._x = xd
-            node.save(y)
-            if out.shape != y._data.shape:
-                node._shapes = (np.shape(xd), y._data.shape)
-            if yd.dtype != y._data.dtype:
-                node._dtypes = (None, y._data.dtype)
-            return record(node, out, None, y)
-        return wrap(out)
+        return apply(XlogyBackward1, out, None, y, save=(y,), _x=xd)
     if isinstance(other, Tensor):
-        node, out = _binary(XlogyBackward0, _float_binary(_xlogy_array), input, other)
-        if node is not None:
-            ad, bd = operands(input, other)
-            node._nonzero = (ad != 0).astype(out._data.dtype)
-            node.save(input, other)
-        return out
+        attrs = {}
+        if recording(input, other):
+            ad, _ = operands(input, other)
+            attrs["_nonzero"] = (ad != 0).astype(ad.dtype if ad.dtype.kind == "f" else
+                                                 default_float())
+        return apply_binary(XlogyBackward0, _float_binary(_xlogy_array), input, other, **attrs)
     xd, yd = operands(input, other)
     xd, yd = _float_pair(xd, yd)
     out = _xlogy_array(xd, yd)
-    if state.grad_enabled and input.requires_grad:
-        node = XlogyBackward2()
-        node._dx = _xlogy_array((xd != 0).astype(out.dtype), yd)
-        if xd.dtype != input._data.dtype:
-            node._dtypes = (input._data.dtype, None)
-        return record(node, out, input, None)
-    return wrap(out)
+    dx = _xlogy_array((xd != 0).astype(out.dtype), yd) if recording(input) else None
+    return apply(XlogyBackward2, out, input, None, _dx=dx)
 
 
 def _float_pair(x, y):
@@ -694,11 +600,7 @@ class NotImplementedBackward(Node):
 
 
 def _not_differentiable(op, out, *inputs):
-    if state.grad_enabled and any(isinstance(t, Tensor) and t.requires_grad for t in inputs):
-        node = NotImplementedBackward()
-        node._op = op
-        return record(node, out, *inputs)
-    return wrap(out)
+    return apply(NotImplementedBackward, out, *inputs, _op=op)
 
 
 def _fmod_array(a, b):
@@ -728,20 +630,13 @@ def _mod_op(name, fn, cls0, cls1, quotient):
         out = asarray(fn(ad, bd))
         if out.dtype != ad.dtype:
             out = out.astype(ad.dtype)
-        b_tensor = isinstance(other, Tensor)
-        if not (state.grad_enabled and (input.requires_grad or
-                                        (b_tensor and other.requires_grad))):
-            return wrap(out)
-        if not b_tensor:
-            node = cls0()
-            if ad.dtype != input._data.dtype:
-                node._dtypes = (input._data.dtype, None)
-            return record(node, out, input, None)
-        node = cls1()
-        with np.errstate(divide="ignore", invalid="ignore"):
-            node._negq = -quotient(ad / bd)
-        broadcast_meta(node, input, other, ad, bd)
-        return record(node, out, input, other)
+        if not isinstance(other, Tensor):
+            return apply(cls0, out, input, None)
+        negq = None
+        if recording(input, other):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                negq = -quotient(ad / bd)
+        return apply(cls1, out, input, other, _negq=negq)
 
     op.__name__ = name
     return op
@@ -764,17 +659,6 @@ fmod.__doc__ = """The remainder with the sign of the dividend (C's ``fmod``).
     """
 
 
-class state_no_grad:  # noqa: N801 - a context manager used like a function
-    __slots__ = ("prev",)
-
-    def __enter__(self):
-        self.prev = state.grad_enabled
-        state.grad_enabled = False
-
-    def __exit__(self, *exc):
-        state.grad_enabled = self.prev
-
-
 def floor_divide(input, other) -> Tensor:  # noqa: A002
     """``input // other`` rounded toward -inf; PyTorch has no derivative for it.
 
@@ -784,7 +668,7 @@ def floor_divide(input, other) -> Tensor:  # noqa: A002
     """
     if not isinstance(input, Tensor):
         input = as_tensor_arg(input)
-    with state_no_grad():
+    with no_grad():
         r = _div_rounding(input, other, "floor")
     return _not_differentiable("floor_divide", r._data, input,
                                other if isinstance(other, Tensor) else None)
@@ -876,24 +760,9 @@ def lerp(input, end, weight) -> Tensor:  # noqa: A002
         wd = np.asarray(scalar_value(weight), dtype=s.dtype)
     d = e - s
     out = np.where(np.abs(wd) < 0.5, s + wd * d, e - d * (1 - wd)).astype(s.dtype, copy=False)
-    rec = state.grad_enabled and (input.requires_grad or end.requires_grad or
-                                  (w_tensor and weight.requires_grad))
-    if not rec:
-        return wrap(out)
     if w_tensor:
-        node = LerpBackward1()
-        node.save(input, end, weight)
-        shapes = (s.shape, e.shape, weight._data.shape)
-        if any(sh != out.shape for sh in shapes):
-            node._shapes = shapes
-        if weight._data.dtype != s.dtype:
-            node._dtypes = (s.dtype, e.dtype, weight._data.dtype)
-        return record(node, out, input, end, weight)
-    node = LerpBackward0()
-    node._w = wd
-    if s.shape != out.shape or e.shape != out.shape:
-        node._shapes = (s.shape, e.shape)
-    return record(node, out, input, end)
+        return apply(LerpBackward1, out, input, end, weight, save=(input, end, weight))
+    return apply(LerpBackward0, out, input, end, _w=wd)
 
 
 def _result_dtype(*tensors):
@@ -957,18 +826,7 @@ def _addc(cls, input, tensor1, tensor2, value, divide):
     with np.errstate(divide="ignore", invalid="ignore"):
         out = a + vv * (b / c if divide else b * c)
     out = asarray(out).astype(rt, copy=False)
-    ts = (input, tensor1, tensor2)
-    if not (state.grad_enabled and any(t.requires_grad for t in ts)):
-        return wrap(out)
-    node = cls()
-    node._value = v
-    node.save(tensor1, tensor2)
-    shapes = tuple(t._data.shape for t in ts)
-    if any(sh != out.shape for sh in shapes):
-        node._shapes = shapes
-    if any(t._data.dtype != rt for t in ts):
-        node._dtypes = tuple(t._data.dtype for t in ts)
-    return record(node, out, *ts)
+    return apply(cls, out, input, tensor1, tensor2, save=(tensor1, tensor2), _value=v)
 
 
 def addcmul(input, tensor1, tensor2, *, value=1) -> Tensor:  # noqa: A002

@@ -9,9 +9,10 @@ import numpy as np
 from .._tensor import Tensor
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node
+from ._apply import apply_binary, recording
 from ._base import legacy, not_implemented
 from ._core import as_tensor_arg, operands, record, wrap
-from .arithmetic import _binary, _tensor_other
+from .arithmetic import _tensor_other
 
 
 def _compare(fn):
@@ -329,6 +330,8 @@ def _where_finish(cond, out, a, b, ad, bd):
 class _MaxMinBackward(Node):
     """maximum / minimum: ties split the gradient in half; NaN sends it to both."""
 
+    saves = ((), ())
+
     def backward(self, xp, g):
         nf = self.next_functions
         half = self._tie
@@ -351,6 +354,8 @@ class MinimumBackward0(_MaxMinBackward):
 class _FmaxFminBackward(Node):
     """fmax / fmin: the whole gradient to the chosen side; ties go to ``input``."""
 
+    saves = ((), ())
+
     def backward(self, xp, g):
         nf = self.next_functions
         keep = self._keep_a
@@ -368,15 +373,16 @@ class FminBackward0(_FmaxFminBackward):
 
 
 def _maxmin(cls, ufunc, input, other, maximum_):
-    node, out = _binary(cls, ufunc, input, other)
-    if node is not None:
+    attrs = {}
+    if recording(input, other):
+        # Which side wins is a constant of the forward: the backward only routes g.
         ad, bd = operands(input, other)
-        node._tie = ad == bd
+        attrs["_tie"] = ad == bd
         if maximum_:
-            node._a_loses, node._b_loses = ad < bd, ad > bd
+            attrs["_a_loses"], attrs["_b_loses"] = ad < bd, ad > bd
         else:
-            node._a_loses, node._b_loses = ad > bd, ad < bd
-    return out
+            attrs["_a_loses"], attrs["_b_loses"] = ad > bd, ad < bd
+    return apply_binary(cls, ufunc, input, other, **attrs)
 
 
 def maximum(input, other) -> Tensor:  # noqa: A002
@@ -402,11 +408,11 @@ def minimum(input, other) -> Tensor:  # noqa: A002
 
 
 def _fmaxmin(cls, ufunc, input, other, maximum_):
-    node, out = _binary(cls, ufunc, input, other)
-    if node is not None:
+    keep_a = None
+    if recording(input, other):
         ad, bd = operands(input, other)
-        node._keep_a = ((ad >= bd) if maximum_ else (ad <= bd)) | np.isnan(bd)
-    return out
+        keep_a = ((ad >= bd) if maximum_ else (ad <= bd)) | np.isnan(bd)
+    return apply_binary(cls, ufunc, input, other, _keep_a=keep_a)
 
 
 def fmax(input, other) -> Tensor:  # noqa: A002

@@ -28,6 +28,7 @@ from .indexing import (
     _recording,
     _size_mismatch,
 )
+from .shape import expand, reshape
 
 
 def take_along(input, idx: np.ndarray, dim: int) -> Tensor:  # noqa: A002
@@ -469,8 +470,6 @@ def take_along_dim(input, indices, dim=None) -> Tensor:  # noqa: A002
     tensor([[30],
             [60]])
     """
-    from .shape import expand, reshape
-
     idx = _idx_of(indices)
     if idx.dtype != np.int64:
         raise RuntimeError(

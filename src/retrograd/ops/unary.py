@@ -14,6 +14,7 @@ from .._tensor import Tensor, make
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node
 from . import _array
+from ._apply import apply, apply_binary
 from ._base import not_implemented
 from ._core import (
     as_tensor_arg,
@@ -26,7 +27,7 @@ from ._core import (
     scalar_value,
     wrap,
 )
-from .arithmetic import _LN2, _binary, _result_dtype, pow
+from .arithmetic import _LN2, _result_dtype, pow
 
 
 class ExpBackward0(Node):
@@ -771,6 +772,8 @@ class ClampMaxBackward0(Node):
 
 
 class ClampMinBackward1(Node):
+    saves = ((0, 1), (0, 1))
+
     def backward(self, xp, g):
         x, b = self.saved(xp.TENSORS)
         nf = self.next_functions
@@ -781,6 +784,8 @@ class ClampMinBackward1(Node):
 
 
 class ClampMaxBackward1(Node):
+    saves = ((0, 1), (0, 1))
+
     def backward(self, xp, g):
         x, b = self.saved(xp.TENSORS)
         nf = self.next_functions
@@ -792,20 +797,10 @@ class ClampMaxBackward1(Node):
 
 def _clamp_side(input, bound, ufunc, cls0, cls1):
     if isinstance(bound, Tensor):
-        node, out = _binary(cls1, ufunc, input, bound)
-        if node is not None:
-            node.save(input, bound)
-        return out
+        return apply_binary(cls1, ufunc, input, bound)
     ad, bd = operands(input, bound)
     out = asarray(ufunc(ad, bd)).astype(ad.dtype, copy=False)
-    if state.grad_enabled and input.requires_grad:
-        node = cls0()
-        node._bound = bd
-        node.save(input)
-        if ad.dtype != input._data.dtype:
-            node._dtypes = (input._data.dtype,)
-        return record(node, out, input)
-    return wrap(out)
+    return apply(cls0, out, input, save=(input,), _bound=bd)
 
 
 def clamp_min(input, min) -> Tensor:  # noqa: A001, A002
