@@ -16,7 +16,8 @@ import numpy as np
 from ... import ops as _ops
 from ..._tensor import Tensor
 from ...ops import nn_conv as _nc
-from ...ops.shape import constant_pad_nd, index_dims
+from ...ops.copies import index_dims
+from ...ops.padding import constant_pad_nd
 
 __all__ = [
     "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d",
