@@ -39,10 +39,10 @@ from ._creation import (
 )
 from ._dtypes import dtype, get_default_dtype, to_dtype
 from ._tensor import CPU, Tensor, make
-from .autograd.graph import Node
 from .ops._apply import apply, recording
 from .ops.arithmetic import NotImplementedBackward
 from .ops.inplace import _check_leaf, _check_writable, apply_inplace
+from .ops.unary import _ZeroGrad
 
 __all__ = [
     "Generator", "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state",
@@ -205,18 +205,6 @@ def set_rng_state(new_state: Tensor) -> None:
 
 
 # -- autograd: samples have zero gradient ------------------------------------------------------
-class _ZeroGrad(Node):
-    """A sampler's node: the samples do not depend on the inputs' values, so every gradient is
-    zero (as PyTorch's formulas give, without a graph of its own under ``create_graph``)."""
-
-    def backward(self, xp, g):
-        # One zero per input, of the input's recorded shape and dtype (inputs broadcast).
-        return tuple(
-            None if e[0] is None else xp.zeros_meta(m)
-            for e, m in zip(self.next_functions, self._meta)
-        )
-
-
 class UniformBackward0(_ZeroGrad):
     pass
 

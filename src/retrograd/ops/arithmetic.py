@@ -849,7 +849,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1) -> Tensor:  # noqa: A002
     return _addc(AddcdivBackward0, input, tensor1, tensor2, value, True)
 
 # Array twins the backward formulas above call (their tensor versions are the ops here).
-_array.register(xlogy=_xlogy_array)
+_array.register(xlogy=_xlogy_array, reciprocal=ReciprocalBackward0.forward)
 
 multiply = mul
 divide = div

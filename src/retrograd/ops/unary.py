@@ -10,77 +10,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._tensor import Tensor, make
-from ..autograd.grad_mode import state
+from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
-from ._apply import apply, apply_binary
+from ._apply import apply, apply_binary, apply_unary, recording, unary_op
 from ._base import not_implemented
 from ._core import (
     as_tensor_arg,
     asarray,
     default_float,
     float_array,
-    ndarray,
     operands,
-    record,
     scalar_value,
     wrap,
 )
 from .arithmetic import _LN2, _result_dtype, pow
 
-
-class ExpBackward0(Node):
-    def backward(self, xp, g):
-        return g * self.saved_output(xp.TENSORS)
-
-
-class LogBackward0(Node):
-    def backward(self, xp, g):
-        (x,) = self.saved(xp.TENSORS)
-        return g / x
-
-
-class SinBackward0(Node):
-    def backward(self, xp, g):
-        (x,) = self.saved(xp.TENSORS)
-        return g * xp.cos(x)
-
-
-class CosBackward0(Node):
-    def backward(self, xp, g):
-        (x,) = self.saved(xp.TENSORS)
-        return g * -xp.sin(x)
-
-
-class TanhBackward0(Node):
-    def backward(self, xp, g):
-        y = self.saved_output(xp.TENSORS)
-        return g - (g * y) * y  # g * (1 - y²) without a slow scalar-array op
-
-
-class SigmoidBackward0(Node):
-    def backward(self, xp, g):
-        y = self.saved_output(xp.TENSORS)
-        return g * (y - y * y)
-
-
-class ReluBackward0(Node):
-    def backward(self, xp, g):
-        y = self.saved_output(xp.TENSORS)
-        return xp.where(y > 0, g, 0.0)
-
-
-class AbsBackward0(Node):
-    def backward(self, xp, g):
-        (x,) = self.saved(xp.TENSORS)
-        return g * xp.sign(x)
-
-
-class SqrtBackward0(Node):
-    def backward(self, xp, g):
-        y = self.saved_output(xp.TENSORS)
-        return g / (2 * y)
+# -- array kernels the declarations below use as their forward -------------------------------
 
 
 def _sigmoid(a):
@@ -101,23 +47,123 @@ def _sigmoid(a):
     return q
 
 
-def _unary(cls, fn, x, save_input=False, save_output=False, float_op=True):
-    """Forward of a unary op; attaches ``cls`` when recording."""
-    a = float_array(x) if float_op else x._data
-    out = fn(a)
-    if out.__class__ is not ndarray:
-        out = asarray(out)
-    if state.grad_enabled and (x._rg or (x._view is not None and x.requires_grad)):
-        node = cls()
-        if a.dtype != x._data.dtype:
-            node._dtypes = (x._data.dtype,)
-        if save_input:
-            node.save(x)
-        r = record(node, out, x)
-        if save_output:
-            node.save_output(r)
-        return r
-    return make(out)
+def _quiet(ufunc):
+    def fn(a):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return ufunc(a)
+
+    return fn
+
+
+def _log10(a):
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if a.dtype == np.float64:
+            return np.log10(a)
+        # NumPy's float32 log10 is off by an ulp at exact powers of ten (log10(100) > 2).
+        return np.log10(a, dtype=np.float64).astype(a.dtype)
+
+
+def _rsqrt(a):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.reciprocal(np.sqrt(a))
+
+
+def _frac(v):
+    with np.errstate(invalid="ignore"):
+        return v - np.trunc(v)
+
+
+def _sign(a):
+    r = np.sign(a)
+    if a.dtype.kind == "f":
+        nan = np.isnan(a)
+        if nan.any():
+            r = np.where(nan, 0, r).astype(a.dtype)  # PyTorch: the sign of NaN is 0
+    return r
+
+
+# -- primitives ----------------------------------------------------------------------------------
+
+
+class ExpBackward0(Node):
+    forward = np.exp
+    saves = "result"
+
+    def backward(self, xp, g):
+        return g * self.saved_output(xp.TENSORS)
+
+
+class LogBackward0(Node):
+    forward = np.log
+    saves = "input"
+
+    def backward(self, xp, g):
+        (x,) = self.saved(xp.TENSORS)
+        return g / x
+
+
+class SinBackward0(Node):
+    forward = np.sin
+    saves = "input"
+
+    def backward(self, xp, g):
+        (x,) = self.saved(xp.TENSORS)
+        return g * xp.cos(x)
+
+
+class CosBackward0(Node):
+    forward = np.cos
+    saves = "input"
+
+    def backward(self, xp, g):
+        (x,) = self.saved(xp.TENSORS)
+        return g * -xp.sin(x)
+
+
+class TanhBackward0(Node):
+    forward = np.tanh
+    saves = "result"
+
+    def backward(self, xp, g):
+        y = self.saved_output(xp.TENSORS)
+        return g - (g * y) * y  # g * (1 - y²) without a slow scalar-array op
+
+
+class SigmoidBackward0(Node):
+    forward = staticmethod(_sigmoid)
+    saves = "result"
+
+    def backward(self, xp, g):
+        y = self.saved_output(xp.TENSORS)
+        return g * (y - y * y)
+
+
+class ReluBackward0(Node):
+    forward = staticmethod(lambda a: np.maximum(a, 0, dtype=a.dtype))
+    saves = "result"
+
+    def backward(self, xp, g):
+        y = self.saved_output(xp.TENSORS)
+        return xp.where(y > 0, g, 0.0)
+
+
+class AbsBackward0(Node):
+    forward = np.abs
+    saves = "input"
+
+    def backward(self, xp, g):
+        (x,) = self.saved(xp.TENSORS)
+        return g * xp.sign(x)
+
+
+class SqrtBackward0(Node):
+    forward = np.sqrt
+    saves = "result"
+
+    def backward(self, xp, g):
+        y = self.saved_output(xp.TENSORS)
+        return g / (2 * y)
+
 
 
 def exp(input) -> Tensor:  # noqa: A002
@@ -127,7 +173,7 @@ def exp(input) -> Tensor:  # noqa: A002
     >>> torch.exp(torch.tensor([0.]))
     tensor([1.])
     """
-    return _unary(ExpBackward0, np.exp, input, save_output=True)
+    return apply_unary(ExpBackward0, input, float_array(input))
 
 
 def log(input) -> Tensor:  # noqa: A002
@@ -137,7 +183,7 @@ def log(input) -> Tensor:  # noqa: A002
     >>> torch.log(torch.tensor([1.]))
     tensor([0.])
     """
-    return _unary(LogBackward0, np.log, input, save_input=True)
+    return apply_unary(LogBackward0, input, float_array(input))
 
 
 def sin(input) -> Tensor:  # noqa: A002
@@ -147,7 +193,7 @@ def sin(input) -> Tensor:  # noqa: A002
     >>> torch.sin(torch.tensor([0.]))
     tensor([0.])
     """
-    return _unary(SinBackward0, np.sin, input, save_input=True)
+    return apply_unary(SinBackward0, input, float_array(input))
 
 
 def cos(input) -> Tensor:  # noqa: A002
@@ -157,7 +203,7 @@ def cos(input) -> Tensor:  # noqa: A002
     >>> torch.cos(torch.tensor([0.]))
     tensor([1.])
     """
-    return _unary(CosBackward0, np.cos, input, save_input=True)
+    return apply_unary(CosBackward0, input, float_array(input))
 
 
 def tanh(input) -> Tensor:  # noqa: A002
@@ -167,7 +213,7 @@ def tanh(input) -> Tensor:  # noqa: A002
     >>> torch.tanh(torch.tensor([0.]))
     tensor([0.])
     """
-    return _unary(TanhBackward0, np.tanh, input, save_output=True)
+    return apply_unary(TanhBackward0, input, float_array(input))
 
 
 def sigmoid(input) -> Tensor:  # noqa: A002
@@ -177,7 +223,7 @@ def sigmoid(input) -> Tensor:  # noqa: A002
     >>> torch.sigmoid(torch.tensor([0.]))
     tensor([0.5000])
     """
-    return _unary(SigmoidBackward0, _sigmoid, input, save_output=True)
+    return apply_unary(SigmoidBackward0, input, float_array(input))
 
 
 def relu(input) -> Tensor:  # noqa: A002
@@ -189,8 +235,7 @@ def relu(input) -> Tensor:  # noqa: A002
     """
     if input._data.dtype.kind == "b":
         raise RuntimeError("Boolean inputs not supported for relu")
-    return _unary(ReluBackward0, lambda a: np.maximum(a, 0, dtype=a.dtype), input,
-                  save_output=True, float_op=False)
+    return apply_unary(ReluBackward0, input, input._data)
 
 
 def abs(input) -> Tensor:  # noqa: A001, A002
@@ -202,7 +247,7 @@ def abs(input) -> Tensor:  # noqa: A001, A002
     """
     if input._data.dtype.kind == "b":
         raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
-    return _unary(AbsBackward0, np.abs, input, save_input=True, float_op=False)
+    return apply_unary(AbsBackward0, input, input._data)
 
 
 def sqrt(input) -> Tensor:  # noqa: A002
@@ -212,7 +257,7 @@ def sqrt(input) -> Tensor:  # noqa: A002
     >>> torch.sqrt(torch.tensor([4.]))
     tensor([2.])
     """
-    return _unary(SqrtBackward0, np.sqrt, input, save_output=True)
+    return apply_unary(SqrtBackward0, input, float_array(input))
 
 
 def sign(input) -> Tensor:  # noqa: A002
@@ -224,18 +269,8 @@ def sign(input) -> Tensor:  # noqa: A002
     """
     a = input._data
     out = a.copy() if a.dtype.kind == "b" else _sign(a)
-    if state.grad_enabled and input.requires_grad:
-        return record(SignBackward0(), out, input)
-    return wrap(out)
+    return apply(SignBackward0, out, input)
 
-
-def _sign(a):
-    r = np.sign(a)
-    if a.dtype.kind == "f":
-        nan = np.isnan(a)
-        if nan.any():
-            r = np.where(nan, 0, r).astype(a.dtype)  # PyTorch: the sign of NaN is 0
-    return r
 
 
 class SignBackward0(Node):
@@ -310,12 +345,7 @@ def clamp(input, min=None, max=None) -> Tensor:  # noqa: A001, A002
     if out is a:
         out = a.copy()
     # PyTorch propagates NaN through clamp.
-    if state.grad_enabled and input.requires_grad:
-        node = ClampBackward1()
-        node._lo, node._hi = lo, hi
-        node.save(input)
-        return record(node, out, input)
-    return wrap(out)
+    return apply(ClampBackward1, out, input, save=(input,), _lo=lo, _hi=hi)
 
 
 clip = clamp
@@ -332,107 +362,140 @@ def _clamp_tensor(input, lo, hi):
     if hi_t is not None:
         out = np.minimum(out, hi_t._data.astype(rt, copy=False))
     out = asarray(out).astype(rt, copy=False)
-    args = [t for t in (input, lo_t, hi_t) if t is not None]
-    if state.grad_enabled and any(t.requires_grad for t in args):
-        node = ClampBackward0()
-        node.save(input, lo_t, hi_t)
-        dts = tuple(t._data.dtype if t is not None else rt for t in (input, lo_t, hi_t))
-        if any(d != rt for d in dts):
-            node._dtypes = dts
-        shapes = tuple(t._data.shape if t is not None else () for t in (input, lo_t, hi_t))
-        if any(s != out.shape for s, t in zip(shapes, (input, lo_t, hi_t)) if t is not None):
-            node._shapes = shapes
-        r = record(node, out, input, lo_t, hi_t)
-        return r
-    return wrap(out)
+    return apply(ClampBackward0, out, input, lo_t, hi_t, save=(input, lo_t, hi_t))
 
 
 _LN10 = float(np.log(10.0))
 
 
 class Exp2Backward0(Node):
+    forward = np.exp2
+    saves = "result"
+
     def backward(self, xp, g):
         return g * (self.saved_output(xp.TENSORS) * _LN2)
 
 
 class Expm1Backward0(Node):
+    forward = np.expm1
+    saves = "result"
+
     def backward(self, xp, g):
         return g * (self.saved_output(xp.TENSORS) + 1)
 
 
 class Log2Backward0(Node):
+    forward = staticmethod(_quiet(np.log2))
+    saves = "input"
+
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
         return g / (x * _LN2)
 
 
 class Log10Backward0(Node):
+    forward = staticmethod(_log10)
+    saves = "input"
+
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
         return g / (x * _LN10)
 
 
 class Log1PBackward0(Node):
+    forward = staticmethod(_quiet(np.log1p))
+    saves = "input"
+
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
         return g / (x + 1)
 
 
 class RsqrtBackward0(Node):
+    forward = staticmethod(_rsqrt)
+    saves = "result"
+
     def backward(self, xp, g):
         y = self.saved_output(xp.TENSORS)
         return g * (y * y * y * -0.5)
 
 
 class TanBackward0(Node):
+    forward = np.tan
+    saves = "result"
+
     def backward(self, xp, g):
         y = self.saved_output(xp.TENSORS)
         return g * (y * y + 1)
 
 
 class AsinBackward0(Node):
+    forward = staticmethod(_quiet(np.arcsin))
+    saves = "input"
+
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
         return g / xp.sqrt(1 - x * x)
 
 
 class AcosBackward0(Node):
+    forward = staticmethod(_quiet(np.arccos))
+    saves = "input"
+
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
         return -g / xp.sqrt(1 - x * x)
 
 
 class AtanBackward0(Node):
+    forward = np.arctan
+    saves = "input"
+
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
         return g / (x * x + 1)
 
 
 class SinhBackward0(Node):
+    forward = np.sinh
+    saves = "input"
+
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
         return g * xp.cosh(x)
 
 
 class CoshBackward0(Node):
+    forward = np.cosh
+    saves = "input"
+
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
         return g * xp.sinh(x)
 
 
 class AsinhBackward0(Node):
+    forward = np.arcsinh
+    saves = "input"
+
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
         return g / xp.sqrt(x * x + 1)
 
 
 class AcoshBackward0(Node):
+    forward = staticmethod(_quiet(np.arccosh))
+    saves = "input"
+
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
         return g / xp.sqrt(x * x - 1)
 
 
 class AtanhBackward0(Node):
+    forward = staticmethod(_quiet(np.arctanh))
+    saves = "input"
+
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
         return g / (1 - x * x)
@@ -448,31 +511,39 @@ class LogitBackward0(Node):
 
 
 class FracBackward0(Node):
+    forward = staticmethod(_frac)
+
     def backward(self, xp, g):
         return g
 
 
 class _ZeroGrad(Node):
-    """Piecewise-constant ops: the gradient is zero almost everywhere, and PyTorch says 0."""
+    """Piecewise-constant ops (and samplers, ``_random``): the gradient is zero almost
+    everywhere, and PyTorch says 0: one zero per input, of its recorded shape and dtype."""
 
     def backward(self, xp, g):
-        return xp.zeros_like(g)
+        if len(self._meta) == 1:
+            return xp.zeros_meta(self._meta[0])
+        return tuple(
+            None if e[0] is None else xp.zeros_meta(m)
+            for e, m in zip(self.next_functions, self._meta)
+        )
 
 
 class FloorBackward0(_ZeroGrad):
-    pass
+    forward = np.floor
 
 
 class CeilBackward0(_ZeroGrad):
-    pass
+    forward = np.ceil
 
 
 class TruncBackward0(_ZeroGrad):
-    pass
+    forward = np.trunc
 
 
 class RoundBackward0(_ZeroGrad):
-    pass
+    forward = np.rint
 
 
 class RoundBackward1(_ZeroGrad):
@@ -480,7 +551,7 @@ class RoundBackward1(_ZeroGrad):
 
 
 class SgnBackward0(_ZeroGrad):
-    pass
+    forward = staticmethod(_sign)
 
 
 class NanToNumBackward0(Node):
@@ -495,7 +566,7 @@ def exp2(input) -> Tensor:  # noqa: A002
     >>> torch.exp2(torch.tensor([0., 3.]))
     tensor([1., 8.])
     """
-    return _unary(Exp2Backward0, np.exp2, input, save_output=True)
+    return apply_unary(Exp2Backward0, input, float_array(input))
 
 
 def expm1(input) -> Tensor:  # noqa: A002
@@ -505,7 +576,7 @@ def expm1(input) -> Tensor:  # noqa: A002
     >>> torch.expm1(torch.tensor([0.]))
     tensor([0.])
     """
-    return _unary(Expm1Backward0, np.expm1, input, save_output=True)
+    return apply_unary(Expm1Backward0, input, float_array(input))
 
 
 def log2(input) -> Tensor:  # noqa: A002
@@ -515,7 +586,7 @@ def log2(input) -> Tensor:  # noqa: A002
     >>> torch.log2(torch.tensor([8.]))
     tensor([3.])
     """
-    return _unary(Log2Backward0, _quiet(np.log2), input, save_input=True)
+    return apply_unary(Log2Backward0, input, float_array(input))
 
 
 def log10(input) -> Tensor:  # noqa: A002
@@ -525,15 +596,8 @@ def log10(input) -> Tensor:  # noqa: A002
     >>> torch.log10(torch.tensor([100.]))
     tensor([2.])
     """
-    return _unary(Log10Backward0, _log10, input, save_input=True)
+    return apply_unary(Log10Backward0, input, float_array(input))
 
-
-def _log10(a):
-    with np.errstate(invalid="ignore", divide="ignore"):
-        if a.dtype == np.float64:
-            return np.log10(a)
-        # NumPy's float32 log10 is off by an ulp at exact powers of ten (log10(100) > 2).
-        return np.log10(a, dtype=np.float64).astype(a.dtype)
 
 
 def log1p(input) -> Tensor:  # noqa: A002
@@ -543,12 +607,8 @@ def log1p(input) -> Tensor:  # noqa: A002
     >>> torch.log1p(torch.tensor([0.]))
     tensor([0.])
     """
-    return _unary(Log1PBackward0, _quiet(np.log1p), input, save_input=True)
+    return apply_unary(Log1PBackward0, input, float_array(input))
 
-
-def _rsqrt(a):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.reciprocal(np.sqrt(a))
 
 
 def rsqrt(input) -> Tensor:  # noqa: A002
@@ -558,7 +618,7 @@ def rsqrt(input) -> Tensor:  # noqa: A002
     >>> torch.rsqrt(torch.tensor([4.]))
     tensor([0.5000])
     """
-    return _unary(RsqrtBackward0, _rsqrt, input, save_output=True)
+    return apply_unary(RsqrtBackward0, input, float_array(input))
 
 
 def square(input) -> Tensor:  # noqa: A002
@@ -580,41 +640,20 @@ def _unary_doc(name, desc, arg, res):
     """
 
 
-def _make_unary(name, cls, fn, save, desc, arg, res):
-    save_input = save == "input"
-    save_output = save == "output"
-
-    def op(input) -> Tensor:  # noqa: A002
-        return _unary(cls, fn, input, save_input=save_input, save_output=save_output)
-
-    op.__name__ = name
-    op.__qualname__ = name
-    op.__doc__ = _unary_doc(name, desc, arg, res)
-    return op
-
-
-def _quiet(ufunc):
-    def fn(a):
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return ufunc(a)
-
-    return fn
-
-
-tan = _make_unary("tan", TanBackward0, np.tan, "output", "Tangent.", "0.", "0.")
-asin = _make_unary("asin", AsinBackward0, _quiet(np.arcsin), "input", "Inverse sine.", "0.",
-                   "0.")
-acos = _make_unary("acos", AcosBackward0, _quiet(np.arccos), "input", "Inverse cosine.", "1.",
-                   "0.")
-atan = _make_unary("atan", AtanBackward0, np.arctan, "input", "Inverse tangent.", "0.", "0.")
-sinh = _make_unary("sinh", SinhBackward0, np.sinh, "input", "Hyperbolic sine.", "0.", "0.")
-cosh = _make_unary("cosh", CoshBackward0, np.cosh, "input", "Hyperbolic cosine.", "0.", "1.")
-asinh = _make_unary("asinh", AsinhBackward0, np.arcsinh, "input", "Inverse hyperbolic sine.",
-                    "0.", "0.")
-acosh = _make_unary("acosh", AcoshBackward0, _quiet(np.arccosh), "input",
-                    "Inverse hyperbolic cosine (NaN below 1).", "1.", "0.")
-atanh = _make_unary("atanh", AtanhBackward0, _quiet(np.arctanh), "input",
-                    "Inverse hyperbolic tangent.", "0.", "0.")
+tan = unary_op(TanBackward0, "tan", _unary_doc("tan", "Tangent.", "0.", "0."))
+asin = unary_op(AsinBackward0, "asin", _unary_doc("asin", "Inverse sine.", "0.", "0."))
+acos = unary_op(AcosBackward0, "acos", _unary_doc("acos", "Inverse cosine.", "1.", "0."))
+atan = unary_op(AtanBackward0, "atan", _unary_doc("atan", "Inverse tangent.", "0.", "0."))
+sinh = unary_op(SinhBackward0, "sinh", _unary_doc("sinh", "Hyperbolic sine.", "0.", "0."))
+cosh = unary_op(CoshBackward0, "cosh", _unary_doc("cosh", "Hyperbolic cosine.", "0.", "1."))
+asinh = unary_op(AsinhBackward0, "asinh",
+                 _unary_doc("asinh", "Inverse hyperbolic sine.", "0.", "0."))
+acosh = unary_op(AcoshBackward0, "acosh",
+                 _unary_doc("acosh", "Inverse hyperbolic cosine (NaN below 1).", "1.", "0."))
+atanh = unary_op(AtanhBackward0, "atanh",
+                 _unary_doc("atanh", "Inverse hyperbolic tangent.", "0.", "0."))
+# Made in _apply, so doctest finds their examples through this table.
+__test__ = {f.__name__: f for f in (tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh)}
 
 
 def logit(input, eps=None) -> Tensor:  # noqa: A002
@@ -631,20 +670,16 @@ def logit(input, eps=None) -> Tensor:  # noqa: A002
         z = np.clip(a, eps, 1 - eps).astype(a.dtype, copy=False)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.log(z / (1 - z))
-    if state.grad_enabled and input.requires_grad:
-        node = LogitBackward0()
-        if eps is None:
-            node._outside, node._fill = (a < 0) | (a > 1), float("nan")
-        else:
-            node._outside, node._fill = (a < eps) | (a > 1 - eps), 0.0
-        if a.dtype != input._data.dtype:
-            node._dtypes = (input._data.dtype,)
-        node.save(input)
-        return record(node, out, input)
-    return wrap(out)
+    if not recording(input):
+        return apply(LogitBackward0, out, input)
+    if eps is None:
+        outside, fill = (a < 0) | (a > 1), float("nan")
+    else:
+        outside, fill = (a < eps) | (a > 1 - eps), 0.0
+    return apply(LogitBackward0, out, input, save=(input,), _outside=outside, _fill=fill)
 
 
-def _rounding(name, cls, ufunc, kernel):
+def _rounding(name, cls, kernel):
     def op(input) -> Tensor:  # noqa: A002
         a = input._data
         kind = a.dtype.kind
@@ -652,17 +687,17 @@ def _rounding(name, cls, ufunc, kernel):
             raise not_implemented(kernel, a.dtype)
         if kind != "f":
             return wrap(a.copy())  # integers are already whole
-        return _unary(cls, ufunc, input)
+        return apply_unary(cls, input, a)
 
     op.__name__ = name
     op.__qualname__ = name
     return op
 
 
-floor = _rounding("floor", FloorBackward0, np.floor, "floor_vml_cpu")
-ceil = _rounding("ceil", CeilBackward0, np.ceil, "ceil_vml_cpu")
-trunc = _rounding("trunc", TruncBackward0, np.trunc, "trunc_vml_cpu")
-_round0 = _rounding("round", RoundBackward0, np.rint, "round_vml_cpu")
+floor = _rounding("floor", FloorBackward0, "floor_vml_cpu")
+ceil = _rounding("ceil", CeilBackward0, "ceil_vml_cpu")
+trunc = _rounding("trunc", TruncBackward0, "trunc_vml_cpu")
+_round0 = _rounding("round", RoundBackward0, "round_vml_cpu")
 floor.__doc__ = _unary_doc("floor", "Round down; the gradient is zero.", "-1.5, 1.5",
                            "-2.,  1.")
 ceil.__doc__ = _unary_doc("ceil", "Round up; the gradient is zero.", "-1.5, 1.5", "-1.,  2.")
@@ -692,9 +727,7 @@ def _round_decimals(input, decimals):
     ten = np.array(10.0 ** (decimals if decimals > 0 else -decimals), dtype=a.dtype)
     # PyTorch scales in the tensor's own dtype: x * 10**d, rint, / 10**d (or the reverse).
     out = np.rint(a * ten) / ten if decimals > 0 else np.rint(a / ten) * ten
-    if state.grad_enabled and input.requires_grad:
-        return record(RoundBackward1(), out, input)
-    return wrap(out)
+    return apply(RoundBackward1, out, input)
 
 
 def frac(input) -> Tensor:  # noqa: A002
@@ -707,12 +740,8 @@ def frac(input) -> Tensor:  # noqa: A002
     a = input._data
     if a.dtype.kind != "f":
         raise not_implemented("frac_cpu", a.dtype)
-    return _unary(FracBackward0, _frac, input)
+    return apply_unary(FracBackward0, input, float_array(input))
 
-
-def _frac(v):
-    with np.errstate(invalid="ignore"):
-        return v - np.trunc(v)
 
 
 def sgn(input) -> Tensor:  # noqa: A002
@@ -725,7 +754,7 @@ def sgn(input) -> Tensor:  # noqa: A002
     a = input._data
     if a.dtype.kind == "b":
         return wrap(a.copy())
-    return _unary(SgnBackward0, _sign, input, float_op=False)
+    return apply_unary(SgnBackward0, input, input._data)
 
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None) -> Tensor:  # noqa: A002
@@ -740,11 +769,8 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None) -> Tensor:  # noqa: A00
     if a.dtype.kind != "f":
         return wrap(a.copy())
     out = np.nan_to_num(a, copy=True, nan=nan, posinf=posinf, neginf=neginf)
-    if state.grad_enabled and input.requires_grad:
-        node = NanToNumBackward0()
-        node._finite = np.isfinite(a)
-        return record(node, out, input)
-    return wrap(out)
+    return apply(NanToNumBackward0, out, input,
+                 _finite=np.isfinite(a) if recording(input) else None)
 
 
 def positive(input) -> Tensor:  # noqa: A002
@@ -832,20 +858,34 @@ class _InplaceNotDifferentiable(Node):
         )
 
 
-def _inplace_no_grad(name, fn):
-    cls = type(f"{name.capitalize()}Backward1", (_InplaceNotDifferentiable,), {"_op": name})
+class AcoshBackward1(_InplaceNotDifferentiable):
+    _op = "acosh"
+
+
+class AsinhBackward1(_InplaceNotDifferentiable):
+    _op = "asinh"
+
+
+class AtanhBackward1(_InplaceNotDifferentiable):
+    _op = "atanh"
+
+
+def _inplace_no_grad(cls, fn):
+    name = cls._op
 
     def op(input) -> Tensor:  # noqa: A002
         out = fn(input)
         if out._grad_fn is None:
             return out
-        return record(cls(), out._data, input)
+        return apply(cls, out._data, input)
 
     op.__name__ = name + "_"
     return op
 
-# Array twins the backward formulas above call (their tensor versions are the ops here).
-_array.register(sinh=np.sinh, cosh=np.cosh)
+# Array twins the backward formulas call: the primitives' forwards.
+_array.register(exp=ExpBackward0.forward, log=LogBackward0.forward, sin=SinBackward0.forward,
+                cos=CosBackward0.forward, tanh=TanhBackward0.forward, sqrt=SqrtBackward0.forward,
+                abs=AbsBackward0.forward)
 
 absolute = abs
 arcsin = asin
@@ -867,8 +907,10 @@ XP: list = []
 METHODS = {name: globals()[name] for name in __all__}
 INPLACE = {name + "_": globals()[name] for name in __all__ if name != "positive"}
 INPLACE.update({
-    "acosh_": _inplace_no_grad("acosh", acosh), "asinh_": _inplace_no_grad("asinh", asinh),
-    "atanh_": _inplace_no_grad("atanh", atanh),
-    "arccosh_": _inplace_no_grad("acosh", acosh), "arcsinh_": _inplace_no_grad("asinh", asinh),
-    "arctanh_": _inplace_no_grad("atanh", atanh),
+    "acosh_": _inplace_no_grad(AcoshBackward1, acosh),
+    "asinh_": _inplace_no_grad(AsinhBackward1, asinh),
+    "atanh_": _inplace_no_grad(AtanhBackward1, atanh),
+    "arccosh_": _inplace_no_grad(AcoshBackward1, acosh),
+    "arcsinh_": _inplace_no_grad(AsinhBackward1, asinh),
+    "arctanh_": _inplace_no_grad(AtanhBackward1, atanh),
 })
