@@ -7,11 +7,10 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor
-from ..autograd.grad_mode import state
 from ..autograd.graph import Node
-from ._apply import apply_binary, recording
+from ._apply import apply, apply_binary, recording
 from ._base import legacy, not_implemented
-from ._core import as_tensor_arg, operands, record, wrap
+from ._core import as_tensor_arg, operands, wrap
 from .arithmetic import _tensor_other
 
 
@@ -312,19 +311,7 @@ def where(condition, input=None, other=None) -> Tensor:  # noqa: A002
 def _where_finish(cond, out, a, b, ad, bd):
     if out.dtype != np.result_type(ad, bd) and not isinstance(ad, (int, float)):
         out = out.astype(np.result_type(ad, bd))
-    ra = isinstance(a, Tensor) and a.requires_grad
-    rb = isinstance(b, Tensor) and b.requires_grad
-    if state.grad_enabled and (ra or rb):
-        node = WhereBackward0()
-        node._cond = cond
-        shapes = tuple(t._data.shape if isinstance(t, Tensor) else () for t in (a, b))
-        if shapes[0] != out.shape or shapes[1] != out.shape:
-            node._shapes = shapes
-        dts = tuple(t._data.dtype if isinstance(t, Tensor) else out.dtype for t in (a, b))
-        if dts[0] != out.dtype or dts[1] != out.dtype:
-            node._dtypes = dts
-        return record(node, out, a, b)
-    return wrap(out)
+    return apply(WhereBackward0, out, a, b, _cond=cond)
 
 
 class _MaxMinBackward(Node):
