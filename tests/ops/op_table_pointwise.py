@@ -13,6 +13,8 @@ KINKS = (-2.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0)
 OPS = [
     # unary math
     OpInfo("exp2", lambda lib, a: lib.exp2(a), UNARY),
+    OpInfo("deg2rad", lambda lib, a: lib.deg2rad(a), UNARY),
+    OpInfo("rad2deg", lambda lib, a: a.rad2deg(), UNARY),
     OpInfo("expm1", lambda lib, a: a.expm1(), UNARY),
     OpInfo("log2", lambda lib, a: lib.log2(a), UNARY, low=0.2, high=3.0),
     OpInfo("log10", lambda lib, a: a.log10(), UNARY, low=0.2, high=3.0),

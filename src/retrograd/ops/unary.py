@@ -656,6 +656,43 @@ atanh = unary_op(AtanhBackward0, "atanh",
 __test__ = {f.__name__: f for f in (tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh)}
 
 
+_DEG2RAD = float(np.pi / 180.0)
+
+
+class Deg2RadBackward0(Node):
+    """deg2rad(x) = x * pi / 180: the gradient is the same constant factor."""
+
+    forward = staticmethod(lambda a: a * _DEG2RAD)
+
+    def backward(self, xp, g):
+        return g * _DEG2RAD
+
+
+deg2rad = unary_op(Deg2RadBackward0, "deg2rad", """Degrees to radians.
+
+    >>> import retrograd as torch
+    >>> torch.deg2rad(torch.tensor([180., 90.]))
+    tensor([3.1416, 1.5708])
+    """)
+
+
+class Rad2DegBackward0(Node):
+    """rad2deg(x) = x * 180 / pi."""
+
+    forward = staticmethod(lambda a: a * (1.0 / _DEG2RAD))
+
+    def backward(self, xp, g):
+        return g * (1.0 / _DEG2RAD)
+
+
+rad2deg = unary_op(Rad2DegBackward0, "rad2deg", """Radians to degrees.
+
+    >>> import retrograd as torch
+    >>> torch.rad2deg(torch.tensor([3.141592653589793]))
+    tensor([180.])
+    """)
+
+
 def logit(input, eps=None) -> Tensor:  # noqa: A002
     """``log(p / (1 - p))``; with ``eps``, ``p`` is first clamped to ``[eps, 1 - eps]``.
 
@@ -900,12 +937,13 @@ __all__ = [
     "clamp", "clip", "sgn", "exp2", "expm1", "log2", "log10", "log1p", "rsqrt", "square", "tan",
     "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "arcsin", "arccos",
     "arctan", "arcsinh", "arccosh", "arctanh", "logit", "floor", "ceil", "round", "trunc", "fix",
-    "frac", "nan_to_num", "positive", "clamp_min", "clamp_max",
+    "frac", "nan_to_num", "positive", "clamp_min", "clamp_max", "deg2rad", "rad2deg",
 ]
 XP: list = []
 
 METHODS = {name: globals()[name] for name in __all__}
 INPLACE = {name + "_": globals()[name] for name in __all__ if name != "positive"}
+__test__.update(deg2rad=deg2rad, rad2deg=rad2deg)
 INPLACE.update({
     "acosh_": _inplace_no_grad(AcoshBackward1, acosh),
     "asinh_": _inplace_no_grad(AsinhBackward1, asinh),
