@@ -25,7 +25,7 @@ from ._dtypes import FROM_NP, dtype, get_default_dtype, to_dtype
 from ._tensor import Tensor, make
 from ._tensor import device as _device
 from .ops._apply import recording
-from .ops.inplace import _check_writable
+from .ops._base import _check_writable
 
 __all__ = [
     "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "zeros_like",

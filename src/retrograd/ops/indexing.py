@@ -1,6 +1,7 @@
 """Indexing: ``x[...]`` (basic indexing as a chain of views, advanced indexing as a copy),
-select, slice and narrow, index_put, the index-valued ops (nonzero, searchsorted, one_hot), and
-the index checks the other indexing families (``scatter_gather``, ``index_ops``) share.
+select, slice and narrow (defined in ``_views``, beneath ``shape``), index_put, the
+index-valued ops (nonzero, searchsorted, one_hot), and the index checks the other indexing
+families (``scatter_gather``, ``index_ops``) share.
 
 Basic indexing decomposes as PyTorch does: ``x[0, 1:]`` is ``select`` then ``slice``, each a view
 with its own node, and a full ``:`` is skipped.
@@ -18,78 +19,9 @@ from ..autograd.graph import Node
 from . import _array
 from ._array import add_at
 from ._base import LEGACY as _LEGACY
-from ._core import asarray, ndarray, record, scalar_value, wrap_dim
-from .shape import alias, make_view, unsqueeze
-
-
-def _recording(x: Tensor) -> bool:
-    return state.grad_enabled and (x._rg or (x._view is not None and x.requires_grad))
-
-
-class SelectBackward0(Node):
-    def backward(self, xp, g):
-        return xp.embed_select(g, self._in_shape, self._dim, self._index)
-
-
-def select(input, dim, index) -> Tensor:  # noqa: A002
-    """The slice at ``index`` along ``dim``, without that dim (a view).
-
-    >>> import retrograd as torch
-    >>> torch.arange(6).view(2, 3).select(1, 2)
-    tensor([2, 5])
-    """
-    a = input._data
-    if a.ndim == 0:
-        raise IndexError("select() cannot be applied to a 0-dim tensor.")
-    d = wrap_dim(dim, a.ndim)
-    size = a.shape[d]
-    index = int(index)
-    if not -size <= index < size:
-        raise IndexError(
-            f"index {index} is out of bounds for dimension {d} with size {size}"
-        )
-    if index < 0:
-        index += size
-    key = (slice(None),) * d + (index,)
-    out = a[key]
-    if out.__class__ is not ndarray:
-        out = a[key + (Ellipsis,)]
-    node = None
-    if _recording(input):
-        node = SelectBackward0()
-        node._in_shape, node._dim, node._index = a.shape, d, index
-    return make_view(out, input, ("select", (d, index)), node)
-
-
-class SliceBackward0(Node):
-    def backward(self, xp, g):
-        return xp.embed_slice(g, self._in_shape, self._dim, *self._range)
-
-
-def slice_dim(input, dim, start, stop, step=1) -> Tensor:  # noqa: A002
-    """``input[..., start:stop:step, ...]`` along ``dim`` (a view)."""
-    a = input._data
-    d = wrap_dim(dim, a.ndim)
-    if step is not None and step <= 0:
-        raise ValueError("step must be greater than zero")
-    start, stop, step = slice(start, stop, step).indices(a.shape[d])
-    stop = max(stop, start)
-    out = a[(slice(None),) * d + (slice(start, stop, step),)]
-    node = None
-    if _recording(input):
-        node = SliceBackward0()
-        node._in_shape, node._dim, node._range = a.shape, d, (start, stop, step)
-    return make_view(out, input, ("slice_dim", (d, start, stop, step)), node)
-
-
-def narrow(input, dim, start, length) -> Tensor:  # noqa: A002
-    """``length`` entries of ``dim`` from ``start`` on (a view).
-
-    >>> import retrograd as torch
-    >>> torch.arange(5).narrow(0, 1, 3)
-    tensor([1, 2, 3])
-    """
-    return slice_dim(input, dim, start, int(start) + int(length), 1)
+from ._core import asarray, ndarray, record, scalar_value
+from ._views import _recording, narrow, replay, select, slice_dim
+from .shape import alias, unsqueeze
 
 
 def _is_basic(item) -> bool:
@@ -626,15 +558,11 @@ class EmbedViewBackward(Node):
     _name = "AsStridedScatterBackward0"
 
     def backward(self, xp, g):
-        from .inplace import _replay
-
-        return _replay(xp, g, self._steps)
+        return replay(xp, g, self._steps)
 
 
 def embed_view(x, steps, base_shape) -> Tensor:
     """Zeros of ``base_shape`` with ``x`` where a view's ``steps`` point (CopySlices' helper)."""
-    from . import _array
-
     out = np.zeros(base_shape, x._data.dtype)
     _array.replay(out, steps)[...] = x._data
     if _recording(x):

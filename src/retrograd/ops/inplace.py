@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._creation import tensor
 from .._dtypes import FROM_NP, can_cast
 from .._tensor import Tensor, edge, make
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node, next_seq
 from . import _array
+from . import indexing as _indexing
 from ._base import LEGACY as _LEGACY
 from ._base import _check_leaf, _check_writable
 from ._core import needs_grad, record, scalar_value
+from ._views import replay
 
 
 def write(self: Tensor, arr) -> None:
@@ -84,7 +87,7 @@ class CopySlices(Node):
 
     def backward(self, xp, g):
         fn, steps = self._fn, self._steps
-        res = fn.backward(xp, _replay(xp, g, steps))
+        res = fn.backward(xp, replay(xp, g, steps))
         if not isinstance(res, tuple):
             res = (res,)
         mask = self._mask
@@ -99,12 +102,6 @@ class CopySlices(Node):
 
     def release(self) -> None:
         self._fn.release()
-
-
-def _replay(xp, x, steps):
-    for name, args in steps:
-        x = getattr(xp, name)(x, *args)
-    return x
 
 
 class AsStridedBackward0(Node):
@@ -240,8 +237,6 @@ class CopyBackwards(Node):
 def _copy(self: Tensor, src) -> Tensor:
     """What ``self.copy_(src)`` computes: ``src`` cast to ``self``'s dtype and broadcast."""
     if not isinstance(src, Tensor):
-        from .._creation import tensor
-
         src = tensor(src)
     s = src._data
     out = np.broadcast_to(s, self._data.shape).astype(self._data.dtype)
@@ -343,15 +338,9 @@ def zero_(self: Tensor) -> Tensor:
 def setitem(self: Tensor, index, value) -> None:
     """``self[index] = value``: a copy into a view (basic index) or an index_put (advanced)."""
     if isinstance(value, (list, tuple, np.ndarray)):
-        from .._creation import tensor
-
         value = tensor(value, dtype=self.dtype)
     ix = _indexing
     if ix.is_basic_index(index):
         copy_(ix.getitem(self, index), value)
         return
     apply_inplace(self, ix.index_put, ix.np_index(index), value)
-
-
-# Last, and as a module: indexing imports from this one.
-from . import indexing as _indexing  # noqa: E402

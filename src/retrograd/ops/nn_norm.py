@@ -24,6 +24,9 @@ from .._tensor import Tensor, make
 from ..autograd.graph import Node
 from . import _array
 from ._core import record, recording, wrap
+from .indexing import scatter_into
+from .linalg import _expand_error
+from .shape import reshape
 
 __all__: list = []
 XP: list = ["embedding_dense_backward", "norm_rows_sum", "norm_rows_dot", "norm_cols_sum",
@@ -109,8 +112,6 @@ def linear2d(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
         except ValueError:
             ok = False
         if not ok:
-            from .linalg import _expand_error
-
             raise RuntimeError(_expand_error(bd.shape, out.shape))
     if bd.dtype != out.dtype:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got "
@@ -487,9 +488,6 @@ def _np_embedding_dense_backward(g, indices, num_weights, padding_idx, scale_gra
 
 def embedding_dense_backward(g, indices, num_weights, padding_idx, scale_grad_by_freq):
     """The differentiable twin (for create_graph): a scatter of scaled rows of ``g``."""
-    from .indexing import scatter_into
-    from .shape import reshape
-
     d = g.shape[-1]
     flat = indices.reshape(-1)
     g2 = reshape(g, (-1, d))

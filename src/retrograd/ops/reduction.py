@@ -13,10 +13,13 @@ from .. import return_types
 from .._dtypes import FROM_NP, to_dtype
 from .._tensor import Tensor
 from ..autograd.graph import Node
-from . import _array
+from . import _array, decomp
 from ._apply import apply, apply_multi, recording
 from ._core import float_array, wrap, wrap_dim, wrap_dims
-from .shape import cast
+from .arithmetic import div
+from .compare import maximum, minimum
+from .shape import cast, permute, reshape, to_dtype_op, unsqueeze
+from .unary import abs as _abs
 
 
 def _keep_shape(shape, dims):
@@ -206,8 +209,6 @@ class MinBackward0(_ValueSelecting):
 
 def _max_min(input, dim, keepdim, is_max, other=None):
     if other is not None:
-        from .compare import maximum, minimum
-
         return maximum(input, other) if is_max else minimum(input, other)
     a = input._data
     name = "max" if is_max else "min"
@@ -469,8 +470,6 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A
     >>> torch.tensor([1., float('nan'), 2.]).nanmean()
     tensor(1.5000)
     """
-    from .arithmetic import div
-
     a = input._data
     if dtype is None and a.dtype.kind != "f":
         raise RuntimeError(
@@ -903,9 +902,6 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None) -> Ten
     >>> torch.linalg.matrix_norm(torch.tensor([[1., -2.], [3., 4.]]), 1)
     tensor(6.)
     """
-    from .shape import permute, unsqueeze
-    from .unary import abs as _abs
-
     a = A._data
     if a.ndim < 2:
         raise RuntimeError(
@@ -923,15 +919,11 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None) -> Ten
     if d0 == d1:
         raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({d0}, {d1})")
     if dtype is not None:
-        from .shape import to_dtype_op
-
         A = to_dtype_op(A, to_dtype(dtype).np)
     if ord == "fro":
         return vector_norm(A, 2, (d0, d1), keepdim)
     if ord == "nuc" or ord in (2, -2):
         perm = [i for i in range(a.ndim) if i not in (d0, d1)] + [d0, d1]
-        from . import decomp
-
         s = decomp.linalg_svdvals(permute(A, perm))
         r = sum(s, -1) if ord == "nuc" else (amax(s, -1) if ord == 2 else amin(s, -1))
         if keepdim:
@@ -969,11 +961,26 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None) -> Tensor:  # noqa
     return vector_norm(input, p, dim, keepdim, dtype=dtype)
 
 
+def sum_to(g: Tensor, shape) -> Tensor:
+    """Sum ``g`` down to ``shape`` (undoes broadcasting), differentiably."""
+    gshape = g._data.shape
+    if gshape == tuple(shape):
+        return g
+    lead = len(gshape) - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + k for k, s in enumerate(shape) if s == 1 and gshape[lead + k] != 1
+    )
+    r = sum(g, axes, True) if axes else g
+    if lead:
+        r = reshape(r, tuple(shape))
+    return r
+
+
 __all__ = [
     "sum", "mean", "max", "min", "argmax", "argmin", "amax", "amin", "aminmax", "nansum",
     "nanmean", "prod", "var", "std", "var_mean", "std_mean", "logsumexp", "all", "any",
     "count_nonzero", "norm",
 ]
-XP = ["vector_norm", "matrix_norm"]
+XP = ["vector_norm", "matrix_norm", "sum_to"]
 METHODS = {name: globals()[name] for name in __all__ if name not in ("var_mean", "std_mean")}
 INPLACE: dict = {}

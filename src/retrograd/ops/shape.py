@@ -5,7 +5,8 @@ A view shares its base's memory and version counter. It also records how it was 
 ``(op name, args)`` steps from its base, so that an in-place op on it can rewrite the base's
 history and a stale view can re-derive its grad_fn (``inplace.py``). Each step's name is a
 function in both namespaces (``_array`` and ``ops``), so the same steps replay on arrays and on
-tensors. Copies that rearrange elements live in ``copies``, padding in ``padding``.
+tensors. ``make_view`` and the positional views (select, slice) live beneath, in ``_views``;
+copies that rearrange elements in ``copies``, padding in ``padding``.
 """
 
 from __future__ import annotations
@@ -14,38 +15,15 @@ import warnings
 
 import numpy as np
 
+from .._dtypes import dtype as _dt
 from .._dtypes import to_dtype
-from .._tensor import Size, Tensor, edge, make
+from .._tensor import Size, Tensor, device, edge, make
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node, next_seq
 from . import _array
 from ._base import _check_leaf, _check_writable
-from ._core import asarray, ndarray, needs_grad, record, wrap_dim
-
-
-def make_view(out: np.ndarray, x: Tensor, step: tuple, node) -> Tensor:
-    """Wrap ``out`` (a NumPy view of ``x``'s array) as a view of ``x``, recording ``step``."""
-    if node is not None:
-        t = record(node, out, x)
-    else:
-        if out.__class__ is not ndarray:
-            out = asarray(out)
-        t = make(out)
-    t._vc = x._vc
-    t._inference = x._inference
-    if not state.grad_enabled and x._rg:
-        t.__dict__["_no_grad_view"] = True
-    v = x._view
-    if v is None:
-        t._view = (x, (step,), x._grad_fn)
-    else:
-        base = v[0]
-        t._view = (base, v[1] + (step,), base._grad_fn)
-    return t
-
-
-def _recording(x: Tensor) -> bool:
-    return state.grad_enabled and (x._rg or (x._view is not None and x.requires_grad))
+from ._core import needs_grad, record, wrap_dim
+from ._views import _recording, make_view, slice_dim
 
 
 def parse_shape(args) -> tuple:
@@ -92,8 +70,6 @@ def view(input, *shape) -> Tensor:  # noqa: A002
             [3, 4, 5]])
     """
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list)):
-        from .._dtypes import dtype as _dt
-
         if isinstance(shape[0], _dt):
             raise NotImplementedError("retrograd does not implement view(dtype)")
     a = input._data
@@ -495,8 +471,6 @@ def to(input, *args, **kwargs) -> Tensor:  # noqa: A002
     >>> torch.tensor([1, 2]).to(torch.float32)
     tensor([1., 2.])
     """
-    from .._tensor import device
-
     dt = kwargs.pop("dtype", None)
     copy = kwargs.pop("copy", False)
     kwargs.pop("non_blocking", None)
@@ -563,23 +537,6 @@ def unbind(input, dim=0) -> tuple:  # noqa: A002
     if node is not None:
         node._seq = next_seq()
     return tuple(outs)
-
-
-def sum_to(g: Tensor, shape) -> Tensor:
-    """Sum ``g`` down to ``shape`` (undoes broadcasting), differentiably."""
-    from .reduction import sum as _sum
-
-    gshape = g._data.shape
-    if gshape == tuple(shape):
-        return g
-    lead = len(gshape) - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        lead + k for k, s in enumerate(shape) if s == 1 and gshape[lead + k] != 1
-    )
-    r = _sum(g, axes, True) if axes else g
-    if lead:
-        r = reshape(r, tuple(shape))
-    return r
 
 
 def unflatten(input, dim, sizes) -> Tensor:  # noqa: A002
@@ -1065,8 +1022,6 @@ def tensor_split(input, indices_or_sections, dim=0) -> tuple:  # noqa: A002
     >>> [t.tolist() for t in torch.arange(5).tensor_split([1, 3])]
     [[0], [1, 2], [3, 4]]
     """
-    from .indexing import slice_dim  # indexing imports this module
-
     a = input._data
     if a.ndim == 0:
         raise RuntimeError(
@@ -1120,7 +1075,7 @@ __all__ = [
     "broadcast_shapes", "squeeze", "unsqueeze", "clone", "unbind", "split", "chunk",
     "tensor_split", "diagonal",
 ]
-XP = ["alias", "cast", "sum_to", "expand_as", "view_as", "reshape_as", "contiguous", "to",
+XP = ["alias", "cast", "expand_as", "view_as", "reshape_as", "contiguous", "to",
       "type_as", "to_dtype_op", "unsafe_view", "squeeze_dims_", "matrix_t", "mT", "H", "mH",
       "unfold", "unfold_backward"]
 _NOT_METHODS = ("broadcast_tensors", "broadcast_shapes", "split")

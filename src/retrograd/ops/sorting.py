@@ -12,12 +12,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import return_types
 from .._dtypes import to_dtype
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
 from ._apply import apply, apply_multi
 from ._core import wrap, wrap_dim
+from ._views import slice_dim
+from .arithmetic import sub
+from .compare import logical_xor
+from .join import cat
 from .reduction import _VALUES, _EvenlyDistributed, _ValueSelecting, dtype_name
 from .shape import cast
 
@@ -101,8 +106,6 @@ def sort(input, dim=-1, descending=False, *, stable=None):  # noqa: A002
     values=tensor([1., 2., 3.]),
     indices=tensor([1, 2, 0]))
     """
-    from .. import return_types
-
     a = input._data
     d = wrap_dim(dim, a.ndim)
     idx = _stable_argsort(a, d, descending) if a.ndim else None
@@ -133,8 +136,6 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A001, A002
     values=tensor([4., 3.]),
     indices=tensor([1, 3]))
     """
-    from .. import return_types
-
     a = input._data
     d = wrap_dim(dim, a.ndim)
     n = a.shape[d] if a.ndim else 1
@@ -159,8 +160,6 @@ def kthvalue(input, k, dim=-1, keepdim=False):  # noqa: A002
     values=tensor(2.),
     indices=tensor(2))
     """
-    from .. import return_types
-
     a = input._data
     d = wrap_dim(dim, a.ndim)
     n = a.shape[d] if a.ndim else 1
@@ -188,8 +187,6 @@ def _median_whole(input, ignore_nan):  # noqa: A002
 
 
 def _median_dim(input, dim, keepdim, ignore_nan):  # noqa: A002
-    from .. import return_types
-
     name = "nanmedian" if ignore_nan else "median"
     if not isinstance(dim, int):
         raise TypeError(f"{name}(): argument 'dim' must be int, not {type(dim).__name__}")
@@ -257,8 +254,6 @@ def mode(input, dim=-1, keepdim=False):  # noqa: A002
     values=tensor(3.),
     indices=tensor(2))
     """
-    from .. import return_types
-
     a = input._data
     d = wrap_dim(dim, a.ndim)
     if a.ndim == 0:
@@ -514,8 +509,6 @@ def logcumsumexp_rev(x, dim) -> Tensor:
 
 
 def _cum_extreme(input, dim, is_max):  # noqa: A002
-    from .. import return_types
-
     a = input._data
     d = wrap_dim(dim, a.ndim)
     rtype = return_types.cummax if is_max else return_types.cummin
@@ -567,11 +560,6 @@ def diff(input, n=1, dim=-1, prepend=None, append=None) -> Tensor:  # noqa: A002
     >>> torch.tensor([1., 4., 9.]).diff()
     tensor([3., 5.])
     """
-    from .arithmetic import sub
-    from .compare import logical_xor
-    from .indexing import slice_dim
-    from .join import cat
-
     a = input._data
     if a.ndim == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
