@@ -28,6 +28,7 @@ from ._core import (
     operands,
     scalar_value,
 )
+from .shape import cast
 
 
 class AddBackward0(Node):
@@ -681,8 +682,6 @@ def float_power(input, exponent) -> Tensor:  # noqa: A002
     >>> torch.float_power(torch.tensor([2]), 3).tolist()
     [8.0]
     """
-    from .shape import cast  # shape is in an import cycle with inplace and indexing
-
     if isinstance(exponent, Tensor):
         exponent = cast(exponent, np.dtype(np.float64))
     else:

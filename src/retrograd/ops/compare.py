@@ -12,6 +12,7 @@ from ._apply import apply, apply_binary, recording
 from ._base import legacy, not_implemented
 from ._core import as_tensor_arg, operands, wrap
 from .arithmetic import _tensor_other
+from .indexing import nonzero
 
 
 def _compare(fn):
@@ -287,8 +288,6 @@ def where(condition, input=None, other=None) -> Tensor:  # noqa: A002
     tensor([0., 2.])
     """
     if input is None and other is None:
-        from .indexing import nonzero
-
         return nonzero(condition, as_tuple=True)
     cond = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
     if cond.dtype.kind != "b":
