@@ -167,19 +167,6 @@ def embed_select(g, shape, dim, index):
     return out
 
 
-def take_along(x, idx, dim):
-    return np.take_along_axis(x, idx, axis=dim)
-
-
-def scatter_along(g, idx, dim, shape):
-    """Zeros of ``shape`` with ``g`` added at ``idx`` along ``dim`` (gather's backward)."""
-    out = np.zeros(shape, dtype=g.dtype)
-    grids = list(np.indices(idx.shape, sparse=True))
-    grids[dim] = idx
-    add_at(out, tuple(grids), g)
-    return out
-
-
 def index_zero(g, index):
     out = np.array(g, copy=True)
     out[index] = 0

@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 
 from .._dtypes import FROM_NP
-from .._tensor import Tensor, make
-from ..autograd.grad_mode import state
+from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
+from ._apply import apply
 from ._array import add_at
-from ._core import record, scalar_value, wrap, wrap_dim
+from ._core import scalar_value, wrap_dim
 from .indexing import (
     _as1d,
     _check_bounds,
@@ -21,7 +21,6 @@ from .indexing import (
     _is_int_index,
     _legacy,
     _on_arrays,
-    _recording,
     _size_mismatch,
 )
 
@@ -36,8 +35,19 @@ def _along(d: int, idx) -> tuple:
 
 
 class IndexSelectBackward0(Node):
+    """index_select's backward adds ``g`` into zeros at the selected slices.
+
+    It is also the node of ``copies.index_dims`` (a gather along several dims, for
+    repeat_interleave and the non-constant pads), which records its ``((dim, idx), ...)`` as
+    ``_idxs`` and sets the grad_fn name PyTorch gives that op.
+    """
+
+    _idxs = None
+
     def backward(self, xp, g):
-        return xp.index_add(xp.zeros_meta(self._in_meta), self._dim, self._idx, g)
+        if self._idxs is not None:
+            return xp.index_dims_backward(g, self._idxs, self._meta[0][0])
+        return xp.index_add(xp.zeros_meta(self._meta[0]), self._dim, self._idx, g)
 
 
 def index_select(input, dim, index) -> Tensor:  # noqa: A002
@@ -65,11 +75,7 @@ def index_select(input, dim, index) -> Tensor:  # noqa: A002
     out = np.take(_as1d(a), idx, axis=d)
     if a.ndim == 0:
         out = out.reshape(())
-    if _recording(input):
-        node = IndexSelectBackward0()
-        node._idx, node._dim, node._in_meta = idx, d, (a.shape, a.dtype)
-        return record(node, out, input)
-    return make(out)
+    return apply(IndexSelectBackward0, out, input, _idx=idx, _dim=d)
 
 
 class IndexAddBackward0(Node):
@@ -80,8 +86,9 @@ class IndexAddBackward0(Node):
             gs = xp.index_select(g, self._dim, self._idx)
             if self._alpha != 1:
                 gs = gs * self._alpha
-            if self._src_shape != gs.shape:
-                gs = xp.reshape(gs, self._src_shape)
+            src_shape = self._meta[1][0]
+            if src_shape != gs.shape:
+                gs = xp.reshape(gs, src_shape)
         return (g if nf[0][0] is not None else None), gs
 
 
@@ -148,11 +155,7 @@ def index_add(input, dim, index, source, *, alpha=1) -> Tensor:  # noqa: A002
         v = (v * alpha).astype(a.dtype)
     add_at(out, _along(d, idx), v)
     out = out.reshape(a.shape)
-    if state.grad_enabled and (input.requires_grad or source.requires_grad):
-        node = IndexAddBackward0()
-        node._idx, node._dim, node._alpha, node._src_shape = idx, d, alpha, s.shape
-        return record(node, out, input, source)
-    return make(out)
+    return apply(IndexAddBackward0, out, input, source, _idx=idx, _dim=d, _alpha=alpha)
 
 
 class IndexCopyBackward0(Node):
@@ -162,8 +165,9 @@ class IndexCopyBackward0(Node):
         gs = None
         if nf[1][0] is not None:
             gs = xp.index_select(g, self._dim, self._idx)
-            if self._src_shape != gs.shape:
-                gs = xp.reshape(gs, self._src_shape)
+            src_shape = self._meta[1][0]
+            if src_shape != gs.shape:
+                gs = xp.reshape(gs, src_shape)
         return gx, gs
 
 
@@ -194,11 +198,7 @@ def index_copy(input, dim, index, source) -> Tensor:  # noqa: A002
     out = _as1d(a).copy()
     out[_along(d, idx)] = _as1d(s)
     out = out.reshape(a.shape)
-    if state.grad_enabled and (input.requires_grad or source.requires_grad):
-        node = IndexCopyBackward0()
-        node._idx, node._dim, node._src_shape = idx, d, s.shape
-        return record(node, out, input, source)
-    return make(out)
+    return apply(IndexCopyBackward0, out, input, source, _idx=idx, _dim=d)
 
 
 class IndexFillBackward0(Node):
@@ -217,7 +217,7 @@ class IndexFillBackward1(Node):
         gv = None
         if nf[1][0] is not None:
             # Each filled place counts once, however often the index repeats it.
-            gv = xp.sum(xp.index_select(g, self._dim, self._unique))
+            gv = xp.sum(xp.index_select(g, self._dim, np.unique(self._idx)))
         return gx, gv
 
 
@@ -249,17 +249,9 @@ def index_fill(input, dim, index, value) -> Tensor:  # noqa: A002
     v = value._data if vt else scalar_value(value)
     out[_along(d, idx)] = np.asarray(v).astype(a.dtype)
     out = out.reshape(a.shape)
-    if state.grad_enabled and (input.requires_grad or (vt and value.requires_grad)):
-        if vt:
-            node = IndexFillBackward1()
-            node._unique = np.unique(idx)
-            if value._data.dtype != a.dtype:
-                node._dtypes = (a.dtype, value._data.dtype)
-        else:
-            node = IndexFillBackward0()
-        node._idx, node._dim = idx, d
-        return record(node, out, input, value) if vt else record(node, out, input)
-    return make(out)
+    if vt:
+        return apply(IndexFillBackward1, out, input, value, _idx=idx, _dim=d)
+    return apply(IndexFillBackward0, out, input, _idx=idx, _dim=d)
 
 
 # -- masks --------------------------------------------------------------------------------------
@@ -321,22 +313,17 @@ def masked_fill(input, mask, value) -> Tensor:  # noqa: A002
                        ).astype(a.dtype)
     _bshape(a, m)
     out = np.where(m, v, a)
-    if state.grad_enabled and (input.requires_grad or (vt and value.requires_grad)):
-        node = MaskedFillBackward1() if vt else MaskedFillBackward0()
-        node._mask = m
-        if out.shape != a.shape:
-            node._shapes = (a.shape, ())
-        if vt:
-            if value._data.dtype != a.dtype:
-                node._dtypes = (a.dtype, value._data.dtype)
-            return record(node, out, input, value)
-        return record(node, out, input)
-    return wrap(out)
+    if vt:
+        return apply(MaskedFillBackward1, out, input, value, _mask=m)
+    return apply(MaskedFillBackward0, out, input, _mask=m)
 
 
 class MaskedSelectBackward0(Node):
     def backward(self, xp, g):
-        return xp.masked_scatter(xp.zeros_meta(self._in_meta), self._mask, g)
+        # Zeros of the broadcast shape (the mask's, as saved); the engine sums it down to the
+        # input's.
+        return xp.masked_scatter(xp.zeros_meta((self._mask.shape, self._meta[0][1])),
+                                 self._mask, g)
 
 
 def masked_select(input, mask) -> Tensor:  # noqa: A002
@@ -353,14 +340,7 @@ def masked_select(input, mask) -> Tensor:  # noqa: A002
     shape = _bshape(a, m)
     ab = np.broadcast_to(a, shape) if a.shape != shape else a
     mb = np.broadcast_to(m, shape) if m.shape != shape else m
-    out = ab[mb]
-    if _recording(input):
-        node = MaskedSelectBackward0()
-        node._mask, node._in_meta = mb, (shape, a.dtype)
-        if shape != a.shape:
-            node._shapes = (a.shape,)
-        return record(node, out, input)
-    return make(out)
+    return apply(MaskedSelectBackward0, ab[mb], input, _mask=mb)
 
 
 class MaskedScatterBackward0(Node):
@@ -371,11 +351,11 @@ class MaskedScatterBackward0(Node):
         gs = None
         if nf[1][0] is not None:
             gs = xp.masked_select(g, m)
-            numel, n = self._src_numel, self._n
+            src_shape, dtype = self._meta[1]
+            numel, n = int(np.prod(src_shape)), self._n
             if n < numel:
-                gs = xp.index_add(xp.zeros_meta(((numel,), self._dtype)), 0,
-                                  np.arange(n), gs)
-            gs = xp.reshape(gs, self._src_shape)
+                gs = xp.index_add(xp.zeros_meta(((numel,), dtype)), 0, np.arange(n), gs)
+            gs = xp.reshape(gs, src_shape)
         return gx, gs
 
 
@@ -407,14 +387,7 @@ def masked_scatter(input, mask, source) -> Tensor:  # noqa: A002
     if s.size < n:
         raise RuntimeError("Number of elements of source < number of ones in mask")
     out[mb] = s.reshape(-1)[:n]
-    if state.grad_enabled and (input.requires_grad or source.requires_grad):
-        node = MaskedScatterBackward0()
-        node._mask, node._n, node._src_numel = mb, n, s.size
-        node._src_shape, node._dtype = s.shape, a.dtype
-        if shape != a.shape:
-            node._shapes = (a.shape, s.shape)
-        return record(node, out, input, source)
-    return make(out)
+    return apply(MaskedScatterBackward0, out, input, source, _mask=mb, _n=n)
 
 
 _array.register(

@@ -9,12 +9,13 @@ import warnings
 
 import numpy as np
 
-from .._tensor import Tensor, make
-from ..autograd.grad_mode import state
+from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
+from ._apply import apply, recording
 from ._array import add_at
-from ._core import record, scalar_value, wrap_dim
+from ._core import scalar_value, wrap, wrap_dim
+from .arithmetic import NotImplementedBackward
 from .indexing import (
     _along_index,
     _as1d,
@@ -25,31 +26,31 @@ from .indexing import (
     _is_int_index,
     _legacy,
     _on_arrays,
-    _recording,
     _size_mismatch,
 )
 from .shape import expand, reshape
 
 
+def _take_along_array(x, idx: np.ndarray, dim: int) -> np.ndarray:
+    return np.take_along_axis(x, idx, axis=dim)
+
+
+def _scatter_along_array(g, idx: np.ndarray, dim: int, shape) -> np.ndarray:
+    out = np.zeros(shape, g.dtype)
+    add_at(out, _along_index(idx, dim), g)
+    return out
+
+
 def take_along(input, idx: np.ndarray, dim: int) -> Tensor:  # noqa: A002
     """Gather ``input`` at NumPy indices ``idx`` along ``dim``."""
-    out = np.take_along_axis(input._data, idx, axis=dim)
-    if _recording(input):
-        node = GatherBackward0()
-        node._idx, node._dim, node._in_shape = idx, dim, input._data.shape
-        return record(node, out, input)
-    return make(out)
+    return apply(GatherBackward0, _take_along_array(input._data, idx, dim), input,
+                 _along=True, _idx=idx, _dim=dim)
 
 
 def scatter_along(g, idx: np.ndarray, dim: int, shape) -> Tensor:
     """Zeros of ``shape`` with ``g`` added at NumPy indices ``idx`` along ``dim``."""
-    out = np.zeros(shape, g._data.dtype)
-    add_at(out, _along_index(idx, dim), g._data)
-    if _recording(g):
-        node = ScatterAddBackward0()
-        node._idx, node._dim = idx, dim
-        return record(node, out, g)
-    return make(out)
+    return apply(ScatterAddBackward0, _scatter_along_array(g._data, idx, dim, shape), g,
+                 _along=True, _idx=idx, _dim=dim)
 
 
 def _scatter_args(op, a, dim, index, src_shape, gather=False):
@@ -96,10 +97,17 @@ def _src_part(s: np.ndarray, ishape) -> np.ndarray:
 
 
 class GatherBackward0(Node):
+    """gather's backward adds ``g`` into zeros at the index. ``take_along`` (gather on the
+    NumPy indices of backward formulas, shaped as ``g``; its forward) records ``_along`` and
+    scatters along directly."""
+
+    forward = staticmethod(_take_along_array)
+    _along = False
+
     def backward(self, xp, g):
-        if self.__dict__.get("_in_meta") is None:  # take_along's node: same-shaped indices
-            return xp.scatter_along(g, self._idx, self._dim, self._in_shape)
-        return xp.scatter_add(xp.zeros_meta(self._in_meta), self._dim, self._idx, g)
+        if self._along:
+            return xp.scatter_along(g, self._idx, self._dim, self._meta[0][0])
+        return xp.scatter_add(xp.zeros_meta(self._meta[0]), self._dim, self._idx, g)
 
 
 def gather(input, dim, index, *, sparse_grad: bool = False) -> Tensor:  # noqa: A002
@@ -115,15 +123,13 @@ def gather(input, dim, index, *, sparse_grad: bool = False) -> Tensor:  # noqa: 
     d, idx, grids = _scatter_args("gather", a, dim, index, None, gather=True)
     ishape = _idx_of(index).shape
     out = _as1d(a)[grids].reshape(ishape)
-    if _recording(input):
-        node = GatherBackward0()
-        node._idx, node._dim, node._in_meta = idx.reshape(ishape), d, (a.shape, a.dtype)
-        return record(node, out, input)
-    return make(out)
+    return apply(GatherBackward0, out, input, _idx=idx.reshape(ishape), _dim=d)
 
 
 class ScatterBackward0(Node):
     """scatter with a src tensor."""
+
+    _bad_src = None
 
     def backward(self, xp, g):
         nf = self.next_functions
@@ -140,13 +146,6 @@ class ScatterBackward1(Node):
 
     def backward(self, xp, g):
         return xp.scatter(g, self._dim, self._idx, 0.0)
-
-
-class _ScatterNotImplemented(Node):
-    _name = "torch::autograd::NotImplemented"
-
-    def backward(self, xp, g):
-        raise RuntimeError("derivative for aten::scatter is not implemented")
 
 
 def _check_same_dtype(a, s, op) -> None:
@@ -189,27 +188,25 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None) -> Tensor: 
     else:
         out[grids] = v
     out = out.reshape(a.shape)
-    if state.grad_enabled and (input.requires_grad or (is_t and src.requires_grad)):
-        if reduce is not None:
-            node = _ScatterNotImplemented()
-            return record(node, out, input, src) if is_t else record(node, out, input)
-        ishape = _idx_of(index).shape
-        node = ScatterBackward0() if is_t else ScatterBackward1()
-        node._idx, node._dim = idx.reshape(ishape), d
-        if is_t:
-            _src_grad_shape(node, src._data.shape, ishape)
-            return record(node, out, input, src)
-        return record(node, out, input)
-    return make(out)
+    if reduce is not None:
+        return apply(NotImplementedBackward, out, *((input, src) if is_t else (input,)),
+                     _op="scatter")
+    ishape = _idx_of(index).shape
+    if is_t:
+        return apply(ScatterBackward0, out, input, src, _idx=idx.reshape(ishape), _dim=d,
+                     _bad_src=_src_mismatch(src._data.shape, ishape))
+    return apply(ScatterBackward1, out, input, _idx=idx.reshape(ishape), _dim=d)
 
 
-def _src_grad_shape(node, sshape, ishape) -> None:
+def _src_mismatch(sshape, ishape):
+    """(index shape, src shape) where they differ: src's gradient cannot be formed then."""
     if tuple(sshape) != tuple(ishape):
-        node._bad_src = (tuple(ishape), tuple(sshape))
+        return (tuple(ishape), tuple(sshape))
+    return None
 
 
 def _check_src_grad(node) -> None:
-    bad = node.__dict__.get("_bad_src")
+    bad = node._bad_src
     if bad is not None:
         # PyTorch's formula gives src a gradient of index's shape, which its engine refuses.
         raise RuntimeError(
@@ -219,8 +216,15 @@ def _check_src_grad(node) -> None:
 
 
 class ScatterAddBackward0(Node):
+    """scatter_add's backward. ``scatter_along`` (scatter_add into zeros on the NumPy indices
+    of backward formulas; its forward) records ``_along``: its one input is the values."""
+
+    forward = staticmethod(_scatter_along_array)
+    _along = False
+    _bad_src = None
+
     def backward(self, xp, g):
-        if self.__dict__.get("_in_meta", 0) == 0:  # scatter_along's node
+        if self._along:
             return xp.take_along(g, self._idx, self._dim)
         nf = self.next_functions
         gs = None
@@ -244,12 +248,9 @@ def scatter_add(input, dim, index, src) -> Tensor:  # noqa: A002
     out = _as1d(a).copy()
     add_at(out, grids, _src_part(s, idx.shape))
     out = out.reshape(a.shape)
-    if state.grad_enabled and (input.requires_grad or src.requires_grad):
-        node = ScatterAddBackward0()
-        node._idx, node._dim, node._in_meta = idx.reshape(_idx_of(index).shape), d, None
-        _src_grad_shape(node, s.shape, node._idx.shape)
-        return record(node, out, input, src)
-    return make(out)
+    ishape = _idx_of(index).shape
+    return apply(ScatterAddBackward0, out, input, src, _idx=idx.reshape(ishape), _dim=d,
+                 _bad_src=_src_mismatch(s.shape, ishape))
 
 
 _REDUCE_UFUNC = {"sum": np.add, "prod": np.multiply, "mean": np.add, "amax": np.maximum,
@@ -270,6 +271,8 @@ def _identity(reduce, dtype):
 
 
 class ScatterReduceBackward0(Node):
+    _bad_src = None
+
     def backward(self, xp, g):
         nf = self.next_functions
         dim, idx, red, inc = self._dim, self._idx, self._reduce, self._include_self
@@ -345,16 +348,15 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True) -> Tens
         else:
             out = out // count
     out = out.reshape(a.shape)
-    if not (state.grad_enabled and (input.requires_grad or src.requires_grad)):
-        return make(out)
-    node = ScatterReduceBackward0()
+    if not recording(input, src):
+        return wrap(out)
+    # The masks and counts below are made only for a backward that will read them.
     ishape = _idx_of(index).shape
-    node._idx, node._dim = idx.reshape(ishape), d
-    node._reduce, node._include_self = red, bool(include_self)
-    node._scattered = scattered.reshape(a.shape)
-    _src_grad_shape(node, s.shape, ishape)
+    attrs = {"_idx": idx.reshape(ishape), "_dim": d, "_reduce": red,
+             "_include_self": bool(include_self), "_scattered": scattered.reshape(a.shape),
+             "_bad_src": _src_mismatch(s.shape, ishape)}
     if red == "mean":
-        node._n = count.reshape(a.shape).astype(a.dtype)
+        attrs["_n"] = count.reshape(a.shape).astype(a.dtype)
     elif red in ("amax", "amin"):
         o1 = _as1d(out)
         self_is = _as1d(a) == o1
@@ -363,20 +365,17 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True) -> Tens
         src_is = sv == o1[grids]
         n = self_is.astype(a.dtype)
         add_at(n, grids, src_is)
-        node._n = np.maximum(n, 1).reshape(a.shape)
-        node._self_is, node._src_is = self_is.reshape(a.shape), src_is.reshape(ishape)
+        attrs.update(_n=np.maximum(n, 1).reshape(a.shape), _self_is=self_is.reshape(a.shape),
+                     _src_is=src_is.reshape(ishape))
     elif red == "prod":
-        node.save(input, src)
-        node._x_zero = a == 0
         s_zero = sv == 0
         nz = np.zeros(_as1d(a).shape, np.int64)
         add_at(nz, grids, s_zero)
-        node._s_zero = s_zero.reshape(ishape)
-        node._single = (s_zero & (nz[grids] == 1)).reshape(ishape)
-    r = record(node, out, input, src)
-    if red == "prod":
-        node.save_output(r)
-    return r
+        attrs.update(_x_zero=a == 0, _s_zero=s_zero.reshape(ishape),
+                     _single=(s_zero & (nz[grids] == 1)).reshape(ishape))
+        return apply(ScatterReduceBackward0, out, input, src, save=(input, src), save_out=True,
+                     **attrs)
+    return apply(ScatterReduceBackward0, out, input, src, **attrs)
 
 
 # -- take / put / take_along_dim ----------------------------------------------------------------
@@ -394,7 +393,7 @@ def _flat_index(op, idx, numel) -> np.ndarray:
 
 class TakeBackward0(Node):
     def backward(self, xp, g):
-        return xp.put(xp.zeros_meta(self._in_meta), self._idx, g, True)
+        return xp.put(xp.zeros_meta(self._meta[0]), self._idx, g, True)
 
 
 def take(input, index) -> Tensor:  # noqa: A002
@@ -406,23 +405,17 @@ def take(input, index) -> Tensor:  # noqa: A002
     """
     a = input._data
     idx = _flat_index("take", _idx_of(index), a.size)
-    out = a.reshape(-1)[idx]
-    if _recording(input):
-        node = TakeBackward0()
-        node._idx, node._in_meta = idx, (a.shape, a.dtype)
-        return record(node, out, input)
-    return make(out)
+    return apply(TakeBackward0, a.reshape(-1)[idx], input, _idx=idx)
 
 
 class PutBackward0(Node):
     def backward(self, xp, g):
         nf = self.next_functions
+        src_meta = self._meta[1]
         gx = None
         if nf[0][0] is not None:
-            gx = g if self._accumulate else xp.put(g, self._idx, xp.zeros_meta(self._src_meta),
-                                                   False)
-        gs = xp.reshape(xp.take(g, self._idx), self._src_meta[0]) \
-            if nf[1][0] is not None else None
+            gx = g if self._accumulate else xp.put(g, self._idx, xp.zeros_meta(src_meta), False)
+        gs = xp.reshape(xp.take(g, self._idx), src_meta[0]) if nf[1][0] is not None else None
         return gx, gs
 
 
@@ -453,11 +446,7 @@ def put(input, index, source, accumulate: bool = False) -> Tensor:  # noqa: A002
         add_at(flat, idx.reshape(-1), s.reshape(-1))
     else:
         flat[idx.reshape(-1)] = s.reshape(-1)
-    if state.grad_enabled and (input.requires_grad or source.requires_grad):
-        node = PutBackward0()
-        node._idx, node._accumulate, node._src_meta = idx, bool(accumulate), (s.shape, s.dtype)
-        return record(node, out, input, source)
-    return make(out)
+    return apply(PutBackward0, out, input, source, _idx=idx, _accumulate=bool(accumulate))
 
 
 def take_along_dim(input, indices, dim=None) -> Tensor:  # noqa: A002
@@ -500,6 +489,7 @@ def take_along_dim(input, indices, dim=None) -> Tensor:  # noqa: A002
 
 
 _array.register(
+    take_along=GatherBackward0.forward, scatter_along=ScatterAddBackward0.forward,
     gather=_on_arrays(gather), scatter=_on_arrays(scatter),
     scatter_add=_on_arrays(scatter_add), scatter_reduce=_on_arrays(scatter_reduce),
     take=_on_arrays(take), put=_on_arrays(put),
