@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor, edge, make
+from ..autograd.grad_mode import enable_grad
 from ..autograd.graph import Node
 from ._core import record, recording, wrap
 
@@ -220,8 +221,7 @@ class LstmLayerBackward(Node):
         return gx, (dh if need[1] else None), (dc if need[2] else None), gw
 
     def _backward_recorded(self, g_out, g_hn, g_cn):
-        from ..autograd import grad as _grad
-        from ..autograd.grad_mode import enable_grad
+        from ..autograd import grad as _grad  # the autograd package imports ops
 
         xproj, h0, c0, w_hh = self.saved(True)
         inputs = (xproj, h0, c0, w_hh)
