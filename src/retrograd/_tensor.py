@@ -339,6 +339,7 @@ class Tensor:
             fn._retain = {}
         fn._retain[self._nr] = weakref.ref(self)
         fn._hooked = True
+        fn._plain = False
 
     def register_hook(self, hook):
         """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a new one.

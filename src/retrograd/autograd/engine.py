@@ -109,33 +109,23 @@ class _Pass:
             fn = heappop(heap)[1]
             buf = bufs.pop(fn)
 
-            if fn.__class__ is AccumulateGrad:
-                self._leaf(fn, buf)
-                continue
-
-            single = fn._n_out == 1
-            if fn._hooked or special:
-                # Hooks and captures work on the per-output list.
-                buf = self._before_node(fn, [buf] if single else list(buf))
-                if single:
-                    buf = buf[0]
-
-            grads = None
-            if buf is not None and (not pruned or _runs(fn, reach) or fn in run_targets):
-                if single:
-                    grads = fn.backward(xp, buf)
-                else:
-                    if fn._materialize and any(g is None for g in buf):
-                        buf = _materialize(fn, buf, xp)
-                    grads = fn.backward(xp, *buf)
+            if fn._plain and not special:
+                # The common node: one output, no hooks, nothing but saved tensors to free.
+                if buf is None:
+                    continue
+                grads = fn.backward(xp, buf)
                 if grads.__class__ is not tuple:
                     grads = (grads,)
                 if not retain_graph:
-                    fn.release()
-            if fn._post_hooks is not None:
-                grads = self._post_hooks(fn, grads, [buf] if single else buf)
-            if grads is None:
+                    fn._saved = fn._out = None
+            elif fn.__class__ is AccumulateGrad:
+                self._leaf(fn, buf)
                 continue
+            else:
+                grads = self._node(fn, buf, xp, special, pruned, reach, run_targets,
+                                   retain_graph)
+                if grads is None:
+                    continue
 
             # Route each input's gradient to the next node, checked against the input's
             # recorded shape and dtype (no node opts out, as in PyTorch's validate_outputs).
@@ -161,6 +151,30 @@ class _Pass:
                             bufs[nxt] = old + g
                     else:
                         _deliver(bufs, heap, nxt, nr, g)
+
+    def _node(self, fn, buf, xp, special, pruned, reach, run_targets, retain_graph):
+        """A node with hooks, several outputs, its own release, or in a pruned pass."""
+        single = fn._n_out == 1
+        if fn._hooked or special:
+            # Hooks and captures work on the per-output list.
+            buf = self._before_node(fn, [buf] if single else list(buf))
+            if single:
+                buf = buf[0]
+        grads = None
+        if buf is not None and (not pruned or _runs(fn, reach) or fn in run_targets):
+            if single:
+                grads = fn.backward(xp, buf)
+            else:
+                if fn._materialize and any(g is None for g in buf):
+                    buf = _materialize(fn, buf, xp)
+                grads = fn.backward(xp, *buf)
+            if grads.__class__ is not tuple:
+                grads = (grads,)
+            if not retain_graph:
+                fn.release()
+        if fn._post_hooks is not None:
+            grads = self._post_hooks(fn, grads, [buf] if single else buf)
+        return grads
 
     # -- what user code sees -------------------------------------------------------------------
     def _expose(self, g):

@@ -3,9 +3,9 @@
 A node holds ``next_functions`` (one ``(node or None, input_nr)`` edge per input), each input's
 recorded ``(shape, dtype)`` (``_meta``, which the engine checks every gradient against), the
 tensors its backward needs (``saved.py``: checked against their version when unpacked, freed
-after backward unless the graph is retained) and hooks. Leaves that require grad are reached through an
-``AccumulateGrad`` node, which the leaf keeps and which refers back to the leaf only weakly,
-so that no reference cycle forms.
+after backward unless the graph is retained) and hooks. Leaves that require grad are reached
+through an ``AccumulateGrad`` node, which the leaf keeps and which refers back to the leaf only
+weakly, so that no reference cycle forms.
 
 A node's ``backward(xp, *grads)`` returns one gradient (or None) per input. ``xp`` is the
 namespace its formula calls: NumPy arrays (``ops._array``) for a plain backward, or retrograd's
@@ -68,6 +68,7 @@ class Node(SavedTensors):
     _plan = None
     _seq = 0              # creation order, set when the node is attached to its output
     _hooked = False       # any of the hooks above (or retain_grad) present: one check per node
+    _plain = True         # no hooks, one output, the default release (engine's fast path)
     _name = "Node"
 
     def __init_subclass__(cls, **kwargs) -> None:
@@ -76,6 +77,8 @@ class Node(SavedTensors):
         if "_name" not in cls.__dict__:
             cls._name = cls.__name__
         cls._plan = None  # what a binary primitive saves, worked out on first use (ops._apply)
+        # The engine's fast path: one output, no hooks, nothing but saved tensors to free.
+        cls._plain = cls._plain and cls._n_out == 1 and "release" not in cls.__dict__
 
     def name(self) -> str:
         return self._name
@@ -97,6 +100,7 @@ class Node(SavedTensors):
     def register_prehook(self, fn) -> RemovableHandle:
         """``fn(grad_outputs)`` runs before this node; it may return new grad_outputs."""
         self._hooked = True
+        self._plain = False
         if self._pre_hooks is None:
             self._pre_hooks = []
         self._pre_hooks.append(fn)
@@ -104,6 +108,7 @@ class Node(SavedTensors):
 
     def register_hook(self, fn) -> RemovableHandle:
         """``fn(grad_inputs, grad_outputs)`` runs after this node; it may return new grad_inputs."""
+        self._plain = False
         if self._post_hooks is None:
             self._post_hooks = []
         self._post_hooks.append(fn)
@@ -111,6 +116,7 @@ class Node(SavedTensors):
 
     def _add_tensor_hook(self, nr: int, fn) -> RemovableHandle:
         self._hooked = True
+        self._plain = False
         if self._tensor_hooks is None:
             self._tensor_hooks = {}
         hooks = self._tensor_hooks.setdefault(nr, [])
@@ -127,6 +133,8 @@ class Node(SavedTensors):
 
 class AccumulateGrad(Node):
     """The node behind a leaf that requires grad: it adds incoming gradients to ``.grad``."""
+
+    _plain = False
 
     def __init__(self, variable) -> None:
         # NOTE: the leaf holds this node (so building an edge to it is one attribute read) and

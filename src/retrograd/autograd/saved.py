@@ -32,7 +32,7 @@ def type_name(arr) -> str:
     return "torch." + FROM_NP[arr.dtype].tensor_type
 
 
-_INFERENCE_SAVE = (
+INFERENCE_SAVE = (
     "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
     "inference mode in computation tracked by autograd. To work around this, you can make a "
     "clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
@@ -98,7 +98,7 @@ class SavedTensors:
             if t is None or t.__class__ in _CONSTANTS:
                 versions.append(None)
             elif t._inference:
-                raise RuntimeError(_INFERENCE_SAVE)
+                raise RuntimeError(INFERENCE_SAVE)
             else:
                 versions.append(t._vc[0])
         self._saved = tensors
@@ -109,13 +109,13 @@ class SavedTensors:
         if a is None or a.__class__ in _CONSTANTS:
             va = None
         elif a._inference:
-            raise RuntimeError(_INFERENCE_SAVE)
+            raise RuntimeError(INFERENCE_SAVE)
         else:
             va = a._vc[0]
         if b is None or b.__class__ in _CONSTANTS:
             vb = None
         elif b._inference:
-            raise RuntimeError(_INFERENCE_SAVE)
+            raise RuntimeError(INFERENCE_SAVE)
         else:
             vb = b._vc[0]
         self._saved = (a, b)

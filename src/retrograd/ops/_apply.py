@@ -20,6 +20,7 @@ import numpy as np
 from .._tensor import Tensor, edge, make
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node, next_seq
+from ..autograd.saved import INFERENCE_SAVE
 from . import _array
 from ._core import NONE_EDGE, as_tensor_arg, default_float, operands, scalar_value, wire
 
@@ -110,6 +111,7 @@ def apply_multi(P, outs, inputs, *, differentiable=None, save=None, **attrs) -> 
     if save is not None:
         node.save(*save)
     node._n_out = len(outs)
+    node._plain = False
     node._out_meta = [(o.shape, o.dtype) for o in outs]
     res = []
     for i, (o, d) in enumerate(zip(outs, differentiable)):
@@ -198,9 +200,17 @@ def apply_binary(P, fwd, a: Tensor, b, **attrs) -> Tensor:
         out = asarray(out)
     if (a._rg or a._view is not None or (b_tensor and (b._rg or b._view is not None))) and \
             state.grad_enabled:
-        ea = _edge_fast(a)
-        eb = _edge_fast(b) if b_tensor else NONE_EDGE
-        if ea[0] is not None or eb[0] is not None:
+        # edge() inlined for the common case: a non-view tensor with a history.
+        fn = a._grad_fn
+        ea = (fn, a._nr) if fn is not None and a._view is None else edge(a)
+        if b_tensor:
+            fn = b._grad_fn
+            eb = (fn, b._nr) if fn is not None and b._view is None else edge(b)
+        else:
+            eb = NONE_EDGE
+        ra = ea[0] is not None
+        rb = eb[0] is not None
+        if ra or rb:
             node = P()
             node.next_functions = (ea, eb)
             d = a._data
@@ -214,9 +224,26 @@ def apply_binary(P, fwd, a: Tensor, b, **attrs) -> Tensor:
             plan = P._plan
             if plan is None:
                 plan = save_plan(P)
-            sa, sb, so = plan[(ea[0] is not None) * 2 + (eb[0] is not None)]
+            sa, sb, so = plan[ra * 2 + rb]
             if sa or sb:
-                node.save2(a if sa else None, (b if b_tensor else bd) if sb else None)
+                # Saved with their versions (Node.save2, unrolled: this runs on every call).
+                if sa:
+                    if a._inference:
+                        raise RuntimeError(INFERENCE_SAVE)
+                    sa, va = a, a._vc[0]
+                else:
+                    sa = va = None
+                if sb:
+                    if b_tensor:
+                        if b._inference:
+                            raise RuntimeError(INFERENCE_SAVE)
+                        sb, vb = b, b._vc[0]
+                    else:
+                        sb, vb = bd, None
+                else:
+                    sb = vb = None
+                node._saved = (sa, sb)
+                node._versions = (va, vb)
             t = _new(Tensor)
             t._data = out
             t._vc = vc = [0]
@@ -380,6 +407,7 @@ def _attach_function(node, args, output, record: bool):
     node._out_arrays = out_arrays
     node._out_rg = out_rg
     node._n_out = len(outs)
+    node._plain = False
     node._out_meta = [
         (r._data.shape, r._data.dtype) if isinstance(r, Tensor) else ((), np.float32)
         for r in results
