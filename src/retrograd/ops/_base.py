@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._dtypes import FROM_NP
 from .._tensor import Tensor, edge
 from ..autograd.grad_mode import state
 from ..autograd.graph import AccumulateGrad
@@ -20,7 +21,7 @@ LEGACY = {
 
 def legacy(dtype) -> str:
     """PyTorch's legacy name of a dtype, as its error messages spell it (``Float``)."""
-    return LEGACY[np.dtype(dtype).name]
+    return FROM_NP[np.dtype(dtype)].scalar_name
 
 
 def not_implemented(kernel: str, dtype):

@@ -724,9 +724,7 @@ class LerpBackward1(Node):
 
 
 def _dtype_name(d) -> str:
-    return {"float32": "float", "float64": "double", "float16": "half", "int64": "long",
-            "int32": "int", "int16": "short", "int8": "signed char", "uint8": "unsigned char",
-            "bool": "bool"}[np.dtype(d).name]
+    return FROM_NP[np.dtype(d)].c_name
 
 
 def lerp(input, end, weight) -> Tensor:  # noqa: A002
