@@ -148,41 +148,9 @@ def alias(x):
     return x
 
 
-def scatter_into(g, index, shape):
-    """Zeros of ``shape`` with ``g`` added at ``index`` (repeats add up): indexing's backward."""
-    out = np.zeros(shape, dtype=g.dtype)
-    add_at(out, index, g)
-    return out
-
-
-def embed_slice(g, shape, dim, start, stop, step):
-    out = np.zeros(shape, dtype=g.dtype)
-    out[(slice(None),) * dim + (slice(start, stop, step),)] = g
-    return out
-
-
-def embed_select(g, shape, dim, index):
-    out = np.zeros(shape, dtype=g.dtype)
-    out[(slice(None),) * dim + (index,)] = g
-    return out
-
-
-def index_zero(g, index):
-    out = np.array(g, copy=True)
-    out[index] = 0
-    return out
-
-
 def replay(x, steps):
     """Apply a view's recorded steps to ``x`` (see ``ops.shape.make_view``)."""
     ns = globals()
     for name, args in steps:
         x = ns[name](x, *args)
     return x
-
-
-def embed_view(x, steps, base_shape):
-    """Zeros of ``base_shape`` with ``x`` in the region a view's ``steps`` select."""
-    out = np.zeros(base_shape, dtype=x.dtype)
-    replay(out, steps)[...] = x
-    return out

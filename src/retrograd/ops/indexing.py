@@ -14,13 +14,13 @@ import warnings
 import numpy as np
 
 from .._tensor import Tensor, make
-from ..autograd.grad_mode import state
 from ..autograd.graph import Node
 from . import _array
+from ._apply import apply
 from ._array import add_at
 from ._base import LEGACY as _LEGACY
-from ._core import asarray, ndarray, record, scalar_value
-from ._views import _recording, narrow, replay, select, slice_dim
+from ._core import ndarray, scalar_value
+from ._views import narrow, replay, select, slice_dim
 from .shape import alias, unsqueeze
 
 
@@ -285,8 +285,15 @@ def _basic(x: Tensor, index: tuple, skip_full: bool) -> Tensor:
 
 
 class IndexBackward0(Node):
+    """Advanced indexing's backward adds ``g`` back at the index. ``key_get`` (index_put's
+    backward for the values) is this node too, with its resolved key in ``_key``."""
+
+    _key = None
+
     def backward(self, xp, g):
-        return xp.scatter_into(g, self._index, self._in_shape)
+        if self._key is not None:
+            return xp.key_add(g, self._key, self._meta[0][0])
+        return xp.scatter_into(g, self._index, self._meta[0][0])
 
 
 def getitem(input, index) -> Tensor:  # noqa: A002
@@ -314,14 +321,7 @@ def getitem(input, index) -> Tensor:  # noqa: A002
         return alias(input) if r is input else r
     pre, key, trivial = _parse(index, input._data.shape)
     r = input if trivial else _basic(input, pre, True)
-    out = r._data[key]
-    if out.__class__ is not ndarray:
-        out = asarray(out)
-    if _recording(r):
-        node = IndexBackward0()
-        node._index, node._in_shape = key, r._data.shape
-        return record(node, out, r)
-    return make(out)
+    return apply(IndexBackward0, r._data[key], r, _index=key)
 
 
 def is_basic_index(index) -> bool:
@@ -344,14 +344,28 @@ def np_index(index) -> _SetIndex:
 
 
 class IndexPutBackward0(Node):
+    """index_put's backward: for the input, ``g`` with zeros at the key (``g`` itself when the
+    values were added); for the values, ``g`` at the key.
+
+    The helpers its formulas call are this node too: ``key_zero`` (a put of zeros, whose one
+    input is the tensor) and ``key_add`` (an accumulating put into zeros, whose one input is the
+    values: ``_into_zeros``).
+    """
+
+    _accumulate = False
+    _into_zeros = False
+
     def backward(self, xp, g):
+        key = self._key
+        if self._into_zeros:
+            return xp.key_get(g, key)
         nf = self.next_functions
         gx = None
         if nf[0][0] is not None:
-            gx = g if self._accumulate else xp.key_zero(g, self._key)
+            gx = g if self._accumulate else xp.key_zero(g, key)
         if len(nf) == 1:
             return gx
-        gv = xp.key_get(g, self._key) if nf[1][0] is not None else None
+        gv = xp.key_get(g, key) if nf[1][0] is not None else None
         return gx, gv
 
 
@@ -406,18 +420,12 @@ def index_put(input, indices, values, accumulate: bool = False) -> Tensor:  # no
         add_at(view, adv, v)
     else:
         view[adv] = v
-    if state.grad_enabled and (input.requires_grad or (values is not None and
-                                                       values.requires_grad)):
-        node = IndexPutBackward0()
-        node._key, node._accumulate = key, bool(accumulate)
-        if setitem and not trivial:
-            # PyTorch writes through a view of the basic part: its node is CopySlices.
-            node._name = _COPY_SLICES
-        if values is None:  # a number: PyTorch still gives the node an (empty) second edge
-            return record(node, out, input, None)
-        node._shapes = (a.shape, v.shape)
-        return record(node, out, input, values)
-    return make(out)
+    # A number for values (None here): PyTorch still gives the node an (empty) second edge.
+    if setitem and not trivial:
+        # PyTorch writes through a view of the basic part: its node is CopySlices.
+        return apply(IndexPutBackward0, out, input, values, _key=key,
+                     _accumulate=bool(accumulate), _name=_COPY_SLICES)
+    return apply(IndexPutBackward0, out, input, values, _key=key, _accumulate=bool(accumulate))
 
 
 def _key_get(x, key):
@@ -436,126 +444,90 @@ def _key_zero(g, key):
     return out
 
 
-class _KeyGetBackward(Node):
-    _name = "IndexBackward0"
-
-    def backward(self, xp, g):
-        return xp.key_add(g, self._key, self._in_shape)
-
-
 def key_get(x, key) -> Tensor:
     """``x`` indexed by a resolved key (index_put's backward for the values)."""
-    out = asarray(_key_get(x._data, key))
-    if _recording(x):
-        node = _KeyGetBackward()
-        node._key, node._in_shape = key, x._data.shape
-        return record(node, out, x)
-    return make(out)
-
-
-class _KeyAddBackward(Node):
-    _name = "IndexPutBackward0"
-
-    def backward(self, xp, g):
-        return xp.key_get(g, self._key)
+    return apply(IndexBackward0, _key_get(x._data, key), x, _key=key)
 
 
 def key_add(g, key, shape) -> Tensor:
     """Zeros of ``shape`` with ``g`` added at a resolved key."""
-    out = _key_add(g._data, key, shape)
-    if _recording(g):
-        node = _KeyAddBackward()
-        node._key = key
-        return record(node, out, g)
-    return make(out)
-
-
-class _KeyZeroBackward(Node):
-    _name = "IndexPutBackward0"
-
-    def backward(self, xp, g):
-        return xp.key_zero(g, self._key)
+    return apply(IndexPutBackward0, _key_add(g._data, key, shape), g, _key=key,
+                 _into_zeros=True)
 
 
 def key_zero(g, key) -> Tensor:
     """``g`` with zeros at a resolved key."""
-    out = _key_zero(g._data, key)
-    if _recording(g):
-        node = _KeyZeroBackward()
-        node._key = key
-        return record(node, out, g)
-    return make(out)
+    return apply(IndexPutBackward0, _key_zero(g._data, key), g, _key=key)
+
+
+# -- the backward formulas of the views and of indexing, as ops (for higher orders) -----------
+
+
+def _embed_select(g, shape, dim, index):
+    out = np.zeros(shape, g.dtype)
+    out[(slice(None),) * dim + (index,)] = g
+    return out
 
 
 class SelectBackwardBackward0(Node):
+    forward = staticmethod(_embed_select)
+
     def backward(self, xp, g):
         return xp.select(g, self._dim, self._index)
 
 
 def embed_select(g, shape, dim, index) -> Tensor:
     """Zeros of ``shape`` with ``g`` at ``index`` along ``dim`` (select's backward)."""
-    out = np.zeros(shape, g._data.dtype)
-    out[(slice(None),) * dim + (index,)] = g._data
-    if _recording(g):
-        node = SelectBackwardBackward0()
-        node._dim, node._index = dim, index
-        return record(node, out, g)
-    return make(out)
+    return apply(SelectBackwardBackward0, _embed_select(g._data, shape, dim, index), g,
+                 _dim=dim, _index=index)
+
+
+def _embed_slice(g, shape, dim, start, stop, step):
+    out = np.zeros(shape, g.dtype)
+    out[(slice(None),) * dim + (slice(start, stop, step),)] = g
+    return out
 
 
 class SliceBackwardBackward0(Node):
+    forward = staticmethod(_embed_slice)
+
     def backward(self, xp, g):
         return xp.slice_dim(g, self._dim, *self._range)
 
 
 def embed_slice(g, shape, dim, start, stop, step) -> Tensor:
     """Zeros of ``shape`` with ``g`` in a slice along ``dim`` (slice's backward)."""
-    out = np.zeros(shape, g._data.dtype)
-    out[(slice(None),) * dim + (slice(start, stop, step),)] = g._data
-    if _recording(g):
-        node = SliceBackwardBackward0()
-        node._dim, node._range = dim, (start, stop, step)
-        return record(node, out, g)
-    return make(out)
+    return apply(SliceBackwardBackward0, _embed_slice(g._data, shape, dim, start, stop, step), g,
+                 _dim=dim, _range=(start, stop, step))
+
+
+def _scatter_into(g, index, shape):
+    out = np.zeros(shape, g.dtype)
+    add_at(out, index, g)
+    return out
 
 
 class IndexBackwardBackward0(Node):
+    forward = staticmethod(_scatter_into)
+
     def backward(self, xp, g):
         return xp.getitem(g, self._index)
 
 
 def scatter_into(g, index, shape) -> Tensor:
     """Zeros of ``shape`` with ``g`` added at an advanced ``index`` (indexing's backward)."""
-    out = np.zeros(shape, g._data.dtype)
-    add_at(out, index, g._data)
-    if _recording(g):
-        node = IndexBackwardBackward0()
-        node._index = index
-        node._shapes = ()
-        return record(node, out, g)
-    return make(out)
+    return apply(IndexBackwardBackward0, _scatter_into(g._data, index, shape), g, _index=index)
 
 
-class IndexZeroBackward(Node):
-    _name = "IndexPutBackward0"
-
-    def backward(self, xp, g):
-        return xp.index_zero(g, self._index)
-
-
-def index_zero(g, index) -> Tensor:
-    """``g`` with the elements at ``index`` set to zero."""
-    out = g._data.copy()
-    out[index] = 0
-    if _recording(g):
-        node = IndexZeroBackward()
-        node._index = index
-        return record(node, out, g)
-    return make(out)
+def _embed_view(x, steps, base_shape):
+    out = np.zeros(base_shape, x.dtype)
+    _array.replay(out, steps)[...] = x
+    return out
 
 
 class EmbedViewBackward(Node):
     _name = "AsStridedScatterBackward0"
+    forward = staticmethod(_embed_view)
 
     def backward(self, xp, g):
         return replay(xp, g, self._steps)
@@ -563,13 +535,7 @@ class EmbedViewBackward(Node):
 
 def embed_view(x, steps, base_shape) -> Tensor:
     """Zeros of ``base_shape`` with ``x`` where a view's ``steps`` point (CopySlices' helper)."""
-    out = np.zeros(base_shape, x._data.dtype)
-    _array.replay(out, steps)[...] = x._data
-    if _recording(x):
-        node = EmbedViewBackward()
-        node._steps = steps
-        return record(node, out, x)
-    return make(out)
+    return apply(EmbedViewBackward, _embed_view(x._data, steps, base_shape), x, _steps=steps)
 
 
 # -- index checks shared by the indexing families --------------------------------------
@@ -801,11 +767,15 @@ def _on_arrays(fn):
     return array_fn
 
 
-_array.register(key_get=_key_get, key_add=_key_add, key_zero=_key_zero)
+_array.register(
+    key_get=_key_get, key_add=_key_add, key_zero=_key_zero,
+    embed_select=SelectBackwardBackward0.forward, embed_slice=SliceBackwardBackward0.forward,
+    scatter_into=IndexBackwardBackward0.forward, embed_view=EmbedViewBackward.forward,
+)
 
 __all__ = ["select", "narrow", "index_put", "nonzero", "argwhere", "searchsorted", "bucketize"]
 XP = ["getitem", "slice_dim", "embed_select", "embed_slice", "embed_view", "scatter_into",
-      "index_zero", "key_get", "key_add", "key_zero", "one_hot"]
+      "key_get", "key_add", "key_zero", "one_hot"]
 _NOT_METHODS = {"searchsorted", "bucketize"}
 METHODS = {name: globals()[name] for name in __all__ if name not in _NOT_METHODS}
 INPLACE = {"index_put_": index_put}
