@@ -69,14 +69,6 @@ def sum_to(g, shape):
     return r
 
 
-def expand(x, shape):
-    return np.broadcast_to(x, shape)
-
-
-def cast(x, np_dtype):
-    return np.asarray(x).astype(np_dtype)
-
-
 def where(cond, a, b):
     # NOTE: np.where with a float array and a bool mask runs ~10x slower than a multiply. The
     # common formula shape, where(mask, g, 0) (or where(mask, 0, g)), becomes g * mask when g
@@ -96,26 +88,6 @@ def where(cond, a, b):
     return np.where(cond, a, b)
 
 
-def reshape(x, shape):
-    return np.reshape(x, shape)
-
-
-def transpose(x, d0, d1):
-    return np.swapaxes(x, d0, d1)
-
-
-def permute(x, dims):
-    return np.transpose(x, dims)
-
-
-def unsqueeze(x, dim):
-    return np.expand_dims(x, dim)
-
-
-def squeeze(x, dim=None):
-    return np.squeeze(x, axis=dim)
-
-
 def zeros_meta(meta):
     shape, np_dtype = meta
     return np.zeros(shape, np_dtype)
@@ -129,27 +101,12 @@ def pow(x, e):  # noqa: A001
     return np.power(x, e)
 
 
-def select(x, dim, index):
-    # The trailing Ellipsis keeps a 0-d result a view (a plain int index returns a scalar).
-    return x[(slice(None),) * dim + (index, Ellipsis)]
-
-
-def slice_dim(x, dim, start, stop, step):
-    sl = [slice(None)] * x.ndim
-    sl[dim] = slice(start, stop, step)
-    return x[tuple(sl)]
-
-
 def getitem(x, index):
     return x[index]
 
 
-def alias(x):
-    return x
-
-
 def replay(x, steps):
-    """Apply a view's recorded steps to ``x`` (see ``ops.shape.make_view``)."""
+    """Apply a view's recorded steps to ``x`` (see ``ops._apply.apply_view``)."""
     ns = globals()
     for name, args in steps:
         x = ns[name](x, *args)

@@ -1,42 +1,16 @@
-"""Making views, beneath the shape and indexing families: ``make_view`` (wraps a NumPy view of
-a tensor as a view tensor that records its steps from its base), ``replay`` (re-applies such
-steps in a namespace: arrays or tensors), and the positional views ``select``, ``slice_dim`` and
-``narrow`` that both ``shape`` and ``indexing`` build on.
+"""Making views, beneath the shape and indexing families: ``replay`` (re-applies a view's
+recorded steps in a namespace: arrays or tensors) and the positional views ``select``,
+``slice_dim`` and ``narrow`` that both ``shape`` and ``indexing`` build on. Views are wrapped and
+linked to their base by ``_apply.apply_view``.
 """
 
 from __future__ import annotations
 
-import numpy as np
-
-from .._tensor import Tensor, make
-from ..autograd.grad_mode import state
+from .._tensor import Tensor
 from ..autograd.graph import Node
-from ._core import asarray, ndarray, record, wrap_dim
-
-
-def make_view(out: np.ndarray, x: Tensor, step: tuple, node) -> Tensor:
-    """Wrap ``out`` (a NumPy view of ``x``'s array) as a view of ``x``, recording ``step``."""
-    if node is not None:
-        t = record(node, out, x)
-    else:
-        if out.__class__ is not ndarray:
-            out = asarray(out)
-        t = make(out)
-    t._vc = x._vc
-    t._inference = x._inference
-    if not state.grad_enabled and x._rg:
-        t.__dict__["_no_grad_view"] = True
-    v = x._view
-    if v is None:
-        t._view = (x, (step,), x._grad_fn)
-    else:
-        base = v[0]
-        t._view = (base, v[1] + (step,), base._grad_fn)
-    return t
-
-
-def _recording(x: Tensor) -> bool:
-    return state.grad_enabled and (x._rg or (x._view is not None and x.requires_grad))
+from . import _array
+from ._apply import apply_view
+from ._core import ndarray, wrap_dim
 
 
 def replay(xp, x, steps):
@@ -46,7 +20,14 @@ def replay(xp, x, steps):
     return x
 
 
+def _select_array(x, dim, index):
+    # The trailing Ellipsis keeps a 0-d result a view (a plain int index returns a scalar).
+    return x[(slice(None),) * dim + (index, Ellipsis)]
+
+
 class SelectBackward0(Node):
+    forward = staticmethod(_select_array)
+
     def backward(self, xp, g):
         return xp.embed_select(g, self._in_shape, self._dim, self._index)
 
@@ -74,14 +55,19 @@ def select(input, dim, index) -> Tensor:  # noqa: A002
     out = a[key]
     if out.__class__ is not ndarray:
         out = a[key + (Ellipsis,)]
-    node = None
-    if _recording(input):
-        node = SelectBackward0()
-        node._in_shape, node._dim, node._index = a.shape, d, index
-    return make_view(out, input, ("select", (d, index)), node)
+    return apply_view(SelectBackward0, out, input, ("select", (d, index)),
+                      _in_shape=a.shape, _dim=d, _index=index)
+
+
+def _slice_array(x, dim, start, stop, step):
+    sl = [slice(None)] * x.ndim
+    sl[dim] = slice(start, stop, step)
+    return x[tuple(sl)]
 
 
 class SliceBackward0(Node):
+    forward = staticmethod(_slice_array)
+
     def backward(self, xp, g):
         return xp.embed_slice(g, self._in_shape, self._dim, *self._range)
 
@@ -95,11 +81,8 @@ def slice_dim(input, dim, start, stop, step=1) -> Tensor:  # noqa: A002
     start, stop, step = slice(start, stop, step).indices(a.shape[d])
     stop = max(stop, start)
     out = a[(slice(None),) * d + (slice(start, stop, step),)]
-    node = None
-    if _recording(input):
-        node = SliceBackward0()
-        node._in_shape, node._dim, node._range = a.shape, d, (start, stop, step)
-    return make_view(out, input, ("slice_dim", (d, start, stop, step)), node)
+    return apply_view(SliceBackward0, out, input, ("slice_dim", (d, start, stop, step)),
+                      _in_shape=a.shape, _dim=d, _range=(start, stop, step))
 
 
 def narrow(input, dim, start, length) -> Tensor:  # noqa: A002
@@ -110,3 +93,6 @@ def narrow(input, dim, start, length) -> Tensor:  # noqa: A002
     tensor([1, 2, 3])
     """
     return slice_dim(input, dim, start, int(start) + int(length), 1)
+
+
+_array.register(select=SelectBackward0.forward, slice_dim=SliceBackward0.forward)

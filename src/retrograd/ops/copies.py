@@ -10,15 +10,16 @@ import numpy as np
 from .._tensor import Tensor, make
 from ..autograd.graph import Node
 from . import _array
+from ._apply import apply
 from ._array import add_at
-from ._core import record, wrap_dim
+from ._core import wrap_dim
+from .index_ops import IndexSelectBackward0
 from .shape import (
     DiagonalBackward0_copy,
     _diag_dims,
     _diag_view,
     _dims_arg,
     _legacy_name,
-    _recording,
     clone,
     expand,
     flatten,
@@ -29,7 +30,14 @@ from .shape import (
 )
 
 
+def _repeat_array(x, reps):
+    padded = (1,) * (len(reps) - x.ndim) + x.shape
+    return np.tile(x.reshape(padded), reps) if reps else x.copy()
+
+
 class RepeatBackward0(Node):
+    forward = staticmethod(_repeat_array)
+
     def backward(self, xp, g):
         # Viewed as (r0, s0, r1, s1, ...), the repeats are the even axes: sum them away.
         inter = ()
@@ -63,12 +71,8 @@ def repeat(input, *sizes) -> Tensor:  # noqa: A002
             raise RuntimeError(
                 f"Trying to create tensor with negative dimension {s}: {out_shape}"
             )
-    out = np.tile(a.reshape(padded), reps) if reps else a.copy()
-    if _recording(input):
-        node = RepeatBackward0()
-        node._reps, node._padded, node._in_shape = reps, padded, a.shape
-        return record(node, out, input)
-    return make(out)
+    return apply(RepeatBackward0, _repeat_array(a, reps), input, _reps=reps, _padded=padded,
+                 _in_shape=a.shape)
 
 
 def tile(input, dims) -> Tensor:  # noqa: A002
@@ -83,13 +87,6 @@ def tile(input, dims) -> Tensor:  # noqa: A002
     if len(reps) < n:
         reps = (1,) * (n - len(reps)) + reps
     return repeat(input, reps)
-
-
-class IndexSelectBackward0(Node):
-    """A gather of indices along dims (``index_dims``); PyTorch's name depends on the op."""
-
-    def backward(self, xp, g):
-        return xp.index_dims_backward(g, self._idxs, self._in_shape)
 
 
 def _array_index_dims(x, idxs):
@@ -111,17 +108,15 @@ def _array_index_dims_backward(g, idxs, shape):
 
 def index_dims(input, idxs, name: str = "IndexSelectBackward0") -> Tensor:  # noqa: A002
     """Gather ``input`` at NumPy index arrays along dims, ``idxs = ((dim, idx), ...)``,
-    recording a node called ``name`` (index_select, repeat_interleave, non-constant pads)."""
-    out = _array_index_dims(input._data, idxs)
-    if _recording(input):
-        node = IndexSelectBackward0()
-        node._name = name
-        node._idxs, node._in_shape = idxs, input._data.shape
-        return record(node, out, input)
-    return make(out)
+    recording an ``IndexSelectBackward0`` node called ``name`` (the name PyTorch gives the op:
+    repeat_interleave, the non-constant pads, nearest upsampling)."""
+    return apply(IndexSelectBackward0, _array_index_dims(input._data, idxs), input, _idxs=idxs,
+                 _name=name)
 
 
 class IndexDimsBackwardBackward0(Node):
+    forward = staticmethod(_array_index_dims_backward)
+
     def backward(self, xp, g):
         return xp.index_dims(g, self._idxs)
 
@@ -129,12 +124,8 @@ class IndexDimsBackwardBackward0(Node):
 def index_dims_backward(g, idxs, shape) -> Tensor:
     """Zeros of ``shape`` with ``g`` added back at the gathered positions (``index_dims``'
     backward)."""
-    out = _array_index_dims_backward(g._data, idxs, shape)
-    if _recording(g):
-        node = IndexDimsBackwardBackward0()
-        node._idxs = idxs
-        return record(node, out, g)
-    return make(out)
+    return apply(IndexDimsBackwardBackward0, _array_index_dims_backward(g._data, idxs, shape), g,
+                 _idxs=idxs)
 
 
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Tensor:  # noqa: A002
@@ -208,13 +199,15 @@ def _check_repeats(r: np.ndarray) -> None:
         raise RuntimeError("repeats can not be negative")
 
 
-class FlipBackward0(Node):
-    def backward(self, xp, g):
-        return xp.flip(g, self._dims)
-
-
 def _array_flip(x, dims):
     return np.flip(x, dims) if dims else x
+
+
+class FlipBackward0(Node):
+    forward = staticmethod(_array_flip)
+
+    def backward(self, xp, g):
+        return xp.flip(g, self._dims)
 
 
 def flip(input, *dims) -> Tensor:  # noqa: A002
@@ -234,11 +227,7 @@ def flip(input, *dims) -> Tensor:  # noqa: A002
     if a.ndim == 0:
         wd = ()
     out = np.flip(a, wd).copy() if wd else a.copy()
-    if _recording(input):
-        node = FlipBackward0()
-        node._dims = wd
-        return record(node, out, input)
-    return make(out)
+    return apply(FlipBackward0, out, input, _dims=wd)
 
 
 def fliplr(input) -> Tensor:  # noqa: A002
@@ -266,13 +255,15 @@ def flipud(input) -> Tensor:  # noqa: A002
     return flip(input, (0,))
 
 
-class RollBackward0(Node):
-    def backward(self, xp, g):
-        return xp.roll(g, self._back, self._dims)
-
-
 def _array_roll(x, shifts, dims=None):
     return np.roll(x, shifts, dims)
+
+
+class RollBackward0(Node):
+    forward = staticmethod(_array_roll)
+
+    def backward(self, xp, g):
+        return xp.roll(g, self._back, self._dims)
 
 
 def roll(input, shifts, dims=None) -> Tensor:  # noqa: A002
@@ -301,22 +292,19 @@ def roll(input, shifts, dims=None) -> Tensor:  # noqa: A002
         sh_arg = sh
         if a.ndim == 0:
             wd, sh_arg = None, 0
-    out = np.roll(a, sh_arg, wd)
-    if _recording(input):
-        node = RollBackward0()
-        node._dims = wd
-        node._back = -sh_arg if wd is None else tuple(-s for s in sh_arg)
-        return record(node, out, input)
-    return make(out)
-
-
-class Rot90Backward0(Node):
-    def backward(self, xp, g):
-        return xp.rot90(g, -self._k, self._dims)
+    back = -sh_arg if wd is None else tuple(-s for s in sh_arg)
+    return apply(RollBackward0, np.roll(a, sh_arg, wd), input, _dims=wd, _back=back)
 
 
 def _array_rot90(x, k=1, dims=(0, 1)):
     return np.rot90(x, k, tuple(dims))
+
+
+class Rot90Backward0(Node):
+    forward = staticmethod(_array_rot90)
+
+    def backward(self, xp, g):
+        return xp.rot90(g, -self._k, self._dims)
 
 
 def rot90(input, k=1, dims=(0, 1)) -> Tensor:  # noqa: A002
@@ -340,12 +328,7 @@ def rot90(input, k=1, dims=(0, 1)) -> Tensor:  # noqa: A002
             f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}"
         )
     k = int(k) % 4
-    out = np.rot90(a, k, (d0, d1)).copy()
-    if _recording(input):
-        node = Rot90Backward0()
-        node._k, node._dims = k, (d0, d1)
-        return record(node, out, input)
-    return make(out)
+    return apply(Rot90Backward0, np.rot90(a, k, (d0, d1)).copy(), input, _k=k, _dims=(d0, d1))
 
 
 # -- diagonals and triangles --------------------------------------------------------------------
@@ -374,11 +357,7 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1) -> Tensor:  # noqa: A002
         rest.insert(d, m)
     out = np.zeros(rest, a.dtype)
     _diag_view(out, offset, d1, d2)[...] = a
-    if _recording(input):
-        node = DiagEmbedBackward0()
-        node._offset, node._d1, node._d2 = offset, d1, d2
-        return record(node, out, input)
-    return make(out)
+    return apply(DiagEmbedBackward0, out, input, _offset=offset, _d1=d1, _d2=d2)
 
 
 def diag(input, diagonal=0) -> Tensor:  # noqa: A002
@@ -395,35 +374,30 @@ def diag(input, diagonal=0) -> Tensor:  # noqa: A002
     if a.ndim != 2:
         raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {a.ndim}D")
     offset = int(diagonal)
-    out = _diag_view(a, offset, 0, 1).copy()
-    if _recording(input):
-        node = DiagonalBackward0_copy()
-        node._steps, node._in_shape = (("diagonal", (offset, 0, 1)),), a.shape
-        return record(node, out, input)
-    return make(out)
+    return apply(DiagonalBackward0_copy, _diag_view(a, offset, 0, 1).copy(), input,
+                 _steps=(("diagonal", (offset, 0, 1)),), _in_shape=a.shape)
 
 
 class TrilBackward0(Node):
+    forward = staticmethod(lambda x, diagonal=0: np.tril(x, diagonal))
+
     def backward(self, xp, g):
         return xp.tril(g, self._k)
 
 
 class TriuBackward0(Node):
+    forward = staticmethod(lambda x, diagonal=0: np.triu(x, diagonal))
+
     def backward(self, xp, g):
         return xp.triu(g, self._k)
 
 
-def _tri(input, diagonal, np_fn, cls, name) -> Tensor:  # noqa: A002
+def _tri(input, diagonal, cls, name) -> Tensor:  # noqa: A002
     a = input._data
     if a.ndim < 2:
         raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
     k = int(diagonal)
-    out = np_fn(a, k)
-    if _recording(input):
-        node = cls()
-        node._k = k
-        return record(node, out, input)
-    return make(out)
+    return apply(cls, cls.forward(a, k), input, _k=k)
 
 
 def tril(input, diagonal=0) -> Tensor:  # noqa: A002
@@ -435,7 +409,7 @@ def tril(input, diagonal=0) -> Tensor:  # noqa: A002
     tensor([[1., 0.],
             [1., 1.]])
     """
-    return _tri(input, diagonal, np.tril, TrilBackward0, "tril")
+    return _tri(input, diagonal, TrilBackward0, "tril")
 
 
 def triu(input, diagonal=0) -> Tensor:  # noqa: A002
@@ -447,13 +421,14 @@ def triu(input, diagonal=0) -> Tensor:  # noqa: A002
     tensor([[1., 1.],
             [0., 1.]])
     """
-    return _tri(input, diagonal, np.triu, TriuBackward0, "triu")
+    return _tri(input, diagonal, TriuBackward0, "triu")
 
 
 _array.register(
-    index_dims=_array_index_dims, index_dims_backward=_array_index_dims_backward,
-    flip=_array_flip, roll=_array_roll, rot90=_array_rot90, tril=lambda x, diagonal=0: np.tril(
-        x, diagonal), triu=lambda x, diagonal=0: np.triu(x, diagonal),
+    repeat=RepeatBackward0.forward, index_dims=_array_index_dims,
+    index_dims_backward=IndexDimsBackwardBackward0.forward, flip=FlipBackward0.forward,
+    roll=RollBackward0.forward, rot90=Rot90Backward0.forward, tril=TrilBackward0.forward,
+    triu=TriuBackward0.forward,
 )
 
 __all__ = ["tile", "repeat_interleave", "flip", "fliplr", "flipud", "roll", "rot90", "diag",

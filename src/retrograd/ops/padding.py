@@ -5,17 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._tensor import Tensor, make
+from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
-from ._core import record
+from ._apply import apply
 from .copies import index_dims
-from .shape import _recording
-
-
-class ConstantPadNdBackward0(Node):
-    def backward(self, xp, g):
-        return xp.constant_pad_nd(g, self._back, 0)
 
 
 def _pad_regions(shape, pad) -> tuple:
@@ -41,6 +35,13 @@ def _array_constant_pad_nd(x, pad, value=0):
     return out
 
 
+class ConstantPadNdBackward0(Node):
+    forward = staticmethod(_array_constant_pad_nd)
+
+    def backward(self, xp, g):
+        return xp.constant_pad_nd(g, self._back, 0)
+
+
 def constant_pad_nd(input, pad, value=0) -> Tensor:  # noqa: A002
     """``input`` padded with ``value``: ``pad`` lists (before, after) pairs from the last dim;
     negative amounts crop."""
@@ -54,11 +55,7 @@ def constant_pad_nd(input, pad, value=0) -> Tensor:  # noqa: A002
             f"got padding length {len(pad)} and input of dimension {a.ndim}"
         )
     out = _array_constant_pad_nd(a, pad, 0 if value is None else value)
-    if _recording(input):
-        node = ConstantPadNdBackward0()
-        node._back = tuple(-p for p in pad)
-        return record(node, out, input)
-    return make(out)
+    return apply(ConstantPadNdBackward0, out, input, _back=tuple(-p for p in pad))
 
 
 _PAD_HELP = (
@@ -136,7 +133,7 @@ def pad(input, pad, mode="constant", value=None) -> Tensor:  # noqa: A002
     return index_dims(input, tuple(idxs), name)
 
 
-_array.register(constant_pad_nd=_array_constant_pad_nd)
+_array.register(constant_pad_nd=ConstantPadNdBackward0.forward)
 
 __all__ = ["constant_pad_nd"]
 XP = ["pad"]

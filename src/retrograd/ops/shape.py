@@ -5,8 +5,9 @@ A view shares its base's memory and version counter. It also records how it was 
 ``(op name, args)`` steps from its base, so that an in-place op on it can rewrite the base's
 history and a stale view can re-derive its grad_fn (``inplace.py``). Each step's name is a
 function in both namespaces (``_array`` and ``ops``), so the same steps replay on arrays and on
-tensors. ``make_view`` and the positional views (select, slice) live beneath, in ``_views``;
-copies that rearrange elements in ``copies``, padding in ``padding``.
+tensors. Each view op hands its NumPy view to ``_apply.apply_view``, which links it to its base;
+the positional views (select, slice) live beneath, in ``_views``; copies that rearrange elements
+in ``copies``, padding in ``padding``. A view primitive's ``forward`` is its array twin.
 """
 
 from __future__ import annotations
@@ -17,13 +18,13 @@ import numpy as np
 
 from .._dtypes import dtype as _dt
 from .._dtypes import to_dtype
-from .._tensor import Size, Tensor, device, edge, make
-from ..autograd.grad_mode import state
-from ..autograd.graph import Node, next_seq
+from .._tensor import Size, Tensor, device, make
+from ..autograd.graph import Node
 from . import _array
+from ._apply import apply, apply_multi, apply_view, link_view, recording
 from ._base import _check_leaf, _check_writable
-from ._core import needs_grad, record, wrap_dim
-from ._views import _recording, make_view, slice_dim
+from ._core import wrap_dim
+from ._views import slice_dim
 
 
 def parse_shape(args) -> tuple:
@@ -52,7 +53,13 @@ def _infer_shape(shape: tuple, numel: int) -> tuple:
     return shape
 
 
+def _reshape_array(x, shape):
+    return np.reshape(x, shape)
+
+
 class ViewBackward0(Node):
+    forward = staticmethod(_reshape_array)
+
     def backward(self, xp, g):
         return xp.reshape(g, self._in_shape)
 
@@ -81,11 +88,7 @@ def view(input, *shape) -> Tensor:  # noqa: A002
             "view size is not compatible with input tensor's size and stride (at least one "
             "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
         ) from None
-    node = None
-    if _recording(input):
-        node = ViewBackward0()
-        node._in_shape = a.shape
-    return make_view(out, input, ("reshape", shape), node)
+    return apply_view(ViewBackward0, out, input, ("reshape", shape), _in_shape=a.shape)
 
 
 def reshape(input, *shape) -> Tensor:  # noqa: A002
@@ -102,17 +105,8 @@ def reshape(input, *shape) -> Tensor:  # noqa: A002
     except ValueError:
         # PyTorch copies (CloneBackward0) and then views the copy (UnsafeViewBackward0).
         c = clone(input)
-        out = np.reshape(c._data, shape)
-        if _recording(c):
-            node = UnsafeViewBackward0()
-            node._in_shape = a.shape
-            return record(node, out, c)
-        return make(out)
-    node = None
-    if _recording(input):
-        node = ViewBackward0()
-        node._in_shape = a.shape
-    return make_view(out, input, ("reshape", shape), node)
+        return apply(UnsafeViewBackward0, np.reshape(c._data, shape), c, _in_shape=a.shape)
+    return apply_view(ViewBackward0, out, input, ("reshape", shape), _in_shape=a.shape)
 
 
 def view_as(input, other) -> Tensor:  # noqa: A002
@@ -145,7 +139,13 @@ def flatten(input, start_dim=0, end_dim=-1) -> Tensor:  # noqa: A002
     return reshape(input, shape[:s] + (n,) + shape[e + 1:])
 
 
+def _transpose_array(x, d0, d1):
+    return np.swapaxes(x, d0, d1)
+
+
 class TransposeBackward0(Node):
+    forward = staticmethod(_transpose_array)
+
     def backward(self, xp, g):
         return xp.transpose(g, self._d0, self._d1)
 
@@ -161,11 +161,7 @@ def transpose(input, dim0, dim1) -> Tensor:  # noqa: A002
     n = a.ndim
     d0, d1 = wrap_dim(dim0, n), wrap_dim(dim1, n)
     out = np.swapaxes(a, d0, d1) if n else a.view()
-    node = None
-    if _recording(input):
-        node = TransposeBackward0()
-        node._d0, node._d1 = d0, d1
-    return make_view(out, input, ("transpose", (d0, d1)), node)
+    return apply_view(TransposeBackward0, out, input, ("transpose", (d0, d1)), _d0=d0, _d1=d1)
 
 
 swapaxes = transpose
@@ -188,15 +184,18 @@ def t(input) -> Tensor:  # noqa: A002
     n = a.ndim
     if n > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {n}D")
-    node = None
-    if _recording(input):
-        node = TBackward0()
-        node._2d = n == 2
     out = a.T if n == 2 else a.view()
-    return make_view(out, input, ("transpose", (0, 1)) if n == 2 else ("alias", ()), node)
+    return apply_view(TBackward0, out, input, ("transpose", (0, 1)) if n == 2 else ("alias", ()),
+                      _2d=n == 2)
+
+
+def _permute_array(x, dims):
+    return np.transpose(x, dims)
 
 
 class PermuteBackward0(Node):
+    forward = staticmethod(_permute_array)
+
     def backward(self, xp, g):
         return xp.permute(g, self._inv)
 
@@ -220,11 +219,8 @@ def permute(input, *dims) -> Tensor:  # noqa: A002
     if len(set(dims)) != len(dims):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
     out = np.transpose(a, dims)
-    node = None
-    if _recording(input):
-        node = PermuteBackward0()
-        node._inv = tuple(np.argsort(dims).tolist())
-    return make_view(out, input, ("permute", (dims,)), node)
+    inv = tuple(sorted(range(len(dims)), key=dims.__getitem__))  # the inverse permutation
+    return apply_view(PermuteBackward0, out, input, ("permute", (dims,)), _inv=inv)
 
 
 def matrix_t(input) -> Tensor:  # noqa: A002
@@ -254,7 +250,13 @@ def mT(input) -> Tensor:  # noqa: A002, N802
     return transpose(input, -2, -1)
 
 
+def _expand_array(x, shape):
+    return np.broadcast_to(x, shape)
+
+
 class ExpandBackward0(Node):
+    forward = staticmethod(_expand_array)
+
     def backward(self, xp, g):
         return xp.sum_to(g, self._in_shape)
 
@@ -297,11 +299,7 @@ def expand(input, *sizes) -> Tensor:  # noqa: A002
             shape.append(s)
     shape = tuple(shape)
     out = np.broadcast_to(a, shape)
-    node = None
-    if _recording(input):
-        node = ExpandBackward0()
-        node._in_shape = a.shape
-    return make_view(out, input, ("expand", (shape,)), node)
+    return apply_view(ExpandBackward0, out, input, ("expand", (shape,)), _in_shape=a.shape)
 
 
 def expand_as(input, other) -> Tensor:  # noqa: A002
@@ -319,7 +317,13 @@ def broadcast_to(input, shape) -> Tensor:  # noqa: A002
     return expand(input, shape)
 
 
+def _squeeze_array(x, dim=None):
+    return np.squeeze(x, axis=dim)
+
+
 class SqueezeBackward0(Node):
+    forward = staticmethod(_squeeze_array)
+
     def backward(self, xp, g):
         return xp.reshape(g, self._in_shape)
 
@@ -351,11 +355,7 @@ def squeeze(input, dim=None) -> Tensor:  # noqa: A002
         axes = (d,) if a.ndim and a.shape[d] == 1 else ()
         cls = SqueezeBackward1
     out = np.squeeze(a, axis=axes) if axes else a.view()
-    node = None
-    if _recording(input):
-        node = cls()
-        node._in_shape = a.shape
-    return make_view(out, input, ("reshape", out.shape), node)
+    return apply_view(cls, out, input, ("reshape", out.shape), _in_shape=a.shape)
 
 
 class SqueezeBackward4(SqueezeBackward0):
@@ -366,24 +366,22 @@ def squeeze_dims_(input, dim) -> Tensor:  # noqa: A002
     """``squeeze`` as PyTorch's in-place ``squeeze_(dims)`` records it (inside matmul)."""
     a = input._data
     out = np.squeeze(a, axis=dim) if a.shape[dim] == 1 else a.view()
-    node = None
-    if _recording(input):
-        node = SqueezeBackward4()
-        node._in_shape = a.shape
-    return make_view(out, input, ("reshape", out.shape), node)
+    return apply_view(SqueezeBackward4, out, input, ("reshape", out.shape), _in_shape=a.shape)
 
 
 def unsafe_view(input, shape) -> Tensor:  # noqa: A002
     """A view of a fresh result (no view tracking), as PyTorch's ``_unsafe_view``."""
-    out = input._data.reshape(shape)
-    if _recording(input):
-        node = UnsafeViewBackward0()
-        node._in_shape = input._data.shape
-        return record(node, out, input)
-    return make(out)
+    a = input._data
+    return apply(UnsafeViewBackward0, a.reshape(shape), input, _in_shape=a.shape)
+
+
+def _unsqueeze_array(x, dim):
+    return np.expand_dims(x, dim)
 
 
 class UnsqueezeBackward0(Node):
+    forward = staticmethod(_unsqueeze_array)
+
     def backward(self, xp, g):
         return xp.squeeze(g, self._dim)
 
@@ -398,22 +396,23 @@ def unsqueeze(input, dim) -> Tensor:  # noqa: A002
     a = input._data
     d = wrap_dim(dim, a.ndim + 1)
     out = np.expand_dims(a, d)
-    node = None
-    if _recording(input):
-        node = UnsqueezeBackward0()
-        node._dim = d
-    return make_view(out, input, ("unsqueeze", (d,)), node)
+    return apply_view(UnsqueezeBackward0, out, input, ("unsqueeze", (d,)), _dim=d)
+
+
+def _alias_array(x):
+    return x
 
 
 class AliasBackward0(Node):
+    forward = staticmethod(_alias_array)
+
     def backward(self, xp, g):
         return g
 
 
 def alias(input) -> Tensor:  # noqa: A002
     """A view of the whole tensor (what ``x[...]`` returns)."""
-    node = AliasBackward0() if _recording(input) else None
-    return make_view(input._data.view(), input, ("alias", ()), node)
+    return apply_view(AliasBackward0, input._data.view(), input, ("alias", ()))
 
 
 class CloneBackward0(Node):
@@ -428,10 +427,7 @@ def clone(input, *, memory_format=None) -> Tensor:  # noqa: A002
     >>> torch.tensor([1., 2.]).clone()
     tensor([1., 2.])
     """
-    out = input._data.copy()
-    if _recording(input):
-        return record(CloneBackward0(), out, input)
-    return make(out)
+    return apply(CloneBackward0, input._data.copy(), input)
 
 
 def contiguous(input, memory_format=None) -> Tensor:  # noqa: A002
@@ -441,7 +437,13 @@ def contiguous(input, memory_format=None) -> Tensor:  # noqa: A002
     return clone(input)
 
 
+def _cast_array(x, np_dtype):
+    return np.asarray(x).astype(np_dtype)
+
+
 class ToCopyBackward0(Node):
+    forward = staticmethod(_cast_array)
+
     def backward(self, xp, g):
         return xp.cast(g, self._src)
 
@@ -452,11 +454,9 @@ def to_dtype_op(input, np_dtype) -> Tensor:  # noqa: A002
     if a.dtype == np_dtype:
         return input
     out = a.astype(np_dtype)
-    if _recording(input) and out.dtype.kind == "f":
-        node = ToCopyBackward0()
-        node._src = a.dtype
-        return record(node, out, input)
-    return make(out)
+    if out.dtype.kind != "f":
+        return make(out)  # not differentiable
+    return apply(ToCopyBackward0, out, input, _src=a.dtype)
 
 
 def cast(x: Tensor, np_dtype) -> Tensor:
@@ -503,10 +503,8 @@ class UnbindBackward0(Node):
     _materialize = False
 
     def backward(self, xp, *grads):
-        dim, shape = self._dim, self._in_shape
-        meta = (shape[:dim] + shape[dim + 1:], self._np_dtype)
-        parts = [xp.zeros_meta(meta) if g is None else g for g in grads]
-        return xp.stack(parts, dim)
+        parts = [xp.zeros_meta(m) if g is None else g for g, m in zip(grads, self._out_meta)]
+        return xp.stack(parts, self._dim)
 
 
 def unbind(input, dim=0) -> tuple:  # noqa: A002
@@ -521,22 +519,12 @@ def unbind(input, dim=0) -> tuple:  # noqa: A002
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     d = wrap_dim(dim, a.ndim)
     n = a.shape[d]
-    node = None
-    if _recording(input):
-        node = UnbindBackward0()
-        node._dim, node._in_shape, node._n_out = d, a.shape, n
-        node._np_dtype = a.dtype
-        node.next_functions = (edge(input),)
-    outs = []
     lead = (slice(None),) * d
-    for i in range(n):
-        t = make_view(a[lead + (i, Ellipsis)], input, ("select", (d, i)), None)
-        if node is not None:
-            t._grad_fn, t._nr, t._rg = node, i, True
-        outs.append(t)
-    if node is not None:
-        node._seq = next_seq()
-    return tuple(outs)
+    outs = apply_multi(UnbindBackward0, [a[lead + (i, Ellipsis)] for i in range(n)], (input,),
+                       differentiable=(True,) * n, _dim=d)
+    for i, t_i in enumerate(outs):
+        link_view(t_i, input, ("select", (d, i)))
+    return outs
 
 
 def unflatten(input, dim, sizes) -> Tensor:  # noqa: A002
@@ -676,6 +664,8 @@ def _array_diagonal(x, offset=0, dim1=0, dim2=1):
 
 
 class DiagonalBackward0(Node):
+    forward = staticmethod(_array_diagonal)
+
     def backward(self, xp, g):
         return xp.embed_view(g, self._steps, self._in_shape)
 
@@ -696,16 +686,7 @@ def diagonal(input, offset=0, dim1=0, dim2=1) -> Tensor:  # noqa: A002
     offset = int(offset)
     out = _diag_view(a, offset, d1, d2)
     step = ("diagonal", (offset, d1, d2))
-    node = None
-    if _recording(input):
-        node = DiagonalBackward0()
-        node._steps, node._in_shape = (step,), a.shape
-    return make_view(out, input, step, node)
-
-
-class UnfoldBackward0(Node):
-    def backward(self, xp, g):
-        return xp.unfold_backward(g, self._in_shape, self._dim, self._size, self._step)
+    return apply_view(DiagonalBackward0, out, input, step, _steps=(step,), _in_shape=a.shape)
 
 
 def _unfold_view(a: np.ndarray, d: int, size: int, step: int, writeable: bool) -> np.ndarray:
@@ -720,6 +701,13 @@ def _unfold_view(a: np.ndarray, d: int, size: int, step: int, writeable: bool) -
 
 def _array_unfold(x, dimension, size, step):
     return _unfold_view(x, dimension % max(x.ndim, 1), size, step, True)
+
+
+class UnfoldBackward0(Node):
+    forward = staticmethod(_array_unfold)
+
+    def backward(self, xp, g):
+        return xp.unfold_backward(g, self._in_shape, self._dim, self._size, self._step)
 
 
 def unfold(input, dimension, size, step) -> Tensor:  # noqa: A002
@@ -744,11 +732,8 @@ def unfold(input, dimension, size, step) -> Tensor:  # noqa: A002
     # Overlapping windows alias memory: refuse writes into them, as PyTorch does.
     overlap = size > step and (n - size) // step > 0
     out = _unfold_view(a, d, size, step, a.flags.writeable and not overlap)
-    node = None
-    if _recording(input):
-        node = UnfoldBackward0()
-        node._in_shape, node._dim, node._size, node._step = a.shape, d, size, step
-    return make_view(out, input, ("unfold", (d, size, step)), node)
+    return apply_view(UnfoldBackward0, out, input, ("unfold", (d, size, step)),
+                      _in_shape=a.shape, _dim=d, _size=size, _step=step)
 
 
 def _array_unfold_backward(g, shape, dim, size, step):
@@ -762,6 +747,8 @@ def _array_unfold_backward(g, shape, dim, size, step):
 
 
 class UnfoldBackwardBackward0(Node):
+    forward = staticmethod(_array_unfold_backward)
+
     def backward(self, xp, g):
         return xp.unfold(g, self._dim, self._size, self._step)
 
@@ -769,11 +756,7 @@ class UnfoldBackwardBackward0(Node):
 def unfold_backward(g, shape, dim, size, step) -> Tensor:
     """Sum the windows ``g`` back into a tensor of ``shape`` (unfold's backward)."""
     out = _array_unfold_backward(g._data, shape, dim, size, step)
-    if _recording(g):
-        node = UnfoldBackwardBackward0()
-        node._dim, node._size, node._step = dim, size, step
-        return record(node, out, g)
-    return make(out)
+    return apply(UnfoldBackwardBackward0, out, g, _dim=dim, _size=size, _step=step)
 
 
 class UnsqueezeBackward1(UnsqueezeBackward0):
@@ -811,7 +794,7 @@ def _inplace_view(self: Tensor, r: Tensor, cls) -> Tensor:
 
 def _check_inplace_view(self: Tensor) -> None:
     _check_writable(self)
-    if state.grad_enabled and needs_grad(self):
+    if recording(self):
         _check_leaf(self)
 
 
@@ -907,9 +890,7 @@ class SplitBackward0(Node):
     _multi_view = True
 
     def backward(self, xp, *grads):
-        dtype = self._np_dtype
-        parts = [xp.zeros_meta((s, dtype)) if g is None else g
-                 for g, s in zip(grads, self._out_shapes)]
+        parts = [xp.zeros_meta(m) if g is None else g for g, m in zip(grads, self._out_meta)]
         return xp.cat(parts, self._dim)
 
 
@@ -919,28 +900,18 @@ class SplitWithSizesBackward0(SplitBackward0):
 
 def _split_views(input, d: int, sizes, cls) -> tuple:
     a = input._data
-    node = None
-    if _recording(input):
-        node = cls()
-        node._dim, node._n_out, node._np_dtype = d, len(sizes), a.dtype
-        node.next_functions = (edge(input),)
-    outs = []
-    shapes = []
     lead = (slice(None),) * d
+    pieces, steps = [], []
     start = 0
-    for i, size in enumerate(sizes):
+    for size in sizes:
         stop = start + size
-        piece = a[lead + (slice(start, stop),)]
-        t_i = make_view(piece, input, ("slice_dim", (d, start, stop, 1)), None)
-        if node is not None:
-            t_i._grad_fn, t_i._nr, t_i._rg = node, i, True
-        outs.append(t_i)
-        shapes.append(piece.shape)
+        pieces.append(a[lead + (slice(start, stop),)])
+        steps.append(("slice_dim", (d, start, stop, 1)))
         start = stop
-    if node is not None:
-        node._out_shapes = shapes
-        node._seq = next_seq()
-    return tuple(outs)
+    outs = apply_multi(cls, pieces, (input,), differentiable=(True,) * len(pieces), _dim=d)
+    for t_i, step in zip(outs, steps):
+        link_view(t_i, input, step)
+    return outs
 
 
 def split(tensor, split_size_or_sections, dim=0) -> tuple:
@@ -1066,8 +1037,14 @@ def _legacy_name(np_dtype) -> str:
             "bool": "Bool"}.get(np.dtype(np_dtype).name, np.dtype(np_dtype).name)
 
 
-_array.register(diagonal=_array_diagonal, unfold=_array_unfold,
-                unfold_backward=_array_unfold_backward)
+_array.register(
+    reshape=ViewBackward0.forward, transpose=TransposeBackward0.forward,
+    permute=PermuteBackward0.forward, expand=ExpandBackward0.forward,
+    squeeze=SqueezeBackward0.forward, unsqueeze=UnsqueezeBackward0.forward,
+    alias=AliasBackward0.forward, cast=ToCopyBackward0.forward,
+    diagonal=DiagonalBackward0.forward, unfold=UnfoldBackward0.forward,
+    unfold_backward=UnfoldBackwardBackward0.forward,
+)
 
 __all__ = [
     "view", "reshape", "flatten", "unflatten", "ravel", "transpose", "swapaxes", "swapdims", "t",
