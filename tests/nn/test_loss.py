@@ -387,6 +387,122 @@ def test_errors(torch):
         assert str(er.value) == str(et.value), fname
 
 
+# -- weights that require grad ------------------------------------------------------------------
+# PyTorch has no derivative for the class weight of nll_loss/cross_entropy, nor for the weight of
+# the BCE losses or the pos_weight of BCE with logits: such an argument that requires grad is an
+# error in grad mode (raised before the kernel's own checks); where the loss is a composite
+# (cross_entropy with class probabilities, the weighted mse/l1/huber) the gradient is real.
+
+
+def _weight_grad_cases(lib):
+    F = lib.nn.functional
+    t = lib.tensor
+    rng = np.random.default_rng(11)
+
+    def w(n, dtype=np.float32):
+        return t(rng.uniform(0.5, 2.0, n).astype(dtype), requires_grad=True)
+
+    x = t(rng.standard_normal((4, 3)).astype(np.float32), requires_grad=True)
+    xc = t(rng.standard_normal((4, 3)).astype(np.float32))  # input without grad
+    p = t(rng.uniform(0.1, 0.9, (4, 3)).astype(np.float32), requires_grad=True)
+    y = t(rng.uniform(0, 1, (4, 3)).astype(np.float32))
+    idx = t([0, 2, 1, 2])
+    return [
+        lambda: F.nll_loss(x, idx, weight=w(3)),
+        lambda: F.nll_loss(xc, idx, weight=w(3), reduction="sum"),
+        lambda: F.nll_loss(x[0], t(1), weight=w(3), reduction="none"),
+        lambda: F.nll_loss(t(np.zeros((2, 3, 4), np.float32)), t(np.zeros((2, 4), np.int64)),
+                           weight=w(3)),
+        lambda: F.nll_loss(t(np.zeros((2, 3, 4, 5), np.float32)),
+                           t(np.zeros((2, 4, 5), np.int64)), weight=w(3)),
+        lambda: F.nll_loss(t(np.zeros((2, 3, 2, 2, 2), np.float32)),
+                           t(np.zeros((2, 2, 2, 2), np.int64)), weight=w(3)),
+        # the weight check comes before the kernel's checks of target and weight ...
+        lambda: F.nll_loss(x, t(np.zeros((4, 2), np.int64)), weight=w(3)),
+        lambda: F.nll_loss(x, t(np.zeros(4, np.int32)), weight=w(3)),
+        lambda: F.nll_loss(x, idx, weight=w(4)),
+        lambda: F.nll_loss(x, idx, weight=w(3, np.float64)),
+        lambda: F.nll_loss(x, t([0, 5, 1, 1]), weight=w(3)),
+        # ... and after the checks of nll_loss's front end
+        lambda: F.nll_loss(x, t([0, 1, 1]), weight=w(3)),
+        lambda: F.nll_loss(t(np.zeros((2, 3, 4), np.float32)), t(np.zeros((2, 5), np.int64)),
+                           weight=w(3)),
+        lambda: F.cross_entropy(x, idx, weight=w(3)),
+        lambda: F.cross_entropy(x, idx, weight=w(3), label_smoothing=0.1, reduction="none"),
+        lambda: F.cross_entropy(x, idx, weight=w(3), label_smoothing=1.5),
+        lambda: F.binary_cross_entropy(p, y, weight=w(3)),
+        lambda: F.binary_cross_entropy(p.detach(), y, weight=w(3), reduction="none"),
+        lambda: F.binary_cross_entropy(p + 2, y, weight=w(3)),
+        lambda: F.binary_cross_entropy(p, y.double(), weight=w(3)),
+        lambda: F.binary_cross_entropy(p, y, weight=w(5)),
+        lambda: F.binary_cross_entropy_with_logits(x, y, weight=w(3)),
+        lambda: F.binary_cross_entropy_with_logits(xc, y, pos_weight=w(3), reduction="sum"),
+        lambda: F.binary_cross_entropy_with_logits(x, y, weight=w(3), pos_weight=w(3)),
+        lambda: F.binary_cross_entropy_with_logits(x, y, weight=t(np.ones(3, np.float32)),
+                                                   pos_weight=w(3)),
+        lambda: F.binary_cross_entropy_with_logits(x, y, weight=w(5)),
+    ]
+
+
+def test_weight_requiring_grad_is_an_error(torch, oracle):
+    refused = 0
+    for k in range(len(_weight_grad_cases(rg))):
+        ours, _ = oracle.compare_error(lambda lib: _weight_grad_cases(lib)[k]())  # same text
+        refused += "cannot have requires_grad True" in str(ours)
+    assert refused == 22  # the other four fail an earlier check
+
+
+def test_weight_requiring_grad_without_grad_mode(torch, oracle):
+    # Under no_grad nothing is recorded, so nothing is refused: the values are computed.
+    for k in (0, 2, 3, 13, 16, 21, 23):
+        def run(lib, k=k):
+            with lib.no_grad():
+                out = _weight_grad_cases(lib)[k]()
+            return out, out.requires_grad
+
+        oracle.compare(run, rtol=1e-5, atol=1e-6)
+
+
+def test_composite_losses_differentiate_their_weight(torch):
+    import torch.nn.functional as TF
+
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((4, 3))
+    prob = rng.dirichlet(np.ones(3), 4)
+    w3 = rng.uniform(0.5, 2.0, 3)
+    w43 = rng.uniform(0.5, 2.0, (4, 3))
+    y = rng.standard_normal((4, 3))
+    for reduction in ("mean", "sum", "none"):
+        for smoothing in (0.0, 0.2):
+            kw = {"reduction": reduction, "label_smoothing": smoothing}
+            _compare(torch, lambda a, b, c: TF.cross_entropy(a, b, weight=c, **kw),
+                     lambda a, b, c: RF.cross_entropy(a, b, weight=c, **kw), (x, prob, w3),
+                     np.float64, (True, False, True), names=False)
+        for fname in ("mse_loss", "l1_loss", "huber_loss"):
+            _compare(torch, lambda a, b, c: getattr(TF, fname)(a, b, reduction=reduction,
+                                                                 weight=c),
+                     lambda a, b, c: getattr(RF, fname)(a, b, reduction=reduction, weight=c),
+                     (x, y, w43), np.float64, (True, True, True), names=False)
+
+
+def test_bce_nodes_have_no_weight_edge(torch):
+    # As in PyTorch: the BCE nodes have edges for input and target only; the weights are
+    # saved (an in-place change to one is caught in backward) but never differentiated.
+    import torch.nn.functional as TF
+
+    for lib, F in ((rg, RF), (torch, TF)):
+        x = lib.tensor([0.2, 0.7], requires_grad=True)
+        y = lib.tensor([0.0, 1.0], requires_grad=True)
+        w = lib.tensor([1.0, 2.0])
+        for out in (F.binary_cross_entropy(x, y, weight=w),
+                    F.binary_cross_entropy_with_logits(x, y, weight=w, pos_weight=w)):
+            assert len(out.grad_fn.next_functions) == 2
+        out = F.binary_cross_entropy(x, y, weight=w)
+        w.add_(1.0)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            out.backward()
+
+
 # -- modules -----------------------------------------------------------------------------------
 
 

@@ -19,17 +19,13 @@ import math
 import numpy as np
 
 from .._dtypes import FROM_NP
-from .._tensor import Tensor, make
-from ..autograd.grad_mode import state
+from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
-from ._core import operands, record, wrap_dim
+from ._apply import apply, recording
+from ._core import operands, wrap_dim
 from .special import _erf
-from .unary import _sigmoid
-
-
-def _wants_grad(x: Tensor) -> bool:
-    return state.grad_enabled and (x._rg or (x._view is not None and x.requires_grad))
+from .unary import SigmoidBackward0, _sigmoid
 
 
 def _float_input(x: Tensor, kernel: str) -> np.ndarray:
@@ -40,7 +36,16 @@ def _float_input(x: Tensor, kernel: str) -> np.ndarray:
     return a
 
 
-# -- array twins of the helpers formulas call --------------------------------------------------
+def check_not_differentiable(t, arg: str, fn: str) -> None:
+    """PyTorch's error for an argument ``fn`` has no derivative for (a loss's ``weight``) when
+    it requires grad in grad mode: raised before the kernel runs, as PyTorch's autograd layer
+    does, rather than giving it a wrong (zero) gradient."""
+    if t is not None and recording(t):
+        raise RuntimeError(f"The function '{fn}' is not differentiable with respect to argument "
+                           f"'{arg}'. This input cannot have requires_grad True.")
+
+
+# -- helpers ------------------------------------------------------------------------------------
 
 
 def _softplus_array(x, beta=1.0, threshold=20.0):
@@ -52,31 +57,32 @@ def _softplus_array(x, beta=1.0, threshold=20.0):
     return np.where(bx > threshold, x, sp).astype(x.dtype, copy=False)
 
 
+def _unary(P, x: Tensor, kernel: str, *params, result: bool = False, **attrs) -> Tensor:
+    """A float activation: ``P.forward(a, *params)`` on ``x``'s array, through ``apply``; the
+    node saves the input, or the output for the variants in-place ops use (``result``)."""
+    out = P.forward(_float_input(x, kernel), *params)
+    if result:
+        return apply(P, out, x, save_out=True, **attrs)
+    return apply(P, out, x, save=(x,), **attrs)
+
+
 # -- unary activations -------------------------------------------------------------------------
 
 
-def _unary(cls, fwd, x: Tensor, kernel: str, save_output: bool = False, **attrs) -> Tensor:
-    """Forward of a float activation; attaches ``cls`` when recording, saving the input (or
-    the output, for the variants in-place ops use)."""
-    a = _float_input(x, kernel)
-    out = fwd(a)
-    if out.__class__ is not np.ndarray:
-        out = np.asarray(out)
-    if _wants_grad(x):
-        node = cls()
-        for k, v in attrs.items():
-            setattr(node, k, v)
-        if not save_output:
-            node.save(x)
-        r = record(node, out, x)
-        if save_output:
-            node.save_output(r)
-        return r
-    return make(out)
+def _elu_array(a, alpha, scale, input_scale):
+    neg = np.expm1(np.minimum(a, 0) * input_scale)
+    if alpha != 1:
+        neg *= alpha
+    out = np.where(a > 0, a, neg)
+    if scale != 1:
+        out *= scale
+    return out.astype(a.dtype, copy=False)
 
 
 class EluBackward0(Node):
     """elu and selu: ``scale * (x if x > 0 else alpha * (exp(x * input_scale) - 1))``."""
+
+    forward = staticmethod(_elu_array)
 
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
@@ -92,6 +98,8 @@ class CeluBackward0(EluBackward0):
 class EluBackward1(Node):
     """In-place elu_/selu_: the formula in terms of the saved output ``y``."""
 
+    forward = staticmethod(_elu_array)
+
     def backward(self, xp, g):
         y = self.saved_output(xp.TENSORS)
         s, a, i = self._scale, self._alpha, self._input_scale
@@ -102,29 +110,21 @@ class CeluBackward1(EluBackward1):
     pass
 
 
-def _elu_fwd(alpha, scale, input_scale):
-    def fwd(a):
-        neg = np.expm1(np.minimum(a, 0) * input_scale)
-        if alpha != 1:
-            neg *= alpha
-        out = np.where(a > 0, a, neg)
-        if scale != 1:
-            out *= scale
-        return out.astype(a.dtype, copy=False)
-    return fwd
-
-
 def elu(input, alpha=1.0, scale=1.0, input_scale=1.0, *, celu=False,  # noqa: A002
         result=False) -> Tensor:
     """ELU (also SELU with its constants, and CELU when ``celu``): ``torch.nn.functional.elu``.
 
     ``result=True`` is the variant in-place ops use: its backward reads the output.
+
+    >>> import retrograd as torch
+    >>> torch.nn.functional.elu(torch.tensor([-1., 1.]))
+    tensor([-0.6321,  1.0000])
     """
     if result:
-        cls = CeluBackward1 if celu else EluBackward1
+        P = CeluBackward1 if celu else EluBackward1
     else:
-        cls = CeluBackward0 if celu else EluBackward0
-    return _unary(cls, _elu_fwd(alpha, scale, input_scale), input, "elu_cpu", result,
+        P = CeluBackward0 if celu else EluBackward0
+    return _unary(P, input, "elu_cpu", alpha, scale, input_scale, result=result,
                   _scale=scale, _alpha=alpha, _input_scale=input_scale)
 
 
@@ -154,7 +154,13 @@ def celu(input, alpha=1.0, result=False) -> Tensor:  # noqa: A002
     return elu(input, alpha, 1.0, 1.0 / alpha, celu=True, result=result)
 
 
+def _leaky_relu_array(a, negative_slope):
+    return np.where(a > 0, a, a * np.asarray(negative_slope, a.dtype))
+
+
 class LeakyReluBackward0(Node):
+    forward = staticmethod(_leaky_relu_array)
+
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
         return xp.where(x > 0, g, g * self._slope)
@@ -163,20 +169,23 @@ class LeakyReluBackward0(Node):
 class LeakyReluBackward1(Node):
     """In-place leaky_relu_: the formula in terms of the saved output."""
 
+    forward = staticmethod(_leaky_relu_array)
+
     def backward(self, xp, g):
         y = self.saved_output(xp.TENSORS)
         return xp.where(y > 0, g, g * self._slope)
 
 
 def leaky_relu(input, negative_slope=0.01, result=False) -> Tensor:  # noqa: A002
-    """``x if x > 0 else negative_slope * x`` (``result``: the in-place variant's node)."""
-    s = negative_slope
+    """``x if x > 0 else negative_slope * x`` (``result``: the in-place variant's node).
 
-    def fwd(a):
-        return np.where(a > 0, a, a * np.asarray(s, a.dtype))
-
-    cls = LeakyReluBackward1 if result else LeakyReluBackward0
-    return _unary(cls, fwd, input, "leaky_relu_cpu", result, _slope=s)
+    >>> import retrograd as torch
+    >>> torch.nn.functional.leaky_relu(torch.tensor([-2., 3.]), 0.5)
+    tensor([-1.,  3.])
+    """
+    P = LeakyReluBackward1 if result else LeakyReluBackward0
+    return _unary(P, input, "leaky_relu_cpu", negative_slope, result=result,
+                  _slope=negative_slope)
 
 
 class HardtanhBackward0(Node):
@@ -186,17 +195,17 @@ class HardtanhBackward0(Node):
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0) -> Tensor:  # noqa: A002
-    """``clamp(x, min_val, max_val)`` whose gradient is zero at and beyond the bounds."""
+    """``clamp(x, min_val, max_val)`` whose gradient is zero at and beyond the bounds.
+
+    >>> import retrograd as torch
+    >>> torch.nn.functional.hardtanh(torch.tensor([-2., 0.5]))
+    tensor([-1.0000,  0.5000])
+    """
     a = input._data
     if a.dtype.kind == "b":
         raise NotImplementedError("\"hardtanh_backward_cpu\" not implemented for 'Bool'")
     out = np.clip(a, min_val, max_val).astype(a.dtype, copy=False)
-    if _wants_grad(input):
-        node = HardtanhBackward0()
-        node._lo, node._hi = min_val, max_val
-        node.save(input)
-        return record(node, out, input)
-    return make(out)
+    return apply(HardtanhBackward0, out, input, save=(input,), _lo=min_val, _hi=max_val)
 
 
 class ThresholdBackward0(Node):
@@ -219,15 +228,22 @@ def threshold(input, threshold, value, result=False) -> Tensor:  # noqa: A002
     """
     a = input._data
     out = np.where(a > threshold, a, np.asarray(value).astype(a.dtype))
-    if _wants_grad(input):
-        node = (ThresholdBackward1 if result else ThresholdBackward0)()
-        node._th = threshold
-        node.save(input)
-        return record(node, out, input)
-    return make(out)
+    return apply(ThresholdBackward1 if result else ThresholdBackward0, out, input,
+                 save=(input,), _th=threshold)
+
+
+def _gelu_array(a, tanh: bool = False):
+    if tanh:
+        k = np.asarray(math.sqrt(2.0 / math.pi), a.dtype)
+        inner = np.tanh((a + np.asarray(0.044715, a.dtype) * (a * a * a)) * k)
+        return np.asarray(0.5, a.dtype) * a * (1 + inner)
+    return (a * np.asarray(0.5, a.dtype)) * (1 + _erf(a * np.asarray(1 / math.sqrt(2.0),
+                                                                       a.dtype)))
 
 
 class GeluBackward0(Node):
+    forward = staticmethod(_gelu_array)
+
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
         if self._tanh:
@@ -241,26 +257,22 @@ class GeluBackward0(Node):
         return g * (cdf + x * pdf)
 
 
-def _gelu_fwd(approximate):
-    def fwd(a):
-        if approximate:
-            k = np.asarray(math.sqrt(2.0 / math.pi), a.dtype)
-            inner = np.tanh((a + np.asarray(0.044715, a.dtype) * (a * a * a)) * k)
-            return np.asarray(0.5, a.dtype) * a * (1 + inner)
-        return (a * np.asarray(0.5, a.dtype)) * (1 + _erf(a * np.asarray(1 / math.sqrt(2.0),
-                                                                           a.dtype)))
-    return fwd
-
-
 def gelu(input, approximate: str = "none") -> Tensor:  # noqa: A002
-    """GELU, exact (``x * Phi(x)``) or with the tanh approximation."""
+    """GELU, exact (``x * Phi(x)``) or with the tanh approximation.
+
+    >>> import retrograd as torch
+    >>> torch.nn.functional.gelu(torch.tensor([0., 1.]))
+    tensor([0.0000, 0.8413])
+    """
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
     tanh = approximate == "tanh"
-    return _unary(GeluBackward0, _gelu_fwd(tanh), input, "GeluKernelImpl", _tanh=tanh)
+    return _unary(GeluBackward0, input, "GeluKernelImpl", tanh, _tanh=tanh)
 
 
 class SiluBackward0(Node):
+    forward = staticmethod(lambda a: a * _sigmoid(a))
+
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
         s = xp.sigmoid(x)
@@ -268,11 +280,18 @@ class SiluBackward0(Node):
 
 
 def silu(input) -> Tensor:  # noqa: A002
-    """``x * sigmoid(x)``."""
-    return _unary(SiluBackward0, lambda a: a * _sigmoid(a), input, "silu_cpu")
+    """``x * sigmoid(x)``.
+
+    >>> import retrograd as torch
+    >>> torch.nn.functional.silu(torch.tensor([0.]))
+    tensor([0.])
+    """
+    return _unary(SiluBackward0, input, "silu_cpu")
 
 
 class MishBackward0(Node):
+    forward = staticmethod(lambda a: a * np.tanh(_softplus_array(a)))
+
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
         t = xp.tanh(xp.softplus(x))
@@ -280,11 +299,18 @@ class MishBackward0(Node):
 
 
 def mish(input) -> Tensor:  # noqa: A002
-    """``x * tanh(softplus(x))``."""
-    return _unary(MishBackward0, lambda a: a * np.tanh(_softplus_array(a)), input, "mish_cpu")
+    """``x * tanh(softplus(x))``.
+
+    >>> import retrograd as torch
+    >>> torch.nn.functional.mish(torch.tensor([0.]))
+    tensor([0.])
+    """
+    return _unary(MishBackward0, input, "mish_cpu")
 
 
 class SoftplusBackward0(Node):
+    forward = staticmethod(_softplus_array)
+
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
         b = self._beta
@@ -293,27 +319,41 @@ class SoftplusBackward0(Node):
 
 
 def softplus(input, beta=1.0, threshold=20.0) -> Tensor:  # noqa: A002
-    """``log(1 + exp(beta * x)) / beta``, linear where ``beta * x > threshold``."""
-    return _unary(SoftplusBackward0, lambda a: _softplus_array(a, beta, threshold), input,
-                  "softplus_cpu", _beta=beta, _th=threshold)
+    """``log(1 + exp(beta * x)) / beta``, linear where ``beta * x > threshold``.
+
+    >>> import retrograd as torch
+    >>> torch.nn.functional.softplus(torch.tensor([0.]))
+    tensor([0.6931])
+    """
+    return _unary(SoftplusBackward0, input, "softplus_cpu", beta, threshold, _beta=beta,
+                  _th=threshold)
 
 
 class LogSigmoidBackward0(Node):
+    forward = staticmethod(lambda a: -_softplus_array(-a, 1.0, math.inf))
+
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
         return g * xp.sigmoid(-x)
 
 
 def logsigmoid(input) -> Tensor:  # noqa: A002
-    """``log(sigmoid(x))``, stable for inputs of either sign."""
-    return _unary(LogSigmoidBackward0, lambda a: -_softplus_array(-a, 1.0, math.inf), input,
-                  "log_sigmoid_forward")
+    """``log(sigmoid(x))``, stable for inputs of either sign.
+
+    >>> import retrograd as torch
+    >>> torch.nn.functional.logsigmoid(torch.tensor([0.]))
+    tensor([-0.6931])
+    """
+    return _unary(LogSigmoidBackward0, input, "log_sigmoid_forward")
 
 
 _ONE_SIXTH_F32 = float(np.float32(1.0 / 6.0))
 
 
 class HardsigmoidBackward0(Node):
+    forward = staticmethod(
+        lambda a: (np.clip(a + 3, 0, 6) / np.asarray(6, a.dtype)).astype(a.dtype, copy=False))
+
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
         # PyTorch's kernel uses 1/6 as a float32 constant, in double precision too.
@@ -321,14 +361,19 @@ class HardsigmoidBackward0(Node):
 
 
 def hardsigmoid(input) -> Tensor:  # noqa: A002
-    """``relu6(x + 3) / 6``."""
-    def fwd(a):
-        return (np.clip(a + 3, 0, 6) / np.asarray(6, a.dtype)).astype(a.dtype, copy=False)
+    """``relu6(x + 3) / 6``.
 
-    return _unary(HardsigmoidBackward0, fwd, input, "hardsigmoid_cpu")
+    >>> import retrograd as torch
+    >>> torch.nn.functional.hardsigmoid(torch.tensor([0.]))
+    tensor([0.5000])
+    """
+    return _unary(HardsigmoidBackward0, input, "hardsigmoid_cpu")
 
 
 class HardswishBackward0(Node):
+    forward = staticmethod(lambda a: (a * np.clip(a + 3, 0, 6) / np.asarray(6, a.dtype))
+                           .astype(a.dtype, copy=False))
+
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
         mid = g * (x * (1.0 / 3.0) + 0.5)
@@ -336,21 +381,34 @@ class HardswishBackward0(Node):
 
 
 def hardswish(input) -> Tensor:  # noqa: A002
-    """``x * relu6(x + 3) / 6``."""
-    def fwd(a):
-        return (a * np.clip(a + 3, 0, 6) / np.asarray(6, a.dtype)).astype(a.dtype, copy=False)
+    """``x * relu6(x + 3) / 6``.
 
-    return _unary(HardswishBackward0, fwd, input, "hardswish_cpu")
+    >>> import retrograd as torch
+    >>> torch.nn.functional.hardswish(torch.tensor([3.]))
+    tensor([3.])
+    """
+    return _unary(HardswishBackward0, input, "hardswish_cpu")
+
+
+def _hardshrink_array(a, lambd):
+    return np.where((a > lambd) | (a < -lambd), a, np.zeros((), a.dtype))
+
+
+def _softshrink_array(a, lambd):
+    lo = np.asarray(lambd, a.dtype)
+    return np.where(a > lo, a - lo, np.where(a < -lo, a + lo, np.zeros((), a.dtype)))
 
 
 class HardshrinkBackward0(Node):
+    forward = staticmethod(_hardshrink_array)
+
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
         return xp.where((x > self._l) | (x < -self._l), g, 0.0)
 
 
 class SoftshrinkBackward0(HardshrinkBackward0):
-    pass
+    forward = staticmethod(_softshrink_array)
 
 
 def hardshrink(input, lambd=0.5) -> Tensor:  # noqa: A002
@@ -360,22 +418,19 @@ def hardshrink(input, lambd=0.5) -> Tensor:  # noqa: A002
     >>> torch.hardshrink(torch.tensor([0.3, -1.]))
     tensor([ 0., -1.])
     """
-    def fwd(a):
-        return np.where((a > lambd) | (a < -lambd), a, np.zeros((), a.dtype))
-
-    return _unary(HardshrinkBackward0, fwd, input, "hardshrink_cpu", _l=lambd)
+    return _unary(HardshrinkBackward0, input, "hardshrink_cpu", lambd, _l=lambd)
 
 
 def softshrink(input, lambd=0.5) -> Tensor:  # noqa: A002
-    """Shrink towards zero by ``lambd``: ``x - lambd``, ``x + lambd`` or 0."""
+    """Shrink towards zero by ``lambd``: ``x - lambd``, ``x + lambd`` or 0.
+
+    >>> import retrograd as torch
+    >>> torch.nn.functional.softshrink(torch.tensor([0.3, -1.]))
+    tensor([ 0.0000, -0.5000])
+    """
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
-
-    def fwd(a):
-        lo = np.asarray(lambd, a.dtype)
-        return np.where(a > lo, a - lo, np.where(a < -lo, a + lo, np.zeros((), a.dtype)))
-
-    return _unary(SoftshrinkBackward0, fwd, input, "softshrink_cpu", _l=lambd)
+    return _unary(SoftshrinkBackward0, input, "softshrink_cpu", lambd, _l=lambd)
 
 
 # -- prelu and glu -----------------------------------------------------------------------------
@@ -423,14 +478,9 @@ def prelu(input, weight) -> Tensor:  # noqa: A002
         wb = w.reshape(()) if a.ndim == 0 or n == 1 else w
     wb = wb.astype(a.dtype, copy=False) if a.dtype.kind == "f" else wb
     out = np.where(a > 0, a, a * wb)
-    if state.grad_enabled and (input.requires_grad or weight.requires_grad):
-        node = PreluKernelBackward0()
-        node._wshape = wshape
-        if wshape is not None:
-            node._sum_dims = tuple(d for d in range(a.ndim) if d != 1)
-        node.save(input, weight)
-        return record(node, out, input, weight)
-    return make(out)
+    sum_dims = None if wshape is None else tuple(d for d in range(a.ndim) if d != 1)
+    return apply(PreluKernelBackward0, out, input, weight, save=(input, weight), _wshape=wshape,
+                 _sum_dims=sum_dims)
 
 
 class GluBackward0(Node):
@@ -458,13 +508,7 @@ def glu(input, dim=-1) -> Tensor:  # noqa: A002
     h = a.shape[d] // 2
     first = a[(slice(None),) * d + (slice(0, h),)]
     second = a[(slice(None),) * d + (slice(h, 2 * h),)]
-    out = first * _sigmoid(second)
-    if _wants_grad(input):
-        node = GluBackward0()
-        node._dim, node._half = d, h
-        node.save(input)
-        return record(node, out, input)
-    return make(out)
+    return apply(GluBackward0, first * _sigmoid(second), input, save=(input,), _dim=d, _half=h)
 
 
 # -- softmax and log_softmax -------------------------------------------------------------------
@@ -500,16 +544,10 @@ def _softmax_prep(input, dim, dtype, kernel):
     return input, a, d
 
 
-def _finish_dim_op(cls, out, input, d, scalar):
+def _finish_dim_op(P, out, input, d, scalar):
     if scalar:
         out = out.reshape(())
-    if _wants_grad(input):
-        node = cls()
-        node._dim = d if not scalar else None
-        r = record(node, out, input)
-        node.save_output(r)
-        return r
-    return make(out)
+    return apply(P, out, input, save_out=True, _dim=None if scalar else d)
 
 
 def softmax(input, dim, dtype=None) -> Tensor:  # noqa: A002
@@ -653,13 +691,9 @@ def nll_loss_core(input, target, weight, ignore_index: int, reduction: str,
         else:  # every target ignored (or none): 0 / 0, as in PyTorch
             with np.errstate(invalid="ignore", divide="ignore"):
                 out = np.asarray(loss.sum() / total, dtype=dt)
-    if _wants_grad(input):
-        node = (NllLoss2DBackward0 if x.ndim == 4 else NllLossBackward0)()
-        node._coef, node._reduction, node._total = coef, reduction, total
-        node._shape, node._dtype, node._in_shape = x.shape, dt, in_shape
-        node._t = t
-        return record(node, out, input)
-    return make(out)
+    return apply(NllLoss2DBackward0 if x.ndim == 4 else NllLossBackward0, out, input,
+                 _coef=coef, _reduction=reduction, _total=total, _shape=x.shape, _dtype=dt,
+                 _in_shape=in_shape, _t=t)
 
 
 # -- pointwise losses --------------------------------------------------------------------------
@@ -681,32 +715,29 @@ def _scale(g, node):
     return g
 
 
-def _binary_loss(cls, fwd, input, target, reduction, extra=(), **attrs):
-    """Forward of an elementwise loss of (input, target) and its node."""
+def _binary_loss(P, input, target, reduction, params=(), consts=(), **attrs):
+    """An elementwise loss of (input, target): ``P.forward(a, b, *params)`` on the broadcast
+    arrays, reduced, through ``apply``. ``consts`` (a loss's weights) are saved for the formula
+    but get no edge: PyTorch has no derivative for them (see ``check_not_differentiable``)."""
     a, b = operands(input, target)
     if a.shape != b.shape:
         shape = np.broadcast_shapes(a.shape, b.shape)
         a, b = np.broadcast_to(a, shape), np.broadcast_to(b, shape)
     dt = a.dtype
-    loss = fwd(a, b)
+    loss = P.forward(a, b, *params)
     out = _reduce(np.asarray(loss, dtype=dt), reduction, dt)
-    tensors = (input, target) + tuple(extra)
-    if state.grad_enabled and any(isinstance(t, Tensor) and t.requires_grad for t in tensors):
-        node = cls()
-        node._reduction = reduction
-        node._n = float(loss.size)
-        for k, v in attrs.items():
-            setattr(node, k, v)
-        node._shapes = tuple(t._data.shape if isinstance(t, Tensor) else None for t in tensors)
-        if input._data.dtype != dt or target._data.dtype != dt:
-            node._dtypes = tuple(t._data.dtype if isinstance(t, Tensor) else None
-                                 for t in tensors)
-        node.save(*tensors)
-        return record(node, out, *tensors)
-    return make(out)
+    return apply(P, out, input, target, save=(input, target) + consts, _reduction=reduction,
+                 _n=float(loss.size), **attrs)
+
+
+def _mse_array(a, b):
+    d = a - b
+    return d * d
 
 
 class MseLossBackward0(Node):
+    forward = staticmethod(_mse_array)
+
     def backward(self, xp, g):
         x, y = self.saved(xp.TENSORS)
         d = (x - y) * (_scale(g, self) * 2.0)
@@ -714,16 +745,28 @@ class MseLossBackward0(Node):
 
 
 def mse_loss(input, target, reduction="mean") -> Tensor:  # noqa: A002
-    """Mean squared error between ``input`` and ``target`` (broadcast)."""
-    def fwd(a, b):
-        d = a - b
-        return d * d
+    """Mean squared error between ``input`` and ``target`` (broadcast).
 
-    return _binary_loss(MseLossBackward0, fwd, input, target, reduction)
+    >>> import retrograd as torch
+    >>> torch.nn.functional.mse_loss(torch.tensor([1., 3.]), torch.tensor([0., 0.]))
+    tensor(5.)
+    """
+    return _binary_loss(MseLossBackward0, input, target, reduction)
+
+
+def _smooth_l1_array(a, b, beta, huber):
+    d = np.abs(a - b)
+    if huber:
+        return np.where(d < beta, 0.5 * d * d, beta * (d - 0.5 * beta))
+    if beta == 0:
+        return d
+    return np.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta)
 
 
 class SmoothL1LossBackward0(Node):
     """Also huber_loss (HuberLossBackward0): the quadratic zone is |x - y| < beta (delta)."""
+
+    forward = staticmethod(_smooth_l1_array)
 
     def backward(self, xp, g):
         x, y = self.saved(xp.TENSORS)
@@ -745,20 +788,19 @@ class HuberLossBackward0(SmoothL1LossBackward0):
 
 
 def smooth_l1_loss(input, target, reduction="mean", beta=1.0, huber=False) -> Tensor:  # noqa: A002
-    """Smooth L1 (``huber=False``, divided by beta) or Huber loss (``beta`` is delta)."""
-    def fwd(a, b):
-        d = np.abs(a - b)
-        if huber:
-            return np.where(d < beta, 0.5 * d * d, beta * (d - 0.5 * beta))
-        if beta == 0:
-            return d
-        return np.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta)
+    """Smooth L1 (``huber=False``, divided by beta) or Huber loss (``beta`` is delta).
 
-    cls = HuberLossBackward0 if huber else SmoothL1LossBackward0
-    return _binary_loss(cls, fwd, input, target, reduction, _beta=beta, _huber=huber)
+    >>> import retrograd as torch
+    >>> torch.nn.functional.smooth_l1_loss(torch.tensor([0.5, 3.]), torch.tensor([0., 0.]))
+    tensor(1.3125)
+    """
+    P = HuberLossBackward0 if huber else SmoothL1LossBackward0
+    return _binary_loss(P, input, target, reduction, (beta, huber), _beta=beta, _huber=huber)
 
 
 class SoftMarginLossBackward0(Node):
+    forward = staticmethod(lambda a, b: _softplus_array(-(a * b), 1.0, math.inf))
+
     def backward(self, xp, g):
         x, y = self.saved(xp.TENSORS)
         s = xp.sigmoid(-(x * y)) * -_scale(g, self)
@@ -766,12 +808,30 @@ class SoftMarginLossBackward0(Node):
 
 
 def soft_margin_loss(input, target, reduction="mean") -> Tensor:  # noqa: A002
-    """``log(1 + exp(-y * x))``, computed without overflow."""
-    return _binary_loss(SoftMarginLossBackward0, lambda a, b: _softplus_array(-(a * b), 1.0,
-                        math.inf), input, target, reduction)
+    """``log(1 + exp(-y * x))``, computed without overflow.
+
+    >>> import retrograd as torch
+    >>> torch.nn.functional.soft_margin_loss(torch.tensor([0.]), torch.tensor([1.]))
+    tensor(0.6931)
+    """
+    return _binary_loss(SoftMarginLossBackward0, input, target, reduction)
+
+
+def _bce_array(x, y, w):
+    with np.errstate(divide="ignore"):
+        lx = np.maximum(np.log(x), -100)
+        l1x = np.maximum(np.log1p(-x), -100)
+    loss = -(y * lx + (1 - y) * l1x)
+    if w is not None:
+        loss = loss * w
+    return loss
 
 
 class BinaryCrossEntropyBackward0(Node):
+    """Edges (input, target); the weight is saved, as a constant (no derivative)."""
+
+    forward = staticmethod(_bce_array)
+
     def backward(self, xp, g):
         x, y, w = self.saved(xp.TENSORS)
         g = _scale(g, self)
@@ -787,29 +847,40 @@ class BinaryCrossEntropyBackward0(Node):
             # unclamped, as in PyTorch: infinite at x = 0 or 1
             with np.errstate(divide="ignore"):
                 gy = g * (xp.log(1.0 - x) - xp.log(x))
-        return gx, gy, None
+        return gx, gy
 
 
 def binary_cross_entropy(input, target, weight=None, reduction="mean") -> Tensor:  # noqa: A002
-    """``-w * (y * log(x) + (1 - y) * log(1 - x))`` with the logs clamped at -100."""
+    """``-w * (y * log(x) + (1 - y) * log(1 - x))`` with the logs clamped at -100; ``weight``
+    must not require grad (``check_not_differentiable``).
+
+    >>> import retrograd as torch
+    >>> torch.nn.functional.binary_cross_entropy(torch.tensor([0.5]), torch.tensor([1.]))
+    tensor(0.6931)
+    """
     a = input._data
     if a.size and (np.any(a < 0) or np.any(a > 1)):
         raise RuntimeError("all elements of input should be between 0 and 1")
+    wd = None if weight is None else weight._data
+    return _binary_loss(BinaryCrossEntropyBackward0, input, target, reduction, (wd,), (weight,))
 
-    def fwd(x, y):
-        with np.errstate(divide="ignore"):
-            lx = np.maximum(np.log(x), -100)
-            l1x = np.maximum(np.log1p(-x), -100)
-        loss = -(y * lx + (1 - y) * l1x)
-        if weight is not None:
-            loss = loss * weight._data
-        return loss
 
-    extra = (weight,) if weight is not None else (None,)
-    return _binary_loss(BinaryCrossEntropyBackward0, fwd, input, target, reduction, extra)
+def _bce_logits_array(x, y, w, pw):
+    sp = _softplus_array(-x, 1.0, math.inf)  # log(1 + exp(-x)) = -log(sigmoid(x))
+    if pw is None:
+        loss = (1 - y) * x + sp
+    else:
+        loss = (1 - y) * x + (1 + (pw - 1) * y) * sp
+    if w is not None:
+        loss = loss * w
+    return loss
 
 
 class BinaryCrossEntropyWithLogitsBackward0(Node):
+    """Edges (input, target); weight and pos_weight are saved, as constants (no derivative)."""
+
+    forward = staticmethod(_bce_logits_array)
+
     def backward(self, xp, g):
         x, y, w, pw = self.saved(xp.TENSORS)
         g = _scale(g, self)
@@ -828,28 +899,28 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
                 gy = g * -x
             else:
                 gy = g * (pw * xp.softplus(-x) - xp.softplus(x))
-        return gx, gy, None, None
+        return gx, gy
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean",  # noqa: A002
                                      pos_weight=None) -> Tensor:
-    """BCE on logits: ``(1 - y) x + (1 + (pw - 1) y) softplus(-x)``, stable for any x."""
-    def fwd(x, y):
-        sp = _softplus_array(-x, 1.0, math.inf)  # log(1 + exp(-x)) = -log(sigmoid(x))
-        if pos_weight is None:
-            loss = (1 - y) * x + sp
-        else:
-            lw = 1 + (pos_weight._data - 1) * y
-            loss = (1 - y) * x + lw * sp
-        if weight is not None:
-            loss = loss * weight._data
-        return loss
+    """BCE on logits: ``(1 - y) x + (1 + (pw - 1) y) softplus(-x)``, stable for any x;
+    ``weight`` and ``pos_weight`` must not require grad, as in PyTorch.
 
-    return _binary_loss(BinaryCrossEntropyWithLogitsBackward0, fwd, input, target, reduction,
+    >>> import retrograd as torch
+    >>> torch.nn.functional.binary_cross_entropy_with_logits(torch.tensor([0.]),
+    ...                                                      torch.tensor([1.]))
+    tensor(0.6931)
+    """
+    check_not_differentiable(weight, "weight", "binary_cross_entropy_with_logits")
+    check_not_differentiable(pos_weight, "pos_weight", "binary_cross_entropy_with_logits")
+    params = (None if weight is None else weight._data,
+              None if pos_weight is None else pos_weight._data)
+    return _binary_loss(BinaryCrossEntropyWithLogitsBackward0, input, target, reduction, params,
                         (weight, pos_weight))
 
 
-_array.register(sigmoid=_sigmoid, softplus=_softplus_array)
+_array.register(sigmoid=SigmoidBackward0.forward, softplus=SoftplusBackward0.forward)
 
 
 __all__: list = ["softmax", "log_softmax", "selu", "celu", "prelu", "threshold", "hardshrink"]

@@ -191,6 +191,12 @@ def _nll_checks(input: Tensor, target: Tensor, weight) -> tuple:  # noqa: A002
         )
     ishape = tuple(input.shape)
     c = ishape[1] if dim >= 2 else ishape[0]
+    if (dim == 3 or dim > 4) and tshape[1:] != ishape[2:]:
+        raise RuntimeError(f"Expected target size {list((ishape[0],) + ishape[2:])}, got "
+                           f"{list(tshape)}")
+    # PyTorch's autograd layer refuses a weight that requires grad before its kernel checks.
+    _A.check_not_differentiable(weight, "weight",
+                                "nll_loss_forward" if dim <= 2 else "nll_loss2d_forward")
     if dim <= 2:
         if len(tshape) > 1:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
@@ -204,9 +210,6 @@ def _nll_checks(input: Tensor, target: Tensor, weight) -> tuple:  # noqa: A002
         if tshape[1:] != ishape[2:]:
             raise RuntimeError(f"size mismatch (got input: {list(ishape)} , target: "
                                f"{list(tshape)}")
-    elif tshape[1:] != ishape[2:]:
-        raise RuntimeError(f"Expected target size {list((ishape[0],) + ishape[2:])}, got "
-                           f"{list(tshape)}")
     tdt, dt = target.dtype, input.dtype
     if tdt is not torch.int64 and tdt is not torch.uint8:
         raise RuntimeError(
@@ -358,11 +361,12 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
             f"Using a target size ({_size(target.shape)}) that is different to the input size "
             f"({_size(input.shape)}) is deprecated. Please ensure they have the same size."
         )
+    if weight is not None:
+        weight = _expand_weight(weight, target)
+    _A.check_not_differentiable(weight, "weight", "binary_cross_entropy")
     if target.dtype is not input.dtype:
         raise RuntimeError(f"Found dtype {target.dtype.scalar_name} but expected "
                            f"{input.dtype.scalar_name}")
-    if weight is not None:
-        weight = _expand_weight(weight, target)
     return _A.binary_cross_entropy(input, target, weight, reduction)
 
 
