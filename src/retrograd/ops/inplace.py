@@ -21,9 +21,9 @@ from ..autograd.grad_mode import state
 from ..autograd.graph import Node, next_seq
 from . import _array
 from . import indexing as _indexing
-from ._base import LEGACY as _LEGACY
-from ._base import _check_leaf, _check_writable
-from ._core import needs_grad, record, scalar_value
+from ._apply import apply, needs_grad
+from ._base import _check_leaf, _check_writable, legacy
+from ._core import scalar_value
 from ._views import replay
 
 
@@ -33,8 +33,8 @@ def write(self: Tensor, arr) -> None:
     arr = np.asarray(arr)
     if arr.dtype != dst.dtype and not can_cast(FROM_NP[arr.dtype], FROM_NP[dst.dtype]):
         raise RuntimeError(
-            f"result type {_LEGACY[arr.dtype.name]} can't be cast to the desired output type "
-            f"{_LEGACY[dst.dtype.name]}"
+            f"result type {legacy(arr.dtype)} can't be cast to the desired output type "
+            f"{legacy(dst.dtype)}"
         )
     if arr.shape != dst.shape:
         try:
@@ -119,6 +119,7 @@ def as_strided_node(base: Tensor, steps):
     node = AsStridedBackward0()
     node._steps, node._base_shape = steps, base._data.shape
     node.next_functions = (e,)
+    node._meta = ((base._data.shape, base._data.dtype),)
     node._seq = next_seq()
     return node
 
@@ -148,10 +149,9 @@ def commit(self: Tensor, r: Tensor) -> Tensor:
     node._fn = fn
     node._steps = steps
     node._base_shape = base._data.shape
-    if fn._shapes:
-        node._shapes = (base._data.shape,) + tuple(fn._shapes[1:])
-    if fn._dtypes is not None:
-        node._dtypes = (base._data.dtype,) + tuple(fn._dtypes[1:])
+    # The base takes the view's place as input 0; the op's other inputs keep their metadata.
+    d = base._data
+    node._meta = ((d.shape, d.dtype),) + tuple(fn._meta[1:])
     node.next_functions = (edge(base),) + tuple(fn.next_functions[1:])
     write(self, r._data)
     _adopt_saved_output(fn, r, self)
@@ -240,12 +240,7 @@ def _copy(self: Tensor, src) -> Tensor:
         src = tensor(src)
     s = src._data
     out = np.broadcast_to(s, self._data.shape).astype(self._data.dtype)
-    if state.grad_enabled and (self.requires_grad or src.requires_grad):
-        node = CopyBackwards()
-        node._shapes = (self._data.shape, s.shape)
-        node._dtypes = (self._data.dtype, s.dtype)
-        return record(node, out, self, src)
-    return make(out)
+    return apply(CopyBackwards, out, self, src)
 
 
 def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
@@ -284,22 +279,12 @@ def _fill(self: Tensor, value) -> Tensor:
                 f"{value._data.ndim} dimensions."
             )
         out = np.full(self._data.shape, value._data, dtype=self._data.dtype)
-        if state.grad_enabled and (self.requires_grad or value.requires_grad):
-            node = FillBackward3()
-            node._dtypes = (self._data.dtype, value._data.dtype)
-            return record(node, out, self, value)
-        return make(out)
-    out = np.full(self._data.shape, value, dtype=self._data.dtype)
-    if state.grad_enabled and self.requires_grad:
-        return record(FillBackward2(), out, self)
-    return make(out)
+        return apply(FillBackward3, out, self, value)
+    return apply(FillBackward2, np.full(self._data.shape, value, dtype=self._data.dtype), self)
 
 
 def _zero(self: Tensor) -> Tensor:
-    out = np.zeros_like(self._data)
-    if state.grad_enabled and self.requires_grad:
-        return record(ZeroBackward0(), out, self)
-    return make(out)
+    return apply(ZeroBackward0, np.zeros_like(self._data), self)
 
 
 def fill_(self: Tensor, value) -> Tensor:
