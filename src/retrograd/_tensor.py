@@ -14,7 +14,7 @@ The fields, in reading order:
 - ``_inference``: made under ``inference_mode``.
 
 Ops and most methods are installed on the class by the ``ops`` package (``x * y`` runs
-``ops.pointwise.mul``); this module holds what concerns the tensor itself and autograd.
+``ops.arithmetic.mul_operator``); this module holds what concerns the tensor itself and autograd.
 """
 
 from __future__ import annotations

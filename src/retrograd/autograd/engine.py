@@ -4,8 +4,9 @@
 2. Take the newest queued node (a heap ordered by creation). Every consumer of a node was made
    after it, so by then all of the node's gradients have arrived: no counting pass is needed.
 3. Run its hooks, call its ``backward``, free its saved tensors (unless the graph is retained),
-   undo broadcasting (``sum_to``) and dtype promotion for each input, and add the results into
-   the next nodes' buffers.
+   check each gradient against its input's recorded shape and dtype (summing broadcast
+   dimensions and casting; any other shape is the node's error, as PyTorch's
+   ``validate_outputs`` says), and add the results into the next nodes' buffers.
 4. AccumulateGrad nodes write ``.grad`` on leaves; for ``autograd.grad`` the wanted gradients are
    captured instead, and only nodes that lead to them run.
 
