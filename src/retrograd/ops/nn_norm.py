@@ -1,8 +1,9 @@
 """Primitive ops behind nn.functional's normalisation, linear and embedding layers.
 
 NOTE: each op here is a primitive (one node) rather than a composite for speed and to match
-PyTorch's grad_fn names: ``linear`` on a matrix is one ``AddmmBackward0`` (``MmBackward0``
-without bias) whose weight gradient ``g^T @ x`` comes out contiguous; layer, batch and group
+PyTorch's grad_fn names: ``linear`` on a matrix is one of linalg's ``AddmmBackward0``
+(``MmBackward0`` without bias) in linear's layout (``_wt``: the weight is saved untransposed, so
+its gradient ``g^T @ x`` comes out contiguous); layer, batch and group
 norm are ``NativeLayerNormBackward0``, ``NativeBatchNormBackward0`` and
 ``NativeGroupNormBackward0`` with the closed-form backward
 ``dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))``; ``embedding`` is
@@ -23,9 +24,9 @@ from .._dtypes import FROM_NP
 from .._tensor import Tensor, make
 from ..autograd.graph import Node
 from . import _array
-from ._core import record, recording, wrap
+from ._apply import apply, apply_binary, needs_grad
 from .indexing import scatter_into
-from .linalg import _expand_error
+from .linalg import AddmmBackward0, MmBackward0, _expand_error
 from .shape import reshape
 
 __all__: list = []
@@ -53,39 +54,8 @@ class _NormNode(Node):
 # -- linear ------------------------------------------------------------------------------------
 
 
-class LinearAddmmBackward(Node):
-    """``bias + x @ weight.T`` for a matrix ``x``; edges (bias, x, weight)."""
-
-    _name = "AddmmBackward0"
-    _bias_vec = True
-
-    def backward(self, xp, g):
-        x, w = self.saved(xp.TENSORS)
-        nf = self.next_functions
-        gb = gx = gw = None
-        if nf[0][0] is not None:
-            gb = xp.norm_cols_sum(g) if self._bias_vec else g
-        if nf[1][0] is not None:
-            gx = xp.matmul(g, w)
-        if nf[2][0] is not None:
-            gw = xp.matmul(xp.transpose(g, 0, 1), x)
-        return gb, gx, gw
-
-
-class LinearMmBackward(Node):
-    """``x @ weight.T`` for a matrix ``x``; edges (x, weight)."""
-
-    _name = "MmBackward0"
-
-    def backward(self, xp, g):
-        x, w = self.saved(xp.TENSORS)
-        nf = self.next_functions
-        gx = gw = None
-        if nf[0][0] is not None:
-            gx = xp.matmul(g, w)
-        if nf[1][0] is not None:
-            gw = xp.matmul(xp.transpose(g, 0, 1), x)
-        return gx, gw
+def _linear_arrays(x, w):
+    return np.matmul(x, w.T)
 
 
 def linear2d(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
@@ -97,13 +67,10 @@ def linear2d(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
     if xd.shape[1] != wd.shape[1]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({xd.shape[0]}x"
                            f"{xd.shape[1]} and {wd.shape[1]}x{wd.shape[0]})")
-    out = np.matmul(xd, wd.T)
     if b is None:
-        if recording(x, w):
-            node = LinearMmBackward()
-            node.save(x if w.requires_grad else None, w if x.requires_grad else None)
-            return record(node, out, x, w)
-        return wrap(out)
+        # linalg's MmBackward0 in linear's layout (``_wt``: the weight saved untransposed).
+        return apply_binary(MmBackward0, _linear_arrays, x, w, _wt=True)
+    out = np.matmul(xd, wd.T)
     bd = b._data
     bias_vec = bd.shape == (out.shape[1],)
     if not bias_vec:
@@ -117,14 +84,10 @@ def linear2d(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got "
                            f"{FROM_NP[bd.dtype].scalar_name} and {FROM_NP[out.dtype].scalar_name}")
     out += bd
-    if recording(b, x, w):
-        node = LinearAddmmBackward()
-        node.save(x if w.requires_grad else None, w if x.requires_grad else None)
-        if not bias_vec:
-            node._bias_vec = False
-            node._shapes = (bd.shape, None, None)
-        return record(node, out, b, x, w)
-    return wrap(out)
+    # Each factor is kept only for the other's gradient; a bias row's gradient is a column sum.
+    return apply(AddmmBackward0, out, b, x, w,
+                 save=(x if needs_grad(w) else None, w if needs_grad(x) else None),
+                 _wt=True, _bias_vec=bias_vec)
 
 
 def linear(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
@@ -265,14 +228,13 @@ class NativeLayerNormBackward0(_NormNode):
             xhat, rstd = _rows_stats(xp, xp.reshape(x, (m, k)), self._eps)
         else:
             xhat, rstd = self._xhat, self._rstd
-        nf = self.next_functions
         gx = gw = gb = None
-        if nf[0][0] is not None:
+        if self._needs(0):
             gxh = g2 if w is None else g2 * xp.reshape(w, (k,))
             gx = xp.reshape(_rows_grad(xp, gxh, xhat, rstd), self._xshape)
-        if nf[1][0] is not None:
+        if self._needs(1):
             gw = xp.reshape(xp.norm_cols_dot(g2, xhat), self._wshape)
-        if nf[2][0] is not None:
+        if self._needs(2):
             gb = xp.reshape(xp.norm_cols_sum(g2), self._wshape)
         return gx, gw, gb
 
@@ -295,16 +257,8 @@ def native_layer_norm(x: Tensor, normalized_shape: tuple, w, b, eps: float) -> T
     else:
         out = xhat.copy()
     out = out.reshape(xd.shape)
-    if recording(x, w, b):
-        node = NativeLayerNormBackward0()
-        node.save(x, w)
-        node._mk = (m, k)
-        node._eps = eps
-        node._xshape = xd.shape
-        node._wshape = tuple(normalized_shape)
-        node._xhat, node._rstd = xhat, rstd
-        return record(node, out, x, w, b)
-    return wrap(out)
+    return apply(NativeLayerNormBackward0, out, x, w, b, save=(x, w), _mk=(m, k), _eps=eps,
+                 _xshape=xd.shape, _wshape=tuple(normalized_shape), _xhat=xhat, _rstd=rstd)
 
 
 # -- batch norm --------------------------------------------------------------------------------
@@ -340,9 +294,7 @@ class NativeBatchNormBackward0(_NormNode):
                 xhat = (x3 - make(self._mean)) * rstd
         else:
             xhat, rstd = self._xhat, self._rstd
-        nf = self.next_functions
-        need_x, need_w, need_b = (nf[0][0] is not None, nf[1][0] is not None,
-                                  nf[2][0] is not None)
+        need_x, need_w, need_b = self._needs(0), self._needs(1), self._needs(2)
         scale = rstd if w is None else rstd * xp.reshape(w, (1, c, 1))
         gx = gw = gb = sg = sgx = None
         if need_b or (need_x and training):
@@ -403,17 +355,9 @@ def native_batch_norm(x: Tensor, w, b, running_mean, running_var, training: bool
         rstd = (1.0 / np.sqrt(running_var._data.reshape(1, c, 1) + eps)).astype(dt, copy=False)
         xhat = (x3 - mean) * rstd
     out = _channel_affine(xhat, w, b, c).reshape(xd.shape)
-    if recording(x, w, b):
-        node = NativeBatchNormBackward0()
-        node.save(x, w)
-        node._ncl = (n, c, length)
-        node._eps = eps
-        node._training = training
-        node._xshape = xd.shape
-        node._xhat, node._rstd = xhat, rstd
-        node._mean = None if training else mean
-        return record(node, out, x, w, b)
-    return wrap(out)
+    return apply(NativeBatchNormBackward0, out, x, w, b, save=(x, w), _ncl=(n, c, length),
+                 _eps=eps, _training=training, _xshape=xd.shape, _xhat=xhat, _rstd=rstd,
+                 _mean=None if training else mean)
 
 
 # -- group norm --------------------------------------------------------------------------------
@@ -430,14 +374,13 @@ class NativeGroupNormBackward0(_NormNode):
         else:
             xhat2, rstd = self._xhat, self._rstd
         xhat3 = xp.reshape(xhat2, (n, c, length))
-        nf = self.next_functions
         gx = gw = gb = None
-        if nf[0][0] is not None:
+        if self._needs(0):
             gxh = g3 if w is None else g3 * xp.reshape(w, (1, c, 1))
             gx = xp.reshape(_rows_grad(xp, xp.reshape(gxh, rows), xhat2, rstd), self._xshape)
-        if nf[1][0] is not None:
+        if self._needs(1):
             gw = xp.reshape(xp.norm_chan_dot(g3, xhat3), (c,))
-        if nf[2][0] is not None:
+        if self._needs(2):
             gb = xp.reshape(xp.norm_chan_sum(g3), (c,))
         return gx, gw, gb
 
@@ -451,15 +394,9 @@ def native_group_norm(x: Tensor, num_groups: int, w, b, eps: float) -> Tensor:
     xhat2, rstd = _rows_forward(np.ascontiguousarray(xd).reshape(rows), eps)
     xhat3 = xhat2.reshape(n, c, length)
     out = _channel_affine(xhat3, w, b, c).reshape(xd.shape)
-    if recording(x, w, b):
-        node = NativeGroupNormBackward0()
-        node.save(x, w)
-        node._nclg = (n, c, length, num_groups)
-        node._eps = eps
-        node._xshape = xd.shape
-        node._xhat, node._rstd = xhat2, rstd
-        return record(node, out, x, w, b)
-    return wrap(out)
+    return apply(NativeGroupNormBackward0, out, x, w, b, save=(x, w),
+                 _nclg=(n, c, length, num_groups), _eps=eps, _xshape=xd.shape, _xhat=xhat2,
+                 _rstd=rstd)
 
 
 # -- embedding ---------------------------------------------------------------------------------
@@ -535,12 +472,6 @@ def embedding(indices: Tensor, weight: Tensor, padding_idx, scale_grad_by_freq) 
     if indices.size and (indices.min() < 0 or indices.max() >= wd.shape[0]):
         raise IndexError("index out of range in self")
     out = wd.take(indices, axis=0)
-    if recording(weight):
-        node = EmbeddingBackward0()
-        node.save()
-        node._indices = indices
-        node._num = wd.shape[0]
-        node._pad = padding_idx
-        node._scale = scale_grad_by_freq
-        return record(node, out, weight)
-    return wrap(out)
+    # Nothing is saved, but the (empty) save marks the graph as freed after backward.
+    return apply(EmbeddingBackward0, out, weight, save=(), _indices=indices, _num=wd.shape[0],
+                 _pad=padding_idx, _scale=scale_grad_by_freq)
