@@ -135,6 +135,42 @@ def test_adaptive_max_pool2d(torch, shape, out):
         np.testing.assert_allclose(rx.grad.numpy(), tx.grad.numpy())
 
 
+def test_adaptive_max_pool_nan_ties_and_grad_fn(torch):
+    # The first maximum of a window wins, or its last NaN; overlapping windows add gradients.
+    x = np.array([[[1.0, np.nan, 3.0, np.nan, 2.0], [np.nan, 0.0, 3.0, 5.0, 5.0],
+                   [4.0, 4.0, 1.0, 1.0, 0.0]]])
+    for out in ((1, 2), (2, 3), (3, 5)):
+        to, ti = torch.nn.functional.adaptive_max_pool2d(torch.tensor(x), out, True)
+        ro, ri = F.adaptive_max_pool2d(rg.tensor(x), out, True)
+        np.testing.assert_array_equal(ro.numpy(), to.numpy())
+        np.testing.assert_array_equal(ri.numpy(), ti.numpy())
+    y = np.nan_to_num(x, nan=4.0)
+    ro, to = run_both(torch, lambda a: F.adaptive_max_pool2d(a, (2, 3)),
+                      lambda a: torch.nn.functional.adaptive_max_pool2d(a, (2, 3)), [y],
+                      tol=TOL[np.float64])
+    assert ro.grad_fn.name() == "AdaptiveMaxPool2DBackward0"
+    run_both(torch, lambda a: F.adaptive_max_pool1d(a, 2),
+             lambda a: torch.nn.functional.adaptive_max_pool1d(a, 2), [y[0]],
+             tol=TOL[np.float64])
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib: lib.nn.functional.adaptive_max_pool2d(lib.arange(16).view(1, 4, 4), 2),
+    lambda lib: lib.nn.functional.adaptive_max_pool2d(lib.zeros(1, 0, 3), 2),
+    lambda lib: lib.nn.functional.adaptive_max_pool2d(lib.zeros(2, 3, 4, 0), 2),
+    lambda lib: lib.nn.functional.adaptive_max_pool1d(lib.zeros(5), 2),
+])
+def test_adaptive_max_pool_errors(torch, oracle, fn):
+    oracle.compare_error(fn)
+
+
+def test_adaptive_max_pool_empty_output_and_batch(torch, oracle):
+    oracle.compare(lambda lib: lib.nn.functional.adaptive_max_pool2d(lib.ones(1, 2, 3, 3), 0,
+                                                                     True))
+    oracle.compare(lambda lib: lib.nn.functional.adaptive_max_pool2d(lib.ones(0, 2, 3, 3), 2,
+                                                                     True))
+
+
 INTERP = [
     ((2, 3, 5, 7), dict(scale_factor=2)),
     ((2, 3, 5, 7), dict(scale_factor=1.7)),
@@ -253,9 +289,7 @@ def test_modules(torch, name, args, kw, shape):
     t_mod = getattr(torch.nn, name)(*args, **kw)
     r_mod = getattr(rg.nn, name)(*args, **kw)
     assert repr(r_mod) == repr(t_mod)
-    # adaptive_max_pool2d's grad_fn is MaxBackward0, not torch's name (see op_table_nn)
-    run_both(torch, r_mod, t_mod, [_array(shape, np.float32)], tol=TOL[np.float32],
-             grad_fn=name != "AdaptiveMaxPool2d")
+    run_both(torch, r_mod, t_mod, [_array(shape, np.float32)], tol=TOL[np.float32])
 
 
 def test_max_pool_module_return_indices(torch):

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._tensor import Tensor, edge, make
+from .._tensor import Tensor
+from ..autograd import api as _autograd  # a module reference: api imports ops (a cycle)
 from ..autograd.grad_mode import enable_grad
 from ..autograd.graph import Node
-from ._core import record, recording, wrap
+from ._apply import apply, apply_multi
+from ._core import wrap
 
 __all__: list = []
 XP: list = []
@@ -71,11 +73,11 @@ class SdpaBackward(Node):
         kr = _repeat_heads(k, groups, tensors)
         vr = _repeat_heads(v, groups, tensors)
         if tensors:
-            p = _probs_tensor(q, kr, fmask, allowed, scale)
+            p = _probs_tensor(xp, q, kr, fmask, allowed, scale)
         else:
             p = self._p
         pd = p if keep is None else p * keep
-        need_q, need_k, need_v, need_m = (fn is not None for fn, _ in self.next_functions)
+        need_q, need_k, need_v, need_m = (self._needs(i) for i in range(4))
         gq = gk = gv = gm = None
         if need_v:
             gv = _unrepeat_heads(xp.matmul(xp.transpose(pd, -1, -2), g), groups, v.shape, xp)
@@ -94,20 +96,18 @@ class SdpaBackward(Node):
         return gq, gk, gv, gm
 
 
-def _probs_tensor(q: Tensor, k: Tensor, fmask, allowed, scale: float) -> Tensor:
-    """Attention probabilities with differentiable ops (for ``create_graph=True``)."""
-    from .. import ops
-
-    s = ops.matmul(q, ops.transpose(k, -1, -2)) * scale
+def _probs_tensor(xp, q: Tensor, k: Tensor, fmask, allowed, scale: float) -> Tensor:
+    """Attention probabilities with the differentiable ops of ``xp`` (``create_graph=True``)."""
+    s = xp.matmul(q, xp.transpose(k, -1, -2)) * scale
     if fmask is not None:
         s = s + fmask
     if allowed is not None:
-        s = ops.masked_fill(s, wrap(~allowed), float("-inf"))
-    m = ops.amax(s, -1, True).detach()
-    m = ops.masked_fill(m, ops.isinf(m), 0.0)
-    e = ops.exp(s - m)
-    d = ops.sum(e, -1, True)
-    d = ops.masked_fill(d, d == 0, 1.0)
+        s = xp.masked_fill(s, wrap(~allowed), float("-inf"))
+    m = xp.amax(s, -1, True).detach()
+    m = xp.masked_fill(m, xp.isinf(m), 0.0)
+    e = xp.exp(s - m)
+    d = xp.sum(e, -1, True)
+    d = xp.masked_fill(d, d == 0, 1.0)
     return e / d
 
 
@@ -145,15 +145,8 @@ def sdpa(query: Tensor, key: Tensor, value: Tensor, fmask, bmask, causal: bool, 
         pd = p * keep
     out = np.matmul(pd, vr)
     inputs = (query, key, value, fmask)
-    if not recording(*inputs):
-        return wrap(out)
-    node = SdpaBackward()
-    if name is not None:
-        node._name = name
-    node.save(*inputs)
-    node._p, node._keep, node._allowed = p, keep, allowed
-    node._scale, node._groups = scale, groups
-    return record(node, out, *inputs)
+    return apply(SdpaBackward, out, *inputs, save=inputs, _name=name or SdpaBackward._name,
+                 _p=p, _keep=keep, _allowed=allowed, _scale=scale, _groups=groups)
 
 
 
@@ -182,7 +175,7 @@ class LstmLayerBackward(Node):
 
     def backward(self, xp, g_out, g_hn, g_cn):
         if xp.TENSORS:
-            return self._backward_recorded(g_out, g_hn, g_cn)
+            return self._backward_recorded(xp, g_out, g_hn, g_cn)
         xproj, h0, c0, w_hh = self.saved(False)
         acts, hs, cs, tcs = self._acts, self._hs, self._cs, self._tcs
         T, N, G = acts.shape
@@ -211,7 +204,7 @@ class LstmLayerBackward(Node):
             d *= dfac[s]
             dc *= a[:, H:2 * H]
             dh = np.matmul(d, w_hh)
-        need = [fn is not None for fn, _ in self.next_functions]
+        need = [self._needs(i) for i in range(4)]
         gx = None
         if need[0]:
             gx = dgates[::-1] if rev else dgates
@@ -220,28 +213,26 @@ class LstmLayerBackward(Node):
             gw = np.matmul(dgates.reshape(T * N, G).T, hs[:T].reshape(T * N, H))
         return gx, (dh if need[1] else None), (dc if need[2] else None), gw
 
-    def _backward_recorded(self, g_out, g_hn, g_cn):
-        from ..autograd import grad as _grad  # the autograd package imports ops
-
+    def _backward_recorded(self, xp, g_out, g_hn, g_cn):
         xproj, h0, c0, w_hh = self.saved(True)
         inputs = (xproj, h0, c0, w_hh)
+        need = [self._needs(i) for i in range(4)]
         with enable_grad():
-            out, hn, cn = lstm_replay(xproj, h0, c0, w_hh, self._reverse)
+            out, hn, cn = lstm_replay(xp, xproj, h0, c0, w_hh, self._reverse)
             outs, gs = [], []
             for y, gy in ((out, g_out), (hn, g_hn), (cn, g_cn)):
                 if gy is not None:
                     outs.append(y)
                     gs.append(gy)
-            wanted = [t for t, (fn, _) in zip(inputs, self.next_functions) if fn is not None]
-            got = _grad(outs, wanted, gs, create_graph=True, allow_unused=True)
-        it = iter(got)
-        return tuple(next(it) if fn is not None else None for fn, _ in self.next_functions)
+            wanted = [t for t, n in zip(inputs, need) if n]
+            got = iter(_autograd.grad(outs, wanted, gs, create_graph=True,
+                                      allow_unused=True))
+        return tuple(next(got) if n else None for n in need)
 
 
-def lstm_replay(xproj: Tensor, h0: Tensor, c0: Tensor, w_hh: Tensor, reverse: bool) -> tuple:
-    """``lstm_layer`` with differentiable ops (the reference the fused node reproduces)."""
-    from .. import ops
-
+def lstm_replay(ops, xproj: Tensor, h0: Tensor, c0: Tensor, w_hh: Tensor, reverse: bool) -> tuple:
+    """``lstm_layer`` with the differentiable ops of ``ops`` (the ``xp`` of a create_graph
+    backward): the reference the fused node reproduces."""
     T = xproj.shape[0]
     H = w_hh.shape[1]
     w_t = ops.transpose(w_hh, 0, 1)
@@ -294,10 +285,5 @@ def lstm_layer(xproj: Tensor, h0: Tensor, c0: Tensor, w_hh: Tensor, reverse: boo
     h_n = hs[T].copy()
     c_n = cs[T].copy()
     inputs = (xproj, h0, c0, w_hh)
-    if not recording(*inputs):
-        return wrap(out), wrap(h_n), wrap(c_n)
-    node = LstmLayerBackward()
-    node.save(*inputs)
-    node._acts, node._hs, node._cs, node._tcs, node._reverse = acts, hs, cs, tcs, reverse
-    node.next_functions = tuple(edge(t) for t in inputs)
-    return make(out, node, 0), make(h_n, node, 1), make(c_n, node, 2)
+    return apply_multi(LstmLayerBackward, (out, h_n, c_n), inputs, save=inputs, _acts=acts,
+                       _hs=hs, _cs=cs, _tcs=tcs, _reverse=reverse)

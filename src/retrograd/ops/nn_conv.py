@@ -23,10 +23,11 @@ from __future__ import annotations
 import numpy as np
 
 from .._dtypes import FROM_NP
-from .._tensor import Tensor, make
+from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
-from ._core import record, recording
+from ._apply import apply, needs_grad
+from ._core import wrap
 
 _strided = np.lib.stride_tricks.as_strided
 
@@ -252,6 +253,7 @@ def _spatial(a):
 class ConvolutionBackward0(Node):
     """Backward of ``conv_nd`` (plain or transposed); see the module docstring."""
 
+    forward = staticmethod(_array_conv_nd)
     _cols = None
 
     def backward(self, xp, g):
@@ -376,23 +378,19 @@ def conv_nd(input, weight, bias, stride, padding, dilation, groups, transposed, 
         cols = None
     else:
         out, cols = _conv_arrays(x, w, bd, stride, padding, dilation, groups, out_hw)
-    if recording(input, weight, bias):
-        node = ConvolutionBackward0()
-        node._params = (stride, padding, dilation, groups, transposed)
-        node._x_hw = _spatial(x)
-        node._w_shape = w.shape
-        node.save(input if weight.requires_grad else None,
-                  weight if input.requires_grad else None)
-        if weight.requires_grad and cols is not None:
-            node._cols = cols
-        if bias is None:
-            return record(node, out, input, weight)
-        return record(node, out, input, weight, bias)
-    return make(out)
+    # Each operand is kept only for the other's gradient; the columns, for the weight's.
+    need_w = needs_grad(weight)
+    inputs = (input, weight) if bias is None else (input, weight, bias)
+    return apply(ConvolutionBackward0, out, *inputs,
+                 save=(input if need_w else None, weight if needs_grad(input) else None),
+                 _params=(stride, padding, dilation, groups, transposed), _x_hw=_spatial(x),
+                 _w_shape=w.shape, _cols=cols if need_w else None)
 
 
 class ConvolutionBackwardBackward0(Node):
     """Backward of ``conv_weight_grad`` (bilinear in the image and the output gradient)."""
+
+    forward = staticmethod(_weight_grad_arrays)
 
     def backward(self, xp, gw):
         x, g = self.saved(xp.TENSORS)
@@ -408,14 +406,11 @@ class ConvolutionBackwardBackward0(Node):
 def conv_weight_grad(x, g, w_shape, stride, padding, dilation, groups) -> Tensor:
     """The weight gradient of ``conv_nd(x, w)`` for output gradient ``g`` (differentiable)."""
     out = _weight_grad_arrays(x._data, g._data, w_shape, stride, padding, dilation, groups)
-    if recording(x, g):
-        node = ConvolutionBackwardBackward0()
-        node._params = (stride, padding, dilation, groups)
-        node._x_hw, node._g_hw = _spatial(x._data), _spatial(g._data)
-        # gx needs g (wanted when x needs a grad); gg needs x (wanted when g does).
-        node.save(x if g.requires_grad else None, g if x.requires_grad else None)
-        return record(node, out, x, g)
-    return make(out)
+    # gx needs g (wanted when x needs a grad); gg needs x (wanted when g does).
+    return apply(ConvolutionBackwardBackward0, out, x, g,
+                 save=(x if needs_grad(g) else None, g if needs_grad(x) else None),
+                 _params=(stride, padding, dilation, groups), _x_hw=_spatial(x._data),
+                 _g_hw=_spatial(g._data))
 
 
 # -- im2col / col2im (F.unfold / F.fold) -------------------------------------------------------
@@ -440,34 +435,31 @@ def _array_col2im(cols, img_hw, k, d, p, s):
 
 
 class Im2ColBackward0(Node):
+    forward = staticmethod(_array_im2col)
+
     def backward(self, xp, g):
         return xp.col2im(g, self._img_hw, *self._params)
 
 
 class Col2ImBackward0(Node):
+    forward = staticmethod(_array_col2im)
+
     def backward(self, xp, g):
         return xp.im2col(g, *self._params)
 
 
 def im2col(input, kernel_size, dilation, padding, stride) -> Tensor:  # noqa: A002
     """F.unfold: (N, C, H, W) -> (N, C * kh * kw, L) (or unbatched); parameters 2-tuples."""
-    out = _array_im2col(input._data, kernel_size, dilation, padding, stride)
-    if recording(input):
-        node = Im2ColBackward0()
-        node._img_hw = input._data.shape[-2:]
-        node._params = (kernel_size, dilation, padding, stride)
-        return record(node, out, input)
-    return make(out)
+    params = (kernel_size, dilation, padding, stride)
+    return apply(Im2ColBackward0, _array_im2col(input._data, *params), input,
+                 _img_hw=input._data.shape[-2:], _params=params)
 
 
 def col2im(input, output_size, kernel_size, dilation, padding, stride) -> Tensor:  # noqa: A002
     """F.fold: (N, C * kh * kw, L) -> (N, C, H, W) (or unbatched); parameters 2-tuples."""
-    out = _array_col2im(input._data, output_size, kernel_size, dilation, padding, stride)
-    if recording(input):
-        node = Col2ImBackward0()
-        node._params = (kernel_size, dilation, padding, stride)
-        return record(node, out, input)
-    return make(out)
+    params = (kernel_size, dilation, padding, stride)
+    return apply(Col2ImBackward0, _array_col2im(input._data, output_size, *params), input,
+                 _params=params)
 
 
 # -- max pooling -----------------------------------------------------------------------------
@@ -595,25 +587,57 @@ def max_pool2d_with_indices(input, kernel_size, stride, padding, dilation,  # no
     best, arg = _max_pool_arrays(x4, kernel_size, stride, padding, dilation, out_hw)
     if x.ndim == 3:
         best, arg = best[0], arg[0]
-    indices = make(_max_pool_indices(arg, (h, w), *params)) if want_indices else None
-    if recording(input):
-        node = MaxPool2DWithIndicesBackward0()
-        node._in_shape = x.shape
-        node._params = params
-        node._arg = arg
-        return record(node, best, input), indices
-    return make(best), indices
+    indices = wrap(_max_pool_indices(arg, (h, w), *params)) if want_indices else None
+    return apply(MaxPool2DWithIndicesBackward0, best, input, _in_shape=x.shape, _params=params,
+                 _arg=arg), indices
 
 
-def window_argmax_to_flat(arg: Tensor, rows, cols, width: int) -> Tensor:
-    """Adaptive max pooling's indices: ``arg[..., i, j]`` is the argmax within output (i, j)'s
-    window, whose row-major positions are rows ``rows[i]`` by columns ``cols[j]`` (integer
-    arrays, one row per output); returns flat indices into each input plane of ``width``."""
-    a = arg._data
-    kw = cols.shape[1]
-    r = rows[np.arange(rows.shape[0])[:, None], a // kw]
-    c = cols[np.arange(cols.shape[0])[None, :], a % kw]
-    return make((r * width + c).astype(np.int64))
+class AdaptiveMaxPool2DBackward0(Node):
+    """Each output's gradient goes to its window's maximum; windows may overlap (their
+    gradients add up). ``_idx`` holds flat indices into each input plane."""
+
+    def backward(self, xp, g):
+        in_shape = self._in_shape
+        lead = tuple(in_shape[:-2])
+        g3 = xp.reshape(g, lead + (-1,))
+        gx = xp.scatter_along(g3, self._idx.reshape(lead + (-1,)), len(lead),
+                              lead + (in_shape[-2] * in_shape[-1],))
+        return xp.reshape(gx, in_shape)
+
+
+def adaptive_max_pool2d(input, rows, cols) -> tuple:  # noqa: A002
+    """Adaptive max pooling of a (C, H, W) or (N, C, H, W) tensor, one node; output (i, j)'s
+    window is rows ``rows[i]`` by columns ``cols[j]`` (integer arrays, one row per output, a
+    short window padded by repeating its last position). Returns (values, int64 flat indices
+    into each input plane).
+
+    The first maximum of a window wins, or its last NaN, as in PyTorch's kernel.
+    """
+    x = input._data
+    if x.dtype.kind != "f":
+        raise NotImplementedError(
+            f'"adaptive_max_pool2d" not implemented for \'{FROM_NP[x.dtype].scalar_name}\'')
+    for i in range(1 if x.ndim == 4 else 0, x.ndim):
+        if x.shape[i] == 0:
+            raise RuntimeError(
+                "adaptive_max_pool2d(): Expected input to have non-zero size for non-batch "
+                f"dimensions, but input has sizes {list(x.shape)} with dimension {i} being empty")
+    (oh, kh), (ow, kw) = rows.shape, cols.shape
+    lead = x.shape[:-2]
+    nl = len(lead)
+    # (..., Oh * Kh, Ow * Kw) -> (..., Oh, Ow, Kh * Kw): each output's window, flattened last.
+    win = x[..., rows.reshape(-1), :][..., cols.reshape(-1)].reshape(lead + (oh, kh, ow, kw))
+    win = win.transpose(tuple(range(nl)) + (nl, nl + 2, nl + 1, nl + 3))
+    win = win.reshape(lead + (oh, ow, kh * kw))
+    arg = np.argmax(win, -1) if win.size else np.zeros(win.shape[:-1], np.intp)
+    nan = np.isnan(win)
+    if nan.any():
+        arg = np.where(nan.any(-1), kh * kw - 1 - np.argmax(nan[..., ::-1], -1), arg)
+    vals = np.take_along_axis(win, arg[..., None], -1)[..., 0]
+    r = rows[np.arange(oh)[:, None], arg // kw]
+    c = cols[np.arange(ow)[None, :], arg % kw]
+    idx = (r * x.shape[-1] + c).astype(np.int64)
+    return apply(AdaptiveMaxPool2DBackward0, vals, input, _in_shape=x.shape, _idx=idx), wrap(idx)
 
 
 # -- average pooling ---------------------------------------------------------------------------
@@ -664,11 +688,15 @@ def _array_avg_pool_backward(g, in_shape, params):
 
 
 class AvgPool2DBackward0(Node):
+    forward = staticmethod(_array_avg_pool)
+
     def backward(self, xp, g):
         return xp.avg_pool_backward(g, self._in_shape, self._params)
 
 
 class AvgPool2DBackwardBackward0(Node):
+    forward = staticmethod(_array_avg_pool_backward)
+
     def backward(self, xp, gg):
         return xp.avg_pool(gg, self._params)
 
@@ -676,21 +704,13 @@ class AvgPool2DBackwardBackward0(Node):
 def avg_pool(input, params) -> Tensor:  # noqa: A002
     """2-D average pooling; ``params = (kernel, stride, padding, ceil_mode, count_include_pad,
     divisor_override)`` with 2-tuples."""
-    out = _array_avg_pool(input._data, params)
-    if recording(input):
-        node = AvgPool2DBackward0()
-        node._in_shape, node._params = input._data.shape, params
-        return record(node, out, input)
-    return make(out)
+    return apply(AvgPool2DBackward0, _array_avg_pool(input._data, params), input,
+                 _in_shape=input._data.shape, _params=params)
 
 
 def avg_pool_backward(g, in_shape, params) -> Tensor:
-    out = _array_avg_pool_backward(g._data, in_shape, params)
-    if recording(g):
-        node = AvgPool2DBackwardBackward0()
-        node._params = params
-        return record(node, out, g)
-    return make(out)
+    return apply(AvgPool2DBackwardBackward0, _array_avg_pool_backward(g._data, in_shape, params),
+                 g, _params=params)
 
 
 # -- separable linear maps (adaptive average pooling, bilinear resampling) ---------------------
@@ -702,7 +722,11 @@ def _array_sep_linear(x, ah, aw, name=None):
 
 
 class SepLinearBackward(Node):
-    """``A_h @ x @ A_w.T`` over the last two dims; its backward is the transposed map."""
+    """``A_h @ x @ A_w.T`` over the last two dims; its backward is the transposed map. Its
+    grad_fn name is the op's (``AdaptiveAvgPool2DBackward0``, ``UpsampleBilinear2DBackward0``,
+    ...), set per call."""
+
+    forward = staticmethod(_array_sep_linear)
 
     def backward(self, xp, g):
         ah, aw = self._mats
@@ -713,20 +737,15 @@ class SepLinearBackward(Node):
 def sep_linear(input, ah, aw, name: str = "SepLinearBackward") -> Tensor:  # noqa: A002
     """``ah @ input @ aw.T`` on the last two dims (``ah`` or ``aw`` None: identity), one node
     called ``name``."""
-    out = _array_sep_linear(input._data, ah, aw)
-    if recording(input):
-        node = SepLinearBackward()
-        node._name = name
-        node._back_name = name.replace("Backward0", "BackwardBackward0")
-        node._mats = (ah, aw)
-        return record(node, out, input)
-    return make(out)
+    return apply(SepLinearBackward, _array_sep_linear(input._data, ah, aw), input, _name=name,
+                 _back_name=name.replace("Backward0", "BackwardBackward0"), _mats=(ah, aw))
 
 
 _array.register(
-    conv_nd=_array_conv_nd, conv_weight_grad=_weight_grad_arrays, im2col=_array_im2col,
-    col2im=_array_col2im, avg_pool=_array_avg_pool, avg_pool_backward=_array_avg_pool_backward,
-    sep_linear=_array_sep_linear,
+    conv_nd=ConvolutionBackward0.forward, conv_weight_grad=ConvolutionBackwardBackward0.forward,
+    im2col=Im2ColBackward0.forward, col2im=Col2ImBackward0.forward,
+    avg_pool=AvgPool2DBackward0.forward, avg_pool_backward=AvgPool2DBackwardBackward0.forward,
+    sep_linear=SepLinearBackward.forward,
 )
 
 __all__: list = []

@@ -27,6 +27,7 @@ from . import _array
 from ._apply import apply, apply_binary, needs_grad
 from .indexing import scatter_into
 from .linalg import AddmmBackward0, MmBackward0, _expand_error
+from .reduction import LinalgVectorNormBackward0, vector_norm
 from .shape import reshape
 
 __all__: list = []
@@ -103,6 +104,30 @@ def linear(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
             return out.view(shape[:-1] + (w._data.shape[0],))
     out = x.matmul(w.t())
     return out if b is None else out + b
+
+
+# -- pairwise_distance's norm -------------------------------------------------------------------
+
+
+class NormBackward1(LinalgVectorNormBackward0):
+    """``norm(x, p, dim)`` as PyTorch's ``pairwise_distance`` records it (ATen's
+    ``norm.ScalarOpt_dim``): linalg.vector_norm's formula under that op's grad_fn name."""
+
+
+def norm_last_dim(d: Tensor, p: float, keepdim: bool) -> Tensor:
+    """The ``p``-norm of ``d`` over its last dim (all of a 0-d ``d``), one ``NormBackward1``.
+
+    >>> import retrograd as torch
+    >>> norm_last_dim(torch.tensor([[3., 4.]], requires_grad=True), 2.0, False)
+    tensor([5.], grad_fn=<NormBackward1>)
+    """
+    a = d._data
+    dims = (a.ndim - 1,) if a.ndim else None
+    # vector_norm's forward and checks, on a history-free alias: it records nothing.
+    out = vector_norm(make(a), p, dims, keepdim)._data
+    keep = None if keepdim or dims is None else a.shape[:-1] + (1,)
+    return apply(NormBackward1, out, d, save=(d,), save_out=True, _p=float(p), _dims=dims,
+                 _keep=keep)
 
 
 # -- reductions the formulas use (array twins run on BLAS: far faster than np.sum) ------------

@@ -418,23 +418,11 @@ def adaptive_max_pool2d_with_indices(input: Tensor, output_size,  # noqa: A002
     idx_maps = []
     for n_in, n_out in ((h, oh), (w, ow)):
         start, end = _adaptive_bounds(n_in, n_out)
-        kmax = int((end - start).max())
+        kmax = int((end - start).max()) if n_out else 1
         pos = start[:, None] + np.arange(kmax)
         idx_maps.append(np.minimum(pos, end[:, None] - 1))  # repeat the last: no new maxima
-    ih, iw = idx_maps
-    # (..., Oh, Kh, W) then (..., Oh, Kh, Ow, Kw); windows flattened last, first max wins.
-    g = index_dims(input, ((input.dim() - 2, ih.reshape(-1)),), "IndexBackward0")
-    g = index_dims(g, ((g.dim() - 1, iw.reshape(-1)),), "IndexBackward0")
-    lead = tuple(shape[:-2])
-    kh, kw = ih.shape[1], iw.shape[1]
-    g = _ops.reshape(g, lead + (oh, kh, ow, kw))
-    nl = len(lead)
-    g = _ops.permute(g, tuple(range(nl)) + (nl, nl + 2, nl + 1, nl + 3))
-    g = _ops.reshape(g, lead + (oh, ow, kh * kw))
-    vals, arg = _ops.max(g, -1)
-    if not return_indices:
-        return vals
-    return vals, _nc.window_argmax_to_flat(arg, ih, iw, w)
+    vals, idx = _nc.adaptive_max_pool2d(input, *idx_maps)
+    return (vals, idx) if return_indices else vals
 
 
 def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False):  # noqa: A002
@@ -456,6 +444,10 @@ def adaptive_max_pool1d_with_indices(input: Tensor, output_size,  # noqa: A002
     >>> torch.nn.functional.adaptive_max_pool1d_with_indices(torch.tensor([[1., 3., 2.]]), 1)[1]
     tensor([[1]])
     """
+    if input.dim() not in (2, 3):
+        raise RuntimeError(
+            f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor for argument "
+            "#1 'self' (while checking arguments for adaptive_max_pool1d)")
     (o,) = _out_size(output_size, input.shape[-1:], 1)
     out, idx = adaptive_max_pool2d_with_indices(_ops.unsqueeze(input, -2), (1, o), True)
     out = _ops.squeeze(out, -2)
