@@ -230,22 +230,22 @@ class LstmLayerBackward(Node):
         return tuple(next(got) if n else None for n in need)
 
 
-def lstm_replay(ops, xproj: Tensor, h0: Tensor, c0: Tensor, w_hh: Tensor, reverse: bool) -> tuple:
-    """``lstm_layer`` with the differentiable ops of ``ops`` (the ``xp`` of a create_graph
-    backward): the reference the fused node reproduces."""
+def lstm_replay(xp, xproj: Tensor, h0: Tensor, c0: Tensor, w_hh: Tensor, reverse: bool) -> tuple:
+    """``lstm_layer`` with the differentiable ops of ``xp`` (a create_graph backward's
+    namespace): the reference the fused node reproduces."""
     T = xproj.shape[0]
     H = w_hh.shape[1]
-    w_t = ops.transpose(w_hh, 0, 1)
+    w_t = xp.transpose(w_hh, 0, 1)
     h, c = h0, c0
     outs = [None] * T
     for t in (range(T - 1, -1, -1) if reverse else range(T)):
-        gates = ops.addmm(ops.select(xproj, 0, t), h, w_t)
-        i, f, _, o = ops.chunk(ops.sigmoid(gates), 4, 1)
-        g = ops.tanh(gates[:, 2 * H:3 * H])
+        gates = xp.addmm(xp.select(xproj, 0, t), h, w_t)
+        i, f, _, o = xp.chunk(xp.sigmoid(gates), 4, 1)
+        g = xp.tanh(gates[:, 2 * H:3 * H])
         c = f * c + i * g
-        h = o * ops.tanh(c)
+        h = o * xp.tanh(c)
         outs[t] = h
-    return ops.stack(outs, 0), h, c
+    return xp.stack(outs, 0), h, c
 
 
 def lstm_layer(xproj: Tensor, h0: Tensor, c0: Tensor, w_hh: Tensor, reverse: bool) -> tuple:
