@@ -135,13 +135,12 @@ class _Pass:
                 grads = _count_grads(fn, grads, nf)
             meta = fn._meta
             if meta is None:
-                meta = _legacy_meta(fn, len(nf))  # TRANSITION: nodes not yet wired by apply
+                raise RuntimeError(f"{fn.name()} has no input metadata: nodes are made by "
+                                   "ops._apply (apply, wire), which records it")
             for (nxt, nr), g, m in zip(nf, grads, meta):
                 if nxt is not None and g is not None and (not pruned or nxt in reach):
                     a = g._data if create_graph and g.__class__ is Tensor else g
-                    if m is None:
-                        pass
-                    elif a.__class__ is not ndarray or a.shape != m[0] or a.dtype is not m[1]:
+                    if a.__class__ is not ndarray or a.shape != m[0] or a.dtype is not m[1]:
                         g = _check_grad(fn, grads, g, m, xp)
                     if nxt._n_out == 1:
                         old = bufs.get(nxt)
@@ -354,23 +353,6 @@ def _reaching(root_edges, targets) -> set:
     return reach
 
 
-def _legacy_meta(fn, n) -> tuple:
-    shapes, dtypes = fn._shapes, fn._dtypes
-    out = []
-    for i in range(n):
-        s = shapes[i] if shapes and i < len(shapes) else None
-        d = dtypes[i] if dtypes is not None and i < len(dtypes) else None
-        out.append(None if s is None and d is None else _Loose(s, d))
-    return out
-
-
-class _Loose(tuple):
-    """TRANSITION: partial metadata of a node not yet wired by apply."""
-
-    def __new__(cls, s, d):
-        return tuple.__new__(cls, (s, d))
-
-
 def _count_grads(fn, grads, nf) -> tuple:
     """A node must return one gradient per input; trailing Nones beyond that are allowed."""
     n = len(nf)
@@ -386,11 +368,7 @@ def _check_grad(fn, grads, g, meta, xp):
     """Fit ``g`` to its input's recorded metadata: sum broadcast dimensions away (the one
     place this happens) and cast to the input's dtype; any other shape is the node's bug."""
     i = next(k for k, x in enumerate(grads) if x is g)
-    if meta is None:
-        raise RuntimeError(f"Function {fn.name()} has no recorded metadata for input {i}")
     shape, dtype = meta
-    if meta.__class__ is _Loose and shape is None:
-        shape = g.shape
     if xp.TENSORS:
         if not isinstance(g, Tensor):
             g = make(np.asarray(g))
@@ -406,7 +384,7 @@ def _check_grad(fn, grads, g, meta, xp):
                 f"{list(gshape)} but expected shape compatible with {list(shape)}"
             )
         g = xp.sum_to(g, shape)
-    if dtype is not None and a.dtype != dtype:
+    if a.dtype != dtype:
         g = xp.cast(g, dtype)
     return g
 

@@ -56,8 +56,6 @@ class Node(SavedTensors):
     _saved = ()           # tensors the backward needs; None once freed
     _versions = ()        # their versions when saved
     _out = None           # (array, version counter, version) of a saved output
-    _shapes = ()          # input shapes, for undoing broadcasting
-    _dtypes = None        # input NumPy dtypes, when they differ from the output's
     _pre_hooks = None
     _post_hooks = None
     _tensor_hooks = None  # {output_nr: [hook, ...]} from Tensor.register_hook on non-leaves

@@ -12,7 +12,6 @@ import numpy as np
 from .. import _dtypes
 from .._dtypes import FROM_NP, binary_result
 from .._tensor import Tensor, edge, make
-from ..autograd.grad_mode import state
 
 ndarray = np.ndarray
 asarray = np.asarray
@@ -119,34 +118,6 @@ def wrap(out) -> Tensor:
     return make(out)
 
 
-def needs_grad(t) -> bool:
-    """Whether ``t`` (a tensor, a number or None) requires grad; a view may first need to
-    re-derive its history after an in-place op on its base."""
-    if t.__class__ is Tensor or isinstance(t, Tensor):
-        return t._rg or (t._view is not None and t.requires_grad)
-    return False
-
-
-def recording(*args) -> bool:
-    """Whether an op on these arguments records a node: grad mode on and some input needs it."""
-    if not state.grad_enabled:
-        return False
-    for t in args:
-        if needs_grad(t):
-            return True
-    return False
-
-
-def record(node, out, *inputs) -> Tensor:
-    """Attach ``node`` as the grad_fn of the output array ``out``; one edge per input.
-
-    TRANSITION: ops move to ``_apply.apply``; this wires the node the same way."""
-    if out.__class__ is not ndarray:
-        out = asarray(out)
-    wire(node, inputs)
-    return make(out, node)
-
-
 def wire(node, inputs) -> None:
     """Edges and input metadata for ``node``: one ``(shape, dtype)`` per input (None for
     numbers), which the engine checks every gradient against."""
@@ -168,20 +139,6 @@ def wire(node, inputs) -> None:
             meta.append(None)
     node.next_functions = tuple(edges)
     node._meta = tuple(meta)
-
-
-def broadcast_meta(node, a, b, ad, bd) -> None:
-    """Record input shapes and dtypes on a binary node when the engine must undo broadcasting or
-    promotion for them."""
-    a_shape = a._data.shape
-    if isinstance(b, Tensor):
-        b_shape = b._data.shape
-        if a_shape != b_shape:
-            node._shapes = (a_shape, b_shape)
-        if a._data.dtype != ad.dtype or b._data.dtype != bd.dtype:
-            node._dtypes = (a._data.dtype, b._data.dtype)
-    elif a._data.dtype != ad.dtype:
-        node._dtypes = (a._data.dtype, None)
 
 
 def float_array(x: Tensor):
