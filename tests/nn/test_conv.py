@@ -100,6 +100,11 @@ def test_conv_grad_fn_edges(torch):
     assert y.grad_fn.name() == "ConvolutionBackward0"
     assert len(y.grad_fn.next_functions) == 3
     assert y.is_contiguous()
+    # without a bias the third edge leads nowhere, as in PyTorch
+    nf = F.conv2d(x, w).grad_fn.next_functions
+    nf_t = torch.nn.functional.conv2d(torch.randn(2, 3, 6, 6, requires_grad=True),
+                                      torch.randn(4, 3, 3, 3)).grad_fn.next_functions
+    assert len(nf) == len(nf_t) == 3 and nf[2] == nf_t[2] == (None, 0)
     # padding='same' with an even kernel pads the input first, as PyTorch does
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -269,7 +269,7 @@ class ConvolutionBackward0(Node):
                 gw = _weight_grad_arrays(x, g, self._w_shape, s, p, d, groups, self._cols)
             else:
                 gw = xp.conv_weight_grad(x, g, self._w_shape, s, p, d, groups)
-        if len(self.next_functions) > 2 and self._needs(2):
+        if self._needs(2):
             gb = xp.sum(g, dim=(0, 2, 3) if g.ndim == 4 else (0, 2))
         return gx, gw, gb
 
@@ -378,10 +378,10 @@ def conv_nd(input, weight, bias, stride, padding, dilation, groups, transposed, 
         cols = None
     else:
         out, cols = _conv_arrays(x, w, bd, stride, padding, dilation, groups, out_hw)
-    # Each operand is kept only for the other's gradient; the columns, for the weight's.
+    # Each operand is kept only for the other's gradient; the columns, for the weight's. A
+    # missing bias is an edge to nothing, as in PyTorch.
     need_w = needs_grad(weight)
-    inputs = (input, weight) if bias is None else (input, weight, bias)
-    return apply(ConvolutionBackward0, out, *inputs,
+    return apply(ConvolutionBackward0, out, input, weight, bias,
                  save=(input if need_w else None, weight if needs_grad(input) else None),
                  _params=(stride, padding, dilation, groups, transposed), _x_hw=_spatial(x),
                  _w_shape=w.shape, _cols=cols if need_w else None)
