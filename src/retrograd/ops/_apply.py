@@ -22,7 +22,15 @@ from ..autograd.grad_mode import state
 from ..autograd.graph import Node, next_seq
 from ..autograd.saved import INFERENCE_SAVE
 from . import _array
-from ._core import NONE_EDGE, as_tensor_arg, default_float, operands, scalar_value, wire
+from ._core import (
+    NONE_EDGE,
+    as_tensor_arg,
+    default_float,
+    operands,
+    scalar_array,
+    scalar_value,
+    wire,
+)
 
 ndarray = np.ndarray
 asarray = np.asarray
@@ -193,6 +201,8 @@ def apply_binary(P, fwd, a: Tensor, b, **attrs) -> Tensor:
     ad = a._data
     if b_tensor and ad.dtype is b._data.dtype:
         bd = b._data
+    elif b.__class__ is float and ad.dtype.kind == "f":
+        bd = scalar_array(b, ad.dtype)  # ``x * 0.5``: a weak scalar in x's dtype
     else:
         ad, bd = operands(a, b)
     out = fwd(ad, bd)
@@ -259,16 +269,22 @@ def apply_binary(P, fwd, a: Tensor, b, **attrs) -> Tensor:
     return make(out)
 
 
-def apply_unary(P, x: Tensor, a, **attrs) -> Tensor:
-    """``apply`` for a one-input primitive whose forward is ``P.forward(a)``, ``a`` being
-    ``x``'s array (or ``x``'s values promoted, for float ops on integers).
+def apply_unary(P, x: Tensor, a=None, **attrs) -> Tensor:
+    """``apply`` for a one-input primitive whose forward is ``P.forward(a)``: ``a`` is ``x``'s
+    array, or by default (``a=None``) ``x``'s values as floats (integers take the default
+    float dtype, as PyTorch's float ops do).
 
     ``P.saves`` is ``"input"``, ``"result"`` or ``()``."""
+    if a is None:
+        a = x._data
+        if a.dtype.kind != "f":
+            a = a.astype(default_float())
     out = P.forward(a)
     if out.__class__ is not ndarray:
         out = asarray(out)
     if (x._rg or x._view is not None) and state.grad_enabled:
-        e = _edge_fast(x)
+        fn = x._grad_fn
+        e = (fn, x._nr) if fn is not None and x._view is None else edge(x)
         if e[0] is not None:
             node = P()
             node.next_functions = (e,)
@@ -278,7 +294,10 @@ def apply_unary(P, x: Tensor, a, **attrs) -> Tensor:
                 node.__dict__.update(attrs)
             saves = P.saves
             if saves == "input":
-                node.save(x)
+                if x._inference:
+                    raise RuntimeError(INFERENCE_SAVE)
+                node._saved = (x,)
+                node._versions = (x._vc[0],)
             t = _new(Tensor)
             t._data = out
             t._vc = vc = [0]
@@ -307,10 +326,7 @@ def unary_op(P, name: str, doc: str, float_op: bool = True):
     (``P.forward``, ``P.saves``); its array twin (``_array.<name>``) is ``P.forward``."""
     if float_op:
         def op(input) -> Tensor:  # noqa: A002
-            a = input._data
-            if a.dtype.kind != "f":
-                a = a.astype(default_float())
-            return apply_unary(P, input, a)
+            return apply_unary(P, input)
     else:
         def op(input) -> Tensor:  # noqa: A002
             return apply_unary(P, input, input._data)

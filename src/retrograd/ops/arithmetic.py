@@ -23,7 +23,6 @@ from ._core import (
     as_tensor_arg,
     asarray,
     default_float,
-    float_array,
     ndarray,
     operands,
     scalar_value,
@@ -306,7 +305,7 @@ def reciprocal(input) -> Tensor:  # noqa: A002
     >>> torch.reciprocal(torch.tensor([2., 4.]))
     tensor([0.5000, 0.2500])
     """
-    return apply_unary(ReciprocalBackward0, input, float_array(input))
+    return apply_unary(ReciprocalBackward0, input)
 
 
 def pow(input, exponent) -> Tensor:  # noqa: A001, A002

@@ -173,7 +173,7 @@ def exp(input) -> Tensor:  # noqa: A002
     >>> torch.exp(torch.tensor([0.]))
     tensor([1.])
     """
-    return apply_unary(ExpBackward0, input, float_array(input))
+    return apply_unary(ExpBackward0, input)
 
 
 def log(input) -> Tensor:  # noqa: A002
@@ -183,7 +183,7 @@ def log(input) -> Tensor:  # noqa: A002
     >>> torch.log(torch.tensor([1.]))
     tensor([0.])
     """
-    return apply_unary(LogBackward0, input, float_array(input))
+    return apply_unary(LogBackward0, input)
 
 
 def sin(input) -> Tensor:  # noqa: A002
@@ -193,7 +193,7 @@ def sin(input) -> Tensor:  # noqa: A002
     >>> torch.sin(torch.tensor([0.]))
     tensor([0.])
     """
-    return apply_unary(SinBackward0, input, float_array(input))
+    return apply_unary(SinBackward0, input)
 
 
 def cos(input) -> Tensor:  # noqa: A002
@@ -203,7 +203,7 @@ def cos(input) -> Tensor:  # noqa: A002
     >>> torch.cos(torch.tensor([0.]))
     tensor([1.])
     """
-    return apply_unary(CosBackward0, input, float_array(input))
+    return apply_unary(CosBackward0, input)
 
 
 def tanh(input) -> Tensor:  # noqa: A002
@@ -213,7 +213,7 @@ def tanh(input) -> Tensor:  # noqa: A002
     >>> torch.tanh(torch.tensor([0.]))
     tensor([0.])
     """
-    return apply_unary(TanhBackward0, input, float_array(input))
+    return apply_unary(TanhBackward0, input)
 
 
 def sigmoid(input) -> Tensor:  # noqa: A002
@@ -223,7 +223,7 @@ def sigmoid(input) -> Tensor:  # noqa: A002
     >>> torch.sigmoid(torch.tensor([0.]))
     tensor([0.5000])
     """
-    return apply_unary(SigmoidBackward0, input, float_array(input))
+    return apply_unary(SigmoidBackward0, input)
 
 
 def relu(input) -> Tensor:  # noqa: A002
@@ -257,7 +257,7 @@ def sqrt(input) -> Tensor:  # noqa: A002
     >>> torch.sqrt(torch.tensor([4.]))
     tensor([2.])
     """
-    return apply_unary(SqrtBackward0, input, float_array(input))
+    return apply_unary(SqrtBackward0, input)
 
 
 def sign(input) -> Tensor:  # noqa: A002
@@ -566,7 +566,7 @@ def exp2(input) -> Tensor:  # noqa: A002
     >>> torch.exp2(torch.tensor([0., 3.]))
     tensor([1., 8.])
     """
-    return apply_unary(Exp2Backward0, input, float_array(input))
+    return apply_unary(Exp2Backward0, input)
 
 
 def expm1(input) -> Tensor:  # noqa: A002
@@ -576,7 +576,7 @@ def expm1(input) -> Tensor:  # noqa: A002
     >>> torch.expm1(torch.tensor([0.]))
     tensor([0.])
     """
-    return apply_unary(Expm1Backward0, input, float_array(input))
+    return apply_unary(Expm1Backward0, input)
 
 
 def log2(input) -> Tensor:  # noqa: A002
@@ -586,7 +586,7 @@ def log2(input) -> Tensor:  # noqa: A002
     >>> torch.log2(torch.tensor([8.]))
     tensor([3.])
     """
-    return apply_unary(Log2Backward0, input, float_array(input))
+    return apply_unary(Log2Backward0, input)
 
 
 def log10(input) -> Tensor:  # noqa: A002
@@ -596,7 +596,7 @@ def log10(input) -> Tensor:  # noqa: A002
     >>> torch.log10(torch.tensor([100.]))
     tensor([2.])
     """
-    return apply_unary(Log10Backward0, input, float_array(input))
+    return apply_unary(Log10Backward0, input)
 
 
 
@@ -607,7 +607,7 @@ def log1p(input) -> Tensor:  # noqa: A002
     >>> torch.log1p(torch.tensor([0.]))
     tensor([0.])
     """
-    return apply_unary(Log1PBackward0, input, float_array(input))
+    return apply_unary(Log1PBackward0, input)
 
 
 
@@ -618,7 +618,7 @@ def rsqrt(input) -> Tensor:  # noqa: A002
     >>> torch.rsqrt(torch.tensor([4.]))
     tensor([0.5000])
     """
-    return apply_unary(RsqrtBackward0, input, float_array(input))
+    return apply_unary(RsqrtBackward0, input)
 
 
 def square(input) -> Tensor:  # noqa: A002
@@ -777,7 +777,7 @@ def frac(input) -> Tensor:  # noqa: A002
     a = input._data
     if a.dtype.kind != "f":
         raise not_implemented("frac_cpu", a.dtype)
-    return apply_unary(FracBackward0, input, float_array(input))
+    return apply_unary(FracBackward0, input)
 
 
 
