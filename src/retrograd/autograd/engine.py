@@ -30,6 +30,7 @@ from .graph import AccumulateGrad
 __all__ = ["run_backward"]
 
 ndarray = np.ndarray
+_NP_SCALARS = frozenset((np.float16, np.float32, np.float64, np.int64, np.bool_))
 
 
 def _root_edges(outputs) -> list:
@@ -134,13 +135,16 @@ class _Pass:
             if len(grads) != len(nf):
                 grads = _count_grads(fn, grads, nf)
             meta = fn._meta
-            if meta is None:
-                raise RuntimeError(f"{fn.name()} has no input metadata: nodes are made by "
-                                   "ops._apply (apply, wire), which records it")
+            if meta is None:  # every node is made by ops._apply (apply, wire), which records it
+                raise RuntimeError(f"{fn.name()} has no recorded input metadata")
             for (nxt, nr), g, m in zip(nf, grads, meta):
                 if nxt is not None and g is not None and (not pruned or nxt in reach):
                     a = g._data if create_graph and g.__class__ is Tensor else g
-                    if a.__class__ is not ndarray or a.shape != m[0] or a.dtype is not m[1]:
+                    if a.__class__ is ndarray or a.__class__ in _NP_SCALARS:
+                        # (0-d results of NumPy ops are NumPy scalars: as good as arrays.)
+                        if a.shape != m[0] or a.dtype is not m[1]:
+                            g = _check_grad(fn, grads, g, m, xp)
+                    else:
                         g = _check_grad(fn, grads, g, m, xp)
                     if nxt._n_out == 1:
                         old = bufs.get(nxt)
