@@ -13,11 +13,6 @@ from .._tensor import Tensor, edge
 from ..autograd.grad_mode import state
 from ..autograd.graph import AccumulateGrad
 
-LEGACY = {
-    "float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-    "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-}
-
 
 def legacy(dtype) -> str:
     """PyTorch's legacy name of a dtype, as its error messages spell it (``Float``)."""

@@ -18,7 +18,7 @@ from ..autograd.graph import Node
 from . import _array
 from ._apply import apply
 from ._array import add_at
-from ._base import LEGACY as _LEGACY
+from ._base import legacy
 from ._core import ndarray, scalar_value
 from ._views import narrow, replay, select, slice_dim
 from .shape import alias, unsqueeze
@@ -413,8 +413,8 @@ def index_put(input, indices, values, accumulate: bool = False) -> Tensor:  # no
     if values is not None and v.dtype != a.dtype:
         raise RuntimeError(
             "Index put requires the source and destination dtypes match, got "
-            f"{_LEGACY[a.dtype.name]} for the destination and "
-            f"{_LEGACY[v.dtype.name]} for the source."
+            f"{legacy(a.dtype)} for the destination and "
+            f"{legacy(v.dtype)} for the source."
         )
     if accumulate:
         add_at(view, adv, v)
@@ -549,7 +549,7 @@ def _idx_of(index) -> np.ndarray:
 
 
 def _legacy(arr) -> str:
-    return _LEGACY.get(arr.dtype.name, arr.dtype.name)
+    return legacy(arr.dtype)
 
 
 def _is_int_index(idx: np.ndarray, int32_ok: bool = True) -> bool:

@@ -22,7 +22,7 @@ from .._tensor import Size, Tensor, device, make
 from ..autograd.graph import Node
 from . import _array
 from ._apply import apply, apply_multi, apply_view, link_view, recording
-from ._base import _check_leaf, _check_writable
+from ._base import _check_leaf, _check_writable, legacy
 from ._core import wrap_dim
 from ._views import slice_dim
 
@@ -1033,8 +1033,7 @@ def tensor_split(input, indices_or_sections, dim=0) -> tuple:  # noqa: A002
 
 
 def _legacy_name(np_dtype) -> str:
-    return {"float32": "Float", "float64": "Double", "float16": "Half",
-            "bool": "Bool"}.get(np.dtype(np_dtype).name, np.dtype(np_dtype).name)
+    return legacy(np_dtype)
 
 
 _array.register(
