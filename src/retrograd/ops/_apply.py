@@ -58,12 +58,6 @@ def recording(*args) -> bool:
     return False
 
 
-def grad_mode() -> bool:
-    """Whether grad mode is on (for ops that must know it before they compute, e.g. views
-    made under no_grad)."""
-    return state.grad_enabled
-
-
 def apply(P, out, *inputs, save=None, save_out: bool = False, **attrs) -> Tensor:
     """Wrap the forward result ``out`` of primitive ``P`` on ``inputs`` as a tensor, recording
     a ``P`` node when grad mode is on and an input requires grad.

@@ -17,7 +17,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..autograd.graph import Node
 from . import _array
-from ._apply import apply, apply_binary, apply_unary, recording
+from ._apply import apply, apply_binary, apply_unary, binary_op, recording
 from ._base import legacy, not_implemented
 from ._core import (
     as_tensor_arg,
@@ -460,28 +460,32 @@ def hypot(input, other) -> Tensor:  # noqa: A002
     return apply_binary(HypotBackward0, np.hypot, input, other)
 
 
-def logaddexp(input, other) -> Tensor:  # noqa: A002
-    """``log(exp(input) + exp(other))`` without overflow.
+def _check_logaddexp(name):
+    def check(input, other) -> None:
+        _tensor_other(name, other)
+        _float_only(name, input, other)
+
+    return check
+
+
+logaddexp = binary_op(LogaddexpBackward0, "logaddexp", """``log(exp(input) + exp(other))``
+    without overflow.
 
     >>> import retrograd as torch
     >>> torch.logaddexp(torch.tensor([0.]), torch.tensor([0.]))
     tensor([0.6931])
-    """
-    _tensor_other("logaddexp", other)
-    _float_only("logaddexp", input, other)
-    return apply_binary(LogaddexpBackward0, np.logaddexp, input, other)
+    """, prepare=_check_logaddexp("logaddexp"))
 
 
-def logaddexp2(input, other) -> Tensor:  # noqa: A002
-    """``log2(2**input + 2**other)`` without overflow.
+logaddexp2 = binary_op(Logaddexp2Backward0, "logaddexp2", """``log2(2**input + 2**other)``
+    without overflow.
 
     >>> import retrograd as torch
     >>> torch.logaddexp2(torch.tensor([1.]), torch.tensor([1.]))
     tensor([2.])
-    """
-    _tensor_other("logaddexp2", other)
-    _float_only("logaddexp2", input, other)
-    return apply_binary(Logaddexp2Backward0, np.logaddexp2, input, other)
+    """, prepare=_check_logaddexp("logaddexp2"))
+# Made in _apply, so doctest finds their examples through this table.
+__test__ = {"logaddexp": logaddexp, "logaddexp2": logaddexp2}
 
 
 class XlogyBackward0(Node):
