@@ -139,12 +139,37 @@ def link_view(t: Tensor, x: Tensor, step: tuple) -> Tensor:
 def apply_view(P, out, x: Tensor, step: tuple, **attrs) -> Tensor:
     """``apply`` for a view op: ``out`` is a NumPy view of ``x``'s array. The result shares
     ``x``'s memory and version counter and records how it was made (``step``), so that an
-    in-place op on it can rewrite its base's history (``inplace.py``)."""
-    if P is None:
-        if out.__class__ is not ndarray:
-            out = asarray(out)
-        return link_view(make(out), x, step)
-    return link_view(apply(P, out, x, **attrs), x, step)
+    in-place op on it can rewrite its base's history (``inplace.py``). ``P`` None: a view
+    that records no node of its own (``unbind``'s outputs)."""
+    if out.__class__ is not ndarray:
+        out = asarray(out)
+    if state.grad_enabled:
+        if P is not None and (x._rg or (x._view is not None and x.requires_grad)):
+            # apply() and link_view() inlined: views are among the most frequent ops.
+            node = P()
+            fn = x._grad_fn
+            node.next_functions = ((fn, x._nr) if fn is not None and x._view is None
+                                   else edge(x),)
+            d = x._data
+            node._meta = ((d.shape, d.dtype),)
+            if attrs:
+                node.__dict__.update(attrs)
+            t = make(out, node)
+        else:
+            t = make(out)
+    else:
+        t = make(out)
+        if x._rg:
+            t.__dict__["_no_grad_view"] = True
+    t._vc = x._vc
+    t._inference = x._inference
+    v = x._view
+    if v is None:
+        t._view = (x, (step,), x._grad_fn)
+    else:
+        base = v[0]
+        t._view = (base, v[1] + (step,), base._grad_fn)
+    return t
 
 
 # -- the hot paths: one and two inputs -----------------------------------------------------------
