@@ -273,7 +273,7 @@ def apply_binary(P, fwd, a: Tensor, b, **attrs) -> Tensor:
                     sb = vb = None
                 node._saved = (sa, sb)
                 node._versions = (va, vb)
-            t = _new(Tensor)
+            t = _new(Tensor)  # _tensor.make(out, node), unrolled: this runs on every call
             t._data = out
             t._vc = vc = [0]
             t._grad = t._view = t._acc = None
@@ -317,7 +317,7 @@ def apply_unary(P, x: Tensor, a=None, **attrs) -> Tensor:
                     raise RuntimeError(INFERENCE_SAVE)
                 node._saved = (x,)
                 node._versions = (x._vc[0],)
-            t = _new(Tensor)
+            t = _new(Tensor)  # _tensor.make(out, node), unrolled: this runs on every call
             t._data = out
             t._vc = vc = [0]
             t._grad = t._view = t._acc = None
@@ -330,14 +330,6 @@ def apply_unary(P, x: Tensor, a=None, **attrs) -> Tensor:
                 node._out = (out, vc, 0)
             return t
     return make(out)
-
-
-def float_values(x: Tensor):
-    """``x``'s array as floats: integer inputs of float ops take the default dtype."""
-    a = x._data
-    if a.dtype.kind != "f":
-        a = a.astype(default_float())
-    return a
 
 
 def unary_op(P, name: str, doc: str, float_op: bool = True):

@@ -25,7 +25,8 @@ import numpy as np
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
-from ._apply import apply, apply_unary, float_values
+from ._apply import apply, apply_unary
+from ._core import float_array
 
 _PI = math.pi
 _SQRT_PI = math.sqrt(math.pi)
@@ -387,7 +388,7 @@ def erf(input) -> Tensor:  # noqa: A002
     >>> torch.erf(torch.tensor([0., 1.]))
     tensor([0.0000, 0.8427])
     """
-    return apply_unary(ErfBackward0, input, float_values(input))
+    return apply_unary(ErfBackward0, input)
 
 
 def erfc(input) -> Tensor:  # noqa: A002
@@ -397,7 +398,7 @@ def erfc(input) -> Tensor:  # noqa: A002
     >>> torch.erfc(torch.tensor([0., 1.]))
     tensor([1.0000, 0.1573])
     """
-    return apply_unary(ErfcBackward0, input, float_values(input))
+    return apply_unary(ErfcBackward0, input)
 
 
 def erfinv(input) -> Tensor:  # noqa: A002
@@ -407,7 +408,7 @@ def erfinv(input) -> Tensor:  # noqa: A002
     >>> torch.erfinv(torch.tensor([0., 0.5]))
     tensor([0.0000, 0.4769])
     """
-    return apply_unary(ErfinvBackward0, input, float_values(input))
+    return apply_unary(ErfinvBackward0, input)
 
 
 def lgamma(input) -> Tensor:  # noqa: A002
@@ -417,7 +418,7 @@ def lgamma(input) -> Tensor:  # noqa: A002
     >>> torch.lgamma(torch.tensor([1., 3.]))
     tensor([0.0000, 0.6931])
     """
-    return apply_unary(LgammaBackward0, input, float_values(input))
+    return apply_unary(LgammaBackward0, input)
 
 
 def digamma(input) -> Tensor:  # noqa: A002
@@ -427,7 +428,7 @@ def digamma(input) -> Tensor:  # noqa: A002
     >>> torch.digamma(torch.tensor([1.]))
     tensor([-0.5772])
     """
-    return apply_unary(DigammaBackward0, input, float_values(input))
+    return apply_unary(DigammaBackward0, input)
 
 
 def polygamma(n: int, input) -> Tensor:  # noqa: A002
@@ -445,7 +446,7 @@ def _polygamma(n, input, cls):
         raise RuntimeError("polygamma(n, x) does not support negative n.")
     if n == 0 and cls is PolygammaBackward0:
         return digamma(input)
-    return apply(cls, cls.forward(n, float_values(input)), input, save=(input,), _n=n)
+    return apply(cls, cls.forward(n, float_array(input)), input, save=(input,), _n=n)
 
 
 def _polygamma_method(self, n: int) -> Tensor:
