@@ -334,7 +334,7 @@ def test_iterable_dataset_option_errors_match_torch(kwargs, torch):
 
 
 def test_num_workers_runs_in_process_with_one_warning(monkeypatch):
-    monkeypatch.setattr(rdata, "_warned_workers", [False])
+    monkeypatch.setattr(rdata.dataloader, "_warned_workers", [False])
     with pytest.warns(UserWarning, match="main process"):
         loader = rdata.DataLoader(list(range(5)), batch_size=2, num_workers=2,
                                   persistent_workers=True, pin_memory=True, prefetch_factor=2)
