@@ -35,7 +35,72 @@ from ._core import (
 ndarray = np.ndarray
 asarray = np.asarray
 
-__all__ = ["apply", "apply_view", "apply_multi", "recording", "needs_grad", "Node"]
+__all__ = [
+    "apply", "apply_view", "apply_multi", "recording", "needs_grad", "Node", "add_observer",
+    "remove_observer",
+]
+
+# -- observers: where the transforms and tools see every op call --------------------------------
+# Forward-mode AD, anomaly mode and the profiler each need to see every primitive call (its
+# declaration, inputs, attributes and result). Each ``apply*`` below tests one module global,
+# ``OBSERVED``, which costs a few nanoseconds when nothing observes; when an observer is
+# registered, the call is routed through ``_observed``, which runs the observers as middleware
+# around the plain call.
+OBSERVED = False
+OBSERVERS: list = []
+
+
+def add_observer(obs) -> None:
+    """Register ``obs(P, inputs, attrs, run)``, called around every primitive call while it is
+    registered: ``run()`` performs the call and returns its result (a tensor or a tuple of
+    tensors), and ``obs`` returns the result to hand back (``run()``'s, or one it derived).
+    ``P`` is the primitive (a Node subclass, or the user Function class for ``Function.apply``),
+    ``inputs`` the call's inputs (tensors or numbers), ``attrs`` the node attributes the op
+    passed (``dim``, ``keepdim``, ...; a view's also has ``step``, how it was made: see
+    ``apply_view``). Ops called inside an observer, or inside ``run``, are not
+    observed again. Observers registered later run outside earlier ones.
+
+    >>> import retrograd as torch
+    >>> seen = []
+    >>> def spy(P, inputs, attrs, run):
+    ...     seen.append(P.__name__)
+    ...     return run()
+    >>> add_observer(spy)
+    >>> _ = torch.ones(2).exp()
+    >>> remove_observer(spy)
+    >>> seen
+    ['ExpBackward0']
+    """
+    global OBSERVED
+    OBSERVERS.append(obs)
+    OBSERVED = True
+
+
+def remove_observer(obs) -> None:
+    """Unregister an observer added with ``add_observer``."""
+    global OBSERVED
+    OBSERVERS.remove(obs)
+    OBSERVED = bool(OBSERVERS)
+
+
+def _observed(fn, P, inputs, args, kwargs, attrs=None):
+    """Run ``fn(*args, **kwargs)`` (an ``apply*`` call) inside the registered observers, which
+    see ``attrs`` (by default ``kwargs``)."""
+    global OBSERVED
+    OBSERVED = False
+    try:
+        def run():
+            return fn(*args, **kwargs)
+
+        for obs in OBSERVERS:
+            run = _wrap(obs, P, inputs, kwargs if attrs is None else attrs, run)
+        return run()
+    finally:
+        OBSERVED = bool(OBSERVERS)
+
+
+def _wrap(obs, P, inputs, attrs, inner):
+    return lambda: obs(P, inputs, attrs, inner)
 
 
 def needs_grad(t) -> bool:
@@ -72,6 +137,9 @@ def apply(P, out, *inputs, save=None, save_out: bool = False, **attrs) -> Tensor
     >>> apply(ExpBackward0, None, x, save_out=True).grad_fn.name()
     'ExpBackward0'
     """
+    if OBSERVED:
+        return _observed(apply, P, inputs, (P, out, *inputs),
+                         dict(attrs, save=save, save_out=save_out), attrs)
     if out is None:
         out = P.forward(*[t._data if isinstance(t, Tensor) else t for t in inputs])
     if out.__class__ is not ndarray:
@@ -101,6 +169,9 @@ def apply_multi(P, outs, inputs, *, differentiable=None, save=None, **attrs) -> 
 
     ``differentiable`` marks which outputs take the node (the others, e.g. integer indices,
     are plain tensors); by default the floating ones do."""
+    if OBSERVED:
+        return _observed(apply_multi, P, tuple(inputs), (P, outs, inputs),
+                         dict(attrs, differentiable=differentiable, save=save), attrs)
     outs = [o if o.__class__ is ndarray else asarray(o) for o in outs]
     if differentiable is None:
         differentiable = [o.dtype.kind == "f" for o in outs]
@@ -141,6 +212,8 @@ def apply_view(P, out, x: Tensor, step: tuple, **attrs) -> Tensor:
     ``x``'s memory and version counter and records how it was made (``step``), so that an
     in-place op on it can rewrite its base's history (``inplace.py``). ``P`` None: a view
     that records no node of its own (``unbind``'s outputs)."""
+    if OBSERVED:
+        return _observed(apply_view, P, (x,), (P, out, x, step), attrs, dict(attrs, step=step))
     if out.__class__ is not ndarray:
         out = asarray(out)
     if state.grad_enabled:
@@ -211,6 +284,8 @@ def apply_binary(P, fwd, a: Tensor, b, **attrs) -> Tensor:
     inputs ``P.saves`` asks for. Two tensors of one dtype take the fewest steps: this is the
     hottest path in the library.
     """
+    if OBSERVED:
+        return _observed(apply_binary, P, (a, b), (P, fwd, a, b), attrs)
     b_tensor = b.__class__ is Tensor or isinstance(b, Tensor)
     if not b_tensor and b.__class__ is not float and b.__class__ is not int and \
             scalar_value(b) is None:
@@ -294,6 +369,8 @@ def apply_unary(P, x: Tensor, a=None, **attrs) -> Tensor:
     float dtype, as PyTorch's float ops do).
 
     ``P.saves`` is ``"input"``, ``"result"`` or ``()``."""
+    if OBSERVED:
+        return _observed(apply_unary, P, (x,), (P, x, a), attrs)
     if a is None:
         a = x._data
         if a.dtype.kind != "f":
@@ -376,6 +453,9 @@ def apply_function(cls, node, args, kwargs, uses_setup: bool):
     """``Function.apply``: run the user's forward without recording, then wire its node as
     built-in ops are wired (edges, input metadata, saved tensors, dirty and non-differentiable
     outputs)."""
+    if OBSERVED:
+        return _observed(apply_function, cls, tuple(args), (cls, node, args, kwargs, uses_setup),
+                         {})
     prev = state.grad_enabled
     state.grad_enabled = False
     try:

@@ -19,7 +19,7 @@ from .._dtypes import FROM_NP, can_cast
 from .._tensor import Tensor, edge, make
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node, next_seq
-from . import _array
+from . import _apply, _array
 from . import indexing as _indexing
 from ._apply import apply, needs_grad
 from ._base import _check_leaf, _check_writable, legacy
@@ -200,8 +200,8 @@ def _fast_ufunc(ufunc, fn, name):
             if alpha is not None:
                 kwargs["alpha"] = alpha
             return apply_inplace(self, fn, other, **kwargs)
-        if not state.grad_enabled or not (self._rg or needs_grad(other) or
-                                          self._view is not None):
+        if (not state.grad_enabled or not (self._rg or needs_grad(other) or
+                                           self._view is not None)) and not _apply.OBSERVED:
             d = self._data
             if d.dtype.kind == "f" and d.flags.writeable:
                 o = other._data if isinstance(other, Tensor) else scalar_value(other)
