@@ -252,3 +252,101 @@ def test_encoder_layer_gradgradcheck():
     cm = rt.triu(rt.full((3, 3), float("-inf"), dtype=rt.float64), diagonal=1)
     assert gradcheck(lambda x: layer(x, src_mask=cm, is_causal=True), (x,))
     assert gradgradcheck(lambda x: layer(x, src_mask=cm, is_causal=True), (x,))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("cfg", LAYER_CONFIGS, ids=lambda c: ",".join(c) or "default")
+def test_decoder_layer_matches_torch(torch, cfg, dtype):
+    torch.manual_seed(0)
+    tm = torch.nn.TransformerDecoderLayer(E, 2, 16, **cfg)
+    rm = rt.nn.TransformerDecoderLayer(E, 2, 16, **cfg)
+    assert repr(rm) == repr(tm)
+    assert list(rm.state_dict()) == list(tm.state_dict())
+    if cfg.get("dropout") != 0.0:
+        tm.eval()
+        rm.eval()
+    bf = cfg.get("batch_first")
+    tgt = R.standard_normal((N, L, E) if bf else (L, N, E))
+    mem = R.standard_normal((N, S, E) if bf else (S, N, E))
+    kpm = np.zeros((N, L), dtype=bool)
+    kpm[1, -1] = True
+    cm = np.triu(np.full((L, L), -np.inf), 1)
+    for kw in ({}, dict(tgt_key_padding_mask=kpm, memory_key_padding_mask=KPM),
+               dict(tgt_mask=cm, tgt_is_causal=True), dict(tgt_mask=cm, memory_mask=BAM)):
+        _compare(torch, tm, rm, [tgt, mem], kw, dtype)
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_decoder_matches_torch(torch, batch_first):
+    torch.manual_seed(0)
+    tl = torch.nn.TransformerDecoderLayer(E, 2, 16, dropout=0.0, batch_first=batch_first)
+    rl = rt.nn.TransformerDecoderLayer(E, 2, 16, dropout=0.0, batch_first=batch_first)
+    td = torch.nn.TransformerDecoder(tl, 2, norm=torch.nn.LayerNorm(E))
+    rd = rt.nn.TransformerDecoder(rl, 2, norm=rt.nn.LayerNorm(E))
+    assert repr(rd) == repr(td)
+    assert list(rd.state_dict()) == list(td.state_dict())
+    tgt = R.standard_normal((N, L, E) if batch_first else (L, N, E))
+    mem = R.standard_normal((N, S, E) if batch_first else (S, N, E))
+    cm = np.triu(np.full((L, L), -np.inf), 1)
+    for kw in ({}, dict(tgt_mask=cm), dict(tgt_mask=cm, memory_key_padding_mask=KPM)):
+        _compare(torch, td, rd, [tgt, mem], kw)
+    # unbatched
+    one = (lambda a: a[0]) if batch_first else (lambda a: a[:, 0])
+    _compare(torch, td, rd, [one(tgt), one(mem)], dict(tgt_mask=cm))
+
+
+@pytest.mark.parametrize("cfg", [dict(), dict(batch_first=True, norm_first=True, bias=False)],
+                         ids=["default", "bf_normfirst_nobias"])
+def test_transformer_matches_torch(torch, cfg):
+    kw = dict(d_model=E, nhead=2, num_encoder_layers=2, num_decoder_layers=1,
+              dim_feedforward=16, dropout=0.0, **cfg)
+    with warnings.catch_warnings(record=True) as tw:
+        warnings.simplefilter("always")
+        tm = torch.nn.Transformer(**kw)
+    with warnings.catch_warnings(record=True) as rw:
+        warnings.simplefilter("always")
+        rm = rt.nn.Transformer(**kw)
+    assert [str(w.message) for w in rw] == [str(w.message) for w in tw]
+    assert repr(rm) == repr(tm)
+    assert list(rm.state_dict()) == list(tm.state_dict())
+    assert (rm.d_model, rm.nhead, rm.batch_first) == (tm.d_model, tm.nhead, tm.batch_first)
+    bf = cfg.get("batch_first")
+    src = R.standard_normal((N, S, E) if bf else (S, N, E))
+    tgt = R.standard_normal((N, L, E) if bf else (L, N, E))
+    cm = rt.nn.Transformer.generate_square_subsequent_mask(L).numpy().astype(np.float64)
+    np.testing.assert_array_equal(cm, torch.nn.Transformer.generate_square_subsequent_mask(L))
+    for call_kw in ({}, dict(tgt_mask=cm, src_key_padding_mask=KPM,
+                             memory_key_padding_mask=KPM)):
+        _compare(torch, tm, rm, [src, tgt], call_kw)
+
+
+def test_transformer_init_custom_and_errors(torch):
+    rt.manual_seed(0)
+    m = rt.nn.Transformer(16, 2, 1, 1, 32)
+    w = m.decoder.layers[0].linear1.weight.detach().numpy()   # xavier_uniform_ on (32, 16)
+    bound = math.sqrt(6.0 / (16 + 32))
+    assert np.abs(w).max() <= bound and np.abs(w).max() > 0.9 * bound
+    assert not m.decoder.layers[0].multihead_attn.in_proj_bias.detach().numpy().any()
+    enc, dec = rt.nn.Identity(), rt.nn.Identity()
+    custom = rt.nn.Transformer(8, 2, custom_encoder=enc, custom_decoder=rt.nn.Module())
+    assert custom.encoder is enc and dec is not custom.decoder
+    cases = [
+        lambda lib: lib.nn.Transformer(8, 2, 1, 1, 8)(lib.randn(5, 3, 8), lib.randn(4, 2, 8)),
+        lambda lib: lib.nn.Transformer(8, 2, 1, 1, 8)(lib.randn(5, 3, 6), lib.randn(4, 3, 6)),
+    ]
+    for case in cases:
+        msgs = []
+        for lib in (torch, rt):
+            with pytest.raises(RuntimeError) as e:
+                case(lib)
+            msgs.append(str(e.value))
+        assert msgs[0] == msgs[1]
+
+
+def test_decoder_layer_gradgradcheck():
+    rt.manual_seed(0)
+    layer = rt.nn.TransformerDecoderLayer(4, 2, 6, dropout=0.0).double()
+    x = rt.randn(3, 1, 4, dtype=rt.float64, requires_grad=True)
+    mem = rt.randn(2, 1, 4, dtype=rt.float64, requires_grad=True)
+    assert gradcheck(lambda x, m: layer(x, m), (x, mem))
+    assert gradgradcheck(lambda x, m: layer(x, m), (x, mem))

@@ -1,4 +1,5 @@
-"""Attention layers: ``MultiheadAttention``, ``TransformerEncoderLayer``, ``TransformerEncoder``.
+"""Attention layers: ``MultiheadAttention``, the Transformer encoder and decoder (layer and stack)
+and the full ``Transformer``.
 
 Parameter names, shapes and default initialisation follow PyTorch's, so state dicts load both
 ways; the reprs are PyTorch's too.
@@ -22,7 +23,8 @@ from .dropout import Dropout
 from .linear import Linear
 from .normalization import LayerNorm
 
-__all__ = ["MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder"]
+__all__ = ["MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder",
+           "TransformerDecoderLayer", "TransformerDecoder", "Transformer"]
 
 
 class NonDynamicallyQuantizableLinear(Linear):
@@ -224,6 +226,14 @@ def _causal_mask(sz: int, dtype) -> Tensor:
     return torch.triu(torch.full((sz, sz), float("-inf"), dtype=dtype), diagonal=1)
 
 
+def _detect_causal(mask: Tensor | None, is_causal: bool | None, size: int | None = None) -> bool:
+    """``is_causal`` if given; else whether ``mask`` equals the causal mask of its size."""
+    if is_causal is not None or mask is None:
+        return is_causal is True
+    ref = _causal_mask(size if size is not None else mask.shape[-2], mask.dtype)
+    return tuple(mask.shape) == tuple(ref.shape) and bool((mask == ref).all())
+
+
 class TransformerEncoder(Module):
     """A stack of ``num_layers`` copies of ``encoder_layer``, then ``norm`` if given.
 
@@ -269,12 +279,7 @@ class TransformerEncoder(Module):
             src_key_padding_mask, "src_key_padding_mask", None if mask is None else mask.dtype,
             "mask", src.dtype)
         mask = _canonical_mask(mask, "mask", None, "", src.dtype)
-        make_causal = is_causal is True
-        if is_causal is None and mask is not None:
-            sz = mask.shape[-2]
-            ref = _causal_mask(sz, mask.dtype)
-            if tuple(mask.shape) == tuple(ref.shape):
-                make_causal = bool((mask == ref).all())
+        make_causal = _detect_causal(mask, is_causal)
         output = src
         for mod in self.layers:
             output = mod(output, src_mask=mask, is_causal=make_causal,
@@ -315,3 +320,184 @@ def _why_not_nested(layer: Module) -> str:
     if layer.self_attn.num_heads % 2 == 1:
         return "encoder_layer.self_attn.num_heads is odd"
     return ""
+
+
+class TransformerDecoderLayer(Module):
+    """Self-attention, attention over ``memory`` (the encoder's output) and a feed-forward
+    block, each with a residual and a LayerNorm (``norm_first`` selects pre-norm).
+
+    ``forward(tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+    memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False)``.
+
+    >>> import retrograd as torch
+    >>> layer = torch.nn.TransformerDecoderLayer(8, 2, dim_feedforward=16, batch_first=True)
+    >>> layer(torch.ones(3, 4, 8), torch.ones(3, 5, 8)).shape
+    retrograd.Size([3, 4, 8])
+    """
+
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
+                 dropout: float = 0.1, activation=F.relu, layer_norm_eps: float = 1e-5,
+                 batch_first: bool = False, norm_first: bool = False, bias: bool = True,
+                 device=None, dtype=None) -> None:
+        super().__init__()
+        kw = dict(dropout=dropout, batch_first=batch_first, bias=bias, device=device,
+                  dtype=dtype)
+        self.self_attn = MultiheadAttention(d_model, nhead, **kw)
+        self.multihead_attn = MultiheadAttention(d_model, nhead, **kw)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.dropout1 = Dropout(dropout)
+        self.dropout2 = Dropout(dropout)
+        self.dropout3 = Dropout(dropout)
+        self.activation = (_get_activation_fn(activation) if isinstance(activation, str)
+                           else activation)
+
+    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None,
+                memory_mask: Tensor | None = None, tgt_key_padding_mask: Tensor | None = None,
+                memory_key_padding_mask: Tensor | None = None, tgt_is_causal: bool = False,
+                memory_is_causal: bool = False) -> Tensor:
+        x = tgt
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask,
+                                   tgt_is_causal)
+            x = x + self._mha_block(self.norm2(x), memory, memory_mask,
+                                    memory_key_padding_mask, memory_is_causal)
+            x = x + self._ff_block(self.norm3(x))
+        else:
+            x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask,
+                                              tgt_is_causal))
+            x = self.norm2(x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask,
+                                               memory_is_causal))
+            x = self.norm3(x + self._ff_block(x))
+        return x
+
+    def _sa_block(self, x: Tensor, attn_mask, key_padding_mask, is_causal: bool) -> Tensor:
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+                           is_causal=is_causal, need_weights=False)[0]
+        return self.dropout1(x)
+
+    def _mha_block(self, x: Tensor, mem: Tensor, attn_mask, key_padding_mask,
+                   is_causal: bool) -> Tensor:
+        x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask,
+                                key_padding_mask=key_padding_mask, is_causal=is_causal,
+                                need_weights=False)[0]
+        return self.dropout2(x)
+
+    def _ff_block(self, x: Tensor) -> Tensor:
+        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+
+class TransformerDecoder(Module):
+    """A stack of ``num_layers`` copies of ``decoder_layer``, then ``norm`` if given.
+
+    ``tgt_is_causal=None`` (the default) means: causal if ``tgt_mask`` is the causal mask.
+
+    >>> import retrograd as torch
+    >>> layer = torch.nn.TransformerDecoderLayer(8, 2, dim_feedforward=16)
+    >>> dec = torch.nn.TransformerDecoder(layer, num_layers=2)
+    >>> dec(torch.ones(4, 3, 8), torch.ones(5, 3, 8)).shape
+    retrograd.Size([4, 3, 8])
+    """
+
+    def __init__(self, decoder_layer: Module, num_layers: int,
+                 norm: Module | None = None) -> None:
+        super().__init__()
+        self.layers = ModuleList([copy.deepcopy(decoder_layer) for _ in range(num_layers)])
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None,
+                memory_mask: Tensor | None = None, tgt_key_padding_mask: Tensor | None = None,
+                memory_key_padding_mask: Tensor | None = None, tgt_is_causal: bool | None = None,
+                memory_is_causal: bool = False) -> Tensor:
+        first = self.layers[0] if len(self.layers) else None
+        batch_first = bool(getattr(getattr(first, "self_attn", None), "batch_first", False))
+        seq_len = tgt.shape[0] if tgt.dim() == 2 else tgt.shape[1 if batch_first else 0]
+        tgt_is_causal = _detect_causal(tgt_mask, tgt_is_causal, seq_len)
+        output = tgt
+        for mod in self.layers:
+            output = mod(output, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                         tgt_key_padding_mask=tgt_key_padding_mask,
+                         memory_key_padding_mask=memory_key_padding_mask,
+                         tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal)
+        if self.norm is not None:
+            output = self.norm(output)
+        return output
+
+
+class Transformer(Module):
+    """The encoder-decoder Transformer of "Attention Is All You Need": ``forward(src, tgt)``
+    encodes ``src`` and decodes ``tgt`` attending to it. Weight matrices start Xavier-uniform.
+
+    >>> import retrograd as torch
+    >>> model = torch.nn.Transformer(d_model=8, nhead=2, num_encoder_layers=1,
+    ...                              num_decoder_layers=1, dim_feedforward=16)
+    >>> model(torch.ones(5, 3, 8), torch.ones(4, 3, 8)).shape
+    retrograd.Size([4, 3, 8])
+    """
+
+    def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6,
+                 num_decoder_layers: int = 6, dim_feedforward: int = 2048, dropout: float = 0.1,
+                 activation=F.relu, custom_encoder: Module | None = None,
+                 custom_decoder: Module | None = None, layer_norm_eps: float = 1e-5,
+                 batch_first: bool = False, norm_first: bool = False, bias: bool = True,
+                 device=None, dtype=None) -> None:
+        super().__init__()
+        args = (d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
+                batch_first, norm_first, bias)
+        if custom_encoder is not None:
+            self.encoder = custom_encoder
+        else:
+            self.encoder = TransformerEncoder(
+                TransformerEncoderLayer(*args, device=device, dtype=dtype), num_encoder_layers,
+                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype))
+        if custom_decoder is not None:
+            self.decoder = custom_decoder
+        else:
+            self.decoder = TransformerDecoder(
+                TransformerDecoderLayer(*args, device=device, dtype=dtype), num_decoder_layers,
+                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype))
+        for p in self.parameters():
+            if p.dim() > 1:
+                init.xavier_uniform_(p)
+        self.d_model = d_model
+        self.nhead = nhead
+        self.batch_first = batch_first
+
+    def forward(self, src: Tensor, tgt: Tensor, src_mask: Tensor | None = None,
+                tgt_mask: Tensor | None = None, memory_mask: Tensor | None = None,
+                src_key_padding_mask: Tensor | None = None,
+                tgt_key_padding_mask: Tensor | None = None,
+                memory_key_padding_mask: Tensor | None = None,
+                src_is_causal: bool | None = None, tgt_is_causal: bool | None = None,
+                memory_is_causal: bool = False) -> Tensor:
+        if src.dim() == 3 and src.shape[0 if self.batch_first else 1] != tgt.shape[
+                0 if self.batch_first else 1]:
+            raise RuntimeError("the batch number of src and tgt must be equal")
+        if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
+            raise RuntimeError("the feature number of src and tgt must be equal to d_model")
+        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask,
+                              is_causal=src_is_causal)
+        return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                            tgt_key_padding_mask=tgt_key_padding_mask,
+                            memory_key_padding_mask=memory_key_padding_mask,
+                            tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal)
+
+    @staticmethod
+    def generate_square_subsequent_mask(sz: int, device=None, dtype=None) -> Tensor:
+        """A causal mask: ``-inf`` above the diagonal, 0 elsewhere.
+
+        >>> import retrograd as torch
+        >>> torch.nn.Transformer.generate_square_subsequent_mask(3)
+        tensor([[0., -inf, -inf],
+                [0., 0., -inf],
+                [0., 0., 0.]])
+        """
+        if device is not None:
+            torch.device(device)
+        return _causal_mask(sz, dtype)
