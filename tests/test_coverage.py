@@ -1,0 +1,57 @@
+"""The coverage report is true: the checked-in list of torch's names matches retrograd.
+
+``src/retrograd/_coverage.json`` lists torch 2.13's public names per namespace, marked by
+``tools/coverage.py``. These tests read it (no torch needed) and fail when a name marked provided
+is missing from retrograd, when retrograd has a name the list marks as not provided, or when the
+generated docs page is stale. After adding or removing a name, run
+``python tools/coverage.py --update``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("coverage_tool", ROOT / "tools" / "coverage.py")
+cov = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(cov)
+
+DATA = cov.load()
+HINT = "; run `python tools/coverage.py --update` to re-mark the names"
+
+
+@pytest.mark.parametrize("ns", cov.NAMESPACES)
+def test_provided_marks_match_retrograd(ns):
+    names = DATA["namespaces"][ns]
+    missing = [n for n, e in names.items() if e["provided"] and not cov.provides(ns, n)]
+    unmarked = [n for n, e in names.items() if not e["provided"] and cov.provides(ns, n)]
+    assert not missing, f"{ns}: marked provided but missing in retrograd: {missing}{HINT}"
+    assert not unmarked, f"{ns}: present in retrograd but not marked provided: {unmarked}{HINT}"
+
+
+def test_every_missing_in_scope_name_has_a_reason():
+    for names in DATA["namespaces"].values():
+        for name, e in names.items():
+            if not e["provided"] and "out_of_scope" not in e:
+                assert e.get("reason"), name
+
+
+def test_rules_classify_as_documented():
+    assert cov.scope_of("cudnn_convolution") == "backend-specific"
+    assert cov.scope_of("quantize_per_tensor") == "quantized"
+    assert cov.scope_of("sparse_coo_tensor") == "sparse"
+    assert cov.scope_of("permute_copy") == "generated"
+    assert cov.scope_of("index_copy") is None  # a real op, not a generated view copy
+    assert cov.scope_of("SGD") is None and cov.scope_of("GELU") is None
+    assert cov.unsupported_reason("fft") == "complex dtypes are not supported"
+    assert cov.unsupported_reason("atleast_2d") == cov.DEFAULT_REASON
+
+
+def test_docs_page_is_current():
+    assert (ROOT / "docs" / "coverage.md").read_text() == cov.render_doc(DATA), (
+        "docs/coverage.md is stale" + HINT)
+    readme = (ROOT / "README.md").read_text()
+    assert cov.totals_table(DATA) in readme, "README coverage totals are stale" + HINT
