@@ -10,6 +10,7 @@ from . import (
     linear,
     loss,
     normalization,
+    padding,
     pooling,
     rnn,
     sparse,
@@ -23,13 +24,14 @@ from .flatten import *  # noqa: F403
 from .linear import *  # noqa: F403
 from .loss import *  # noqa: F403
 from .normalization import *  # noqa: F403
+from .padding import *  # noqa: F403
 from .pooling import *  # noqa: F403
 from .rnn import *  # noqa: F403
 from .sparse import *  # noqa: F403
 from .transformer import *  # noqa: F403
 
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
-for _m in (activation, conv, dropout, flatten, linear, loss, normalization, pooling, rnn, sparse,
-           transformer):
+for _m in (activation, conv, dropout, flatten, linear, loss, normalization, padding, pooling, rnn,
+           sparse, transformer):
     __all__ += list(_m.__all__)
 
