@@ -55,3 +55,44 @@ def test_docs_page_is_current():
         "docs/coverage.md is stale" + HINT)
     readme = (ROOT / "README.md").read_text()
     assert cov.totals_table(DATA) in readme, "README coverage totals are stale" + HINT
+
+
+def _worded(ns):
+    from retrograd import _missing
+
+    names = DATA["namespaces"][ns]
+    return [n for n, e in names.items() if not e["provided"] and _missing.reason(ns, n)]
+
+
+@pytest.mark.parametrize("ns", ["torch.Tensor", *__import__("retrograd")._missing.MODULES])
+def test_missing_names_say_retrograd_does_not_implement_them(ns):
+    import retrograd
+
+    if ns == "torch.Tensor":
+        owner, shown = retrograd.tensor([1.0]), "Tensor"
+    else:
+        owner, shown = importlib.import_module("retrograd" + ns[len("torch"):]), ns
+    names = _worded(ns)
+    for name in names:
+        with pytest.raises(AttributeError, match=f"^retrograd does not implement {shown}.{name} "):
+            getattr(owner, name)
+        assert not hasattr(owner, name)
+
+
+def test_worded_errors_read_well():
+    import retrograd
+
+    with pytest.raises(AttributeError) as e:
+        retrograd.fft  # noqa: B018
+    assert str(e.value) == ("retrograd does not implement torch.fft "
+                            "(complex dtypes are not supported)")
+    with pytest.raises(AttributeError) as e:
+        retrograd.tensor([1.0]).to_sparse  # noqa: B018
+    assert str(e.value) == ("retrograd does not implement Tensor.to_sparse "
+                            "(sparse tensors are not supported)")
+    with pytest.raises(AttributeError, match="^module 'retrograd' has no attribute 'fooo'$"):
+        retrograd.fooo  # noqa: B018
+    with pytest.raises(AttributeError, match="^'Tensor' object has no attribute 'fooo'$"):
+        retrograd.tensor([1.0]).fooo  # noqa: B018
+    with pytest.raises(ImportError):
+        from retrograd import jit  # noqa: F401

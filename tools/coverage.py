@@ -116,7 +116,7 @@ NOT_SUPPORTED = (
      r"|quantization|mps|profiler\w*|ProfilerActivity|ProfilerConfig|ProfilerEvent"
      r"|ProfilerState|DeviceType|kineto_available"),
 )
-DEFAULT_REASON = "not implemented yet"
+DEFAULT_REASON = "not written yet"
 
 _OUT = tuple((r, re.compile(p)) for r, p in OUT_OF_SCOPE)
 _UNSUP = tuple((r, re.compile(p)) for r, p in NOT_SUPPORTED)

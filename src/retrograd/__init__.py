@@ -110,3 +110,8 @@ from . import nn, optim, utils  # noqa: E402
 from .serialization import load, save  # noqa: E402
 
 __all__ += ["save", "load", "nn", "optim", "utils"]
+
+# Last: a torch name retrograd lacks fails saying so (retrograd does not implement torch.fft ...).
+from . import _missing  # noqa: E402
+
+_missing.install()
