@@ -26,6 +26,7 @@ from .._tensor import Tensor, edge, make
 from ..ops import _array
 from .grad_mode import state
 from .graph import AccumulateGrad
+from .validate import check_grad, count_grads, materialize
 
 __all__ = ["run_backward"]
 
@@ -133,7 +134,7 @@ class _Pass:
             # recorded shape and dtype (no node opts out, as in PyTorch's validate_outputs).
             nf = fn.next_functions
             if len(grads) != len(nf):
-                grads = _count_grads(fn, grads, nf)
+                grads = count_grads(fn, grads, nf)
             meta = fn._meta
             if meta is None:  # every node is made by ops._apply (apply, wire), which records it
                 raise RuntimeError(f"{fn.name()} has no recorded input metadata")
@@ -143,9 +144,9 @@ class _Pass:
                     if a.__class__ is ndarray or a.__class__ in _NP_SCALARS:
                         # (0-d results of NumPy ops are NumPy scalars: as good as arrays.)
                         if a.shape != m[0] or a.dtype is not m[1]:
-                            g = _check_grad(fn, grads, g, m, xp)
+                            g = check_grad(fn, grads, g, m, xp)
                     else:
-                        g = _check_grad(fn, grads, g, m, xp)
+                        g = check_grad(fn, grads, g, m, xp)
                     if nxt._n_out == 1:
                         old = bufs.get(nxt)
                         if old is None:
@@ -170,7 +171,7 @@ class _Pass:
                 grads = fn.backward(xp, buf)
             else:
                 if fn._materialize and any(g is None for g in buf):
-                    buf = _materialize(fn, buf, xp)
+                    buf = materialize(fn, buf, xp)
                 grads = fn.backward(xp, *buf)
             if grads.__class__ is not tuple:
                 grads = (grads,)
@@ -355,46 +356,3 @@ def _reaching(root_edges, targets) -> set:
                                         for n, _ in fn.next_functions):
                     reach.add(fn)
     return reach
-
-
-def _count_grads(fn, grads, nf) -> tuple:
-    """A node must return one gradient per input; trailing Nones beyond that are allowed."""
-    n = len(nf)
-    if len(grads) > n and all(g is None for g in grads[n:]):
-        return grads[:n]
-    raise RuntimeError(
-        f"function {fn.name()} returned an incorrect number of gradients (expected {n}, "
-        f"got {len(grads)})"
-    )
-
-
-def _check_grad(fn, grads, g, meta, xp):
-    """Fit ``g`` to its input's recorded metadata: sum broadcast dimensions away (the one
-    place this happens) and cast to the input's dtype; any other shape is the node's bug."""
-    i = next(k for k, x in enumerate(grads) if x is g)
-    shape, dtype = meta
-    if xp.TENSORS:
-        if not isinstance(g, Tensor):
-            g = make(np.asarray(g))
-        a = g._data
-    else:
-        g = a = np.asarray(g)
-    gshape = a.shape
-    if gshape != shape:
-        lead = len(gshape) - len(shape)
-        if lead < 0 or any(s != 1 and s != gshape[lead + k] for k, s in enumerate(shape)):
-            raise RuntimeError(
-                f"Function {fn.name()} returned an invalid gradient at index {i} - got "
-                f"{list(gshape)} but expected shape compatible with {list(shape)}"
-            )
-        g = xp.sum_to(g, shape)
-    if a.dtype != dtype:
-        g = xp.cast(g, dtype)
-    return g
-
-
-def _materialize(fn, buf, xp):
-    metas = getattr(fn, "_out_meta", None)
-    if metas is None:
-        return buf
-    return [xp.zeros_meta(m) if g is None else g for g, m in zip(buf, metas)]
