@@ -15,14 +15,28 @@ The layers, bottom to top: ``_dtypes`` and ``_tensor`` (arrays plus autograd met
 from __future__ import annotations
 
 # _allocator tunes malloc when imported (RETROGRAD_MALLOC=default opts out; see its docstring).
-from . import _allocator, _dtypes, autograd, backends, cuda, linalg, ops, return_types, special
+from . import (
+    _allocator,
+    _dtypes,
+    accelerator,
+    autograd,
+    backends,
+    cuda,
+    linalg,
+    ops,
+    return_types,
+    special,
+)
+from ._alias import as_torch
 from ._creation import *  # noqa: F403
 from ._creation import __all__ as _creation_all
 from ._dtypes import (
+    bfloat16,
     bool,
     can_cast,
     double,
     dtype,
+    finfo,
     float,
     float16,
     float32,
@@ -110,6 +124,7 @@ from . import nn, optim, utils  # noqa: E402
 from .serialization import load, save  # noqa: E402
 
 __all__ += ["save", "load", "nn", "optim", "utils"]
+__all__ += ["as_torch"]
 
 # Last: a torch name retrograd lacks fails saying so (retrograd does not implement torch.fft ...).
 from . import _missing  # noqa: E402
