@@ -1,0 +1,178 @@
+"""autograd.functional (vjp, jvp, jacobian, hessian, hvp, vhp) against torch.autograd.functional:
+values, return structures, create_graph, strict mode and errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import retrograd
+
+from ..oracle import compare, compare_error
+
+RNG = np.random.default_rng(0)
+A = RNG.standard_normal(3)
+B = RNG.standard_normal((2, 3))
+M = RNG.standard_normal((3, 3))
+
+
+def F(lib):
+    return lib.autograd.functional
+
+
+def t(lib, a, **kw):
+    return lib.tensor(np.asarray(a, dtype=np.float64), **kw)
+
+
+def f_single(x):
+    return (x.exp() * x).tanh()
+
+
+def f_pair(x, y):
+    return (x * y).sin(), (x ** 2 + y).sum()
+
+
+def scalar(x):
+    return (x ** 3).sum() + (x[0] * x[1]).sin()
+
+
+def scalar2(x, y):
+    return (x * y.exp()).sum() + (x ** 2).sum() * y.sum()
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_vjp_single_and_tuple(torch, create_graph):
+    compare(lambda lib: F(lib).vjp(f_single, t(lib, A), t(lib, A[::-1].copy()),
+                                   create_graph=create_graph))
+    compare(lambda lib: F(lib).vjp(f_pair, (t(lib, B), t(lib, B + 1)),
+                                   (t(lib, B), t(lib, 2.0)), create_graph=create_graph))
+    # v may be omitted for a single-element output
+    compare(lambda lib: F(lib).vjp(lambda x: (x * x).sum(), t(lib, A)))
+
+
+def test_jvp(torch):
+    compare(lambda lib: F(lib).jvp(f_single, t(lib, A), t(lib, np.ones(3))))
+    compare(lambda lib: F(lib).jvp(f_pair, (t(lib, B), t(lib, B + 1)),
+                                   (t(lib, B), t(lib, -B))))
+    compare(lambda lib: F(lib).jvp(lambda x: x * 3, t(lib, [2.0])))
+
+
+@pytest.mark.parametrize("vectorize", [False, True])
+def test_jacobian_structures(torch, vectorize):
+    compare(lambda lib: F(lib).jacobian(f_single, t(lib, A), vectorize=vectorize))
+    compare(lambda lib: F(lib).jacobian(f_pair, (t(lib, B), t(lib, B + 1)),
+                                        vectorize=vectorize))
+    compare(lambda lib: F(lib).jacobian(lambda x: (x.sin(),), t(lib, A), vectorize=vectorize))
+    compare(lambda lib: F(lib).jacobian(lambda x, y: x @ y, (t(lib, M), t(lib, A))))
+
+
+def test_jacobian_create_graph_and_unused_inputs(torch):
+    def run(lib):
+        x = t(lib, A, requires_grad=True)
+        jac = F(lib).jacobian(lambda a, b: a.exp() * 2, (x, t(lib, A)), create_graph=True)
+        assert jac[0].requires_grad and not jac[1].requires_grad
+        (g,) = lib.autograd.grad(jac[0].sum(), x)
+        return jac, g
+
+    compare(run)
+
+
+def test_hessian(torch):
+    compare(lambda lib: F(lib).hessian(scalar, t(lib, A)))
+    compare(lambda lib: F(lib).hessian(scalar2, (t(lib, A), t(lib, A * 2))))
+    compare(lambda lib: F(lib).hessian(scalar, t(lib, A), vectorize=True))
+
+
+@pytest.mark.parametrize("name", ["hvp", "vhp"])
+def test_hvp_vhp(torch, name):
+    compare(lambda lib: getattr(F(lib), name)(scalar, t(lib, A), t(lib, A[::-1].copy())))
+    compare(lambda lib: getattr(F(lib), name)(scalar2, (t(lib, A), t(lib, A * 2)),
+                                              (t(lib, np.ones(3)), t(lib, A))))
+
+    def graph(lib):
+        x = t(lib, A, requires_grad=True)
+        out, r = getattr(F(lib), name)(scalar, x, t(lib, np.ones(3)), create_graph=True)
+        (g,) = lib.autograd.grad(r.sum(), x)
+        return out, r, g
+
+    compare(graph)
+
+
+def test_hvp_of_tanh_network_matches_closed_form():
+    # f(x) = sum(tanh(W x)): H v = W^T diag(-2 t (1 - t^2)) W v
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((5, 4))
+    x = rng.standard_normal(4)
+    v = rng.standard_normal(4)
+    W = retrograd.tensor(w)
+    out, hv = retrograd.autograd.functional.hvp(
+        lambda z: (W @ z).tanh().sum(), retrograd.tensor(x), retrograd.tensor(v))
+    th = np.tanh(w @ x)
+    np.testing.assert_allclose(out.item(), th.sum())
+    np.testing.assert_allclose(hv.numpy(), w.T @ (-2 * th * (1 - th ** 2) * (w @ v)))
+
+
+ERRORS = [
+    # wrong v: sizes, lengths, None for a non-scalar
+    lambda lib: F(lib).vjp(f_single, t(lib, A), t(lib, B)),
+    lambda lib: F(lib).vjp(f_pair, (t(lib, B), t(lib, B)), (t(lib, B),)),
+    lambda lib: F(lib).vjp(f_pair, (t(lib, B), t(lib, B)), (t(lib, B), t(lib, A))),
+    lambda lib: F(lib).vjp(f_single, t(lib, A), (t(lib, A), t(lib, A))),
+    lambda lib: F(lib).vjp(f_single, t(lib, A)),
+    lambda lib: F(lib).jvp(f_single, t(lib, A)),
+    lambda lib: F(lib).jvp(f_single, t(lib, A), t(lib, B)),
+    lambda lib: F(lib).hvp(scalar, t(lib, A)),
+    lambda lib: F(lib).vhp(scalar, t(lib, A), t(lib, B)),
+    # not tensors
+    lambda lib: F(lib).vjp(f_single, [1.0, 2.0], t(lib, A)),
+    lambda lib: F(lib).jacobian(f_pair, (t(lib, A), 3.0)),
+    lambda lib: F(lib).jacobian(lambda x: 3.0, t(lib, A)),
+    # not a scalar function
+    lambda lib: F(lib).hessian(lambda x: x * 2, t(lib, A)),
+    lambda lib: F(lib).hessian(lambda x: (x.sum(), x.sum()), t(lib, A)),
+    lambda lib: F(lib).hvp(lambda x: x * 2, t(lib, A), t(lib, A)),
+    lambda lib: F(lib).vhp(lambda x: (x.sum(),), t(lib, A), t(lib, A)),
+    # strategies
+    lambda lib: F(lib).jacobian(f_single, t(lib, A), strategy="sideways"),
+    lambda lib: F(lib).hessian(scalar, t(lib, A), outer_jacobian_strategy="sideways"),
+    lambda lib: F(lib).jacobian(f_single, t(lib, A), strategy="forward-mode", create_graph=True),
+    lambda lib: F(lib).jacobian(f_single, t(lib, A), strategy="forward-mode", strict=True),
+    lambda lib: F(lib).jacobian(f_single, t(lib, A), strategy="forward-mode"),
+    lambda lib: F(lib).jacobian(f_single, t(lib, A), strict=True, vectorize=True),
+    # strict mode: independent outputs and inputs, linear functions
+    lambda lib: F(lib).vjp(lambda x: x.detach() * 2, t(lib, A), t(lib, A), strict=True),
+    lambda lib: F(lib).vjp(lambda x, y: x * 2, (t(lib, A), t(lib, A)), t(lib, A), strict=True),
+    lambda lib: F(lib).jvp(lambda x, y: x * 2, (t(lib, A), t(lib, A)),
+                           (t(lib, A), t(lib, A)), strict=True),
+    lambda lib: F(lib).jacobian(lambda x, y: x * 2, (t(lib, A), t(lib, A)), strict=True),
+    lambda lib: F(lib).jacobian(lambda x: x * 2, t(lib, A), strict=True, create_graph=True),
+    lambda lib: F(lib).hessian(lambda x: (x * 2).sum(), t(lib, A), strict=True),
+    lambda lib: F(lib).hessian(lambda x, y: (x ** 2).sum(), (t(lib, A), t(lib, A)), strict=True),
+    lambda lib: F(lib).hvp(lambda x: (x * 2).sum(), t(lib, A), t(lib, A), strict=True),
+    lambda lib: F(lib).vhp(lambda x, y: (x ** 2).sum(), (t(lib, A), t(lib, A)),
+                           (t(lib, A), t(lib, A)), strict=True),
+    lambda lib: F(lib).hvp(lambda x: (x * x).sum(), t(lib, A), t(lib, A), strict=True,
+                           create_graph=True),
+]
+
+
+@pytest.mark.parametrize("i", range(len(ERRORS)))
+def test_errors(torch, i):
+    compare_error(ERRORS[i])
+
+
+def test_strict_passes_and_non_strict_fills_zeros(torch):
+    compare(lambda lib: F(lib).jacobian(lambda x, y: x.exp() * y, (t(lib, A), t(lib, A)),
+                                        strict=True, create_graph=True))
+    compare(lambda lib: F(lib).vjp(lambda x, y: x * 2, (t(lib, A), t(lib, A)), t(lib, A)))
+    compare(lambda lib: F(lib).hessian(lambda x, y: (x ** 2).sum(), (t(lib, A), t(lib, A))))
+    compare(lambda lib: F(lib).hvp(lambda x: (x * 2).sum(), t(lib, A), t(lib, A)))
+
+
+def test_grad_mode_is_respected(torch):
+    def run(lib):
+        with lib.no_grad():
+            out, g = F(lib).vjp(f_single, t(lib, A, requires_grad=True), t(lib, A))
+        return out.requires_grad, g.requires_grad
+
+    compare(run)
