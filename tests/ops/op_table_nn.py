@@ -196,4 +196,14 @@ OPS = [
                                            scale_grad_by_freq=True),
            [((5, 3),)], no_gradcheck="padding_idx and scale_grad_by_freq change the gradient "
                                      "on purpose: it is not the derivative"),
+    # rearrangements and local response normalisation
+    OpInfo("pixel_shuffle", lambda lib, x: F(lib).pixel_shuffle(x, 2),
+           [((1, 8, 2, 3),), ((2, 1, 4, 1, 2),)]),
+    OpInfo("pixel_unshuffle", lambda lib, x: F(lib).pixel_unshuffle(x, 2),
+           [((1, 2, 4, 2),), ((3, 2, 2),)]),
+    OpInfo("channel_shuffle", lambda lib, x: F(lib).channel_shuffle(x, 3),
+           [((2, 6, 2),), ((1, 3, 2, 1, 2),)]),
+    OpInfo("local_response_norm",
+           lambda lib, x: F(lib).local_response_norm(x, 3, alpha=0.5, beta=0.6, k=1.5),
+           [((2, 4, 3),), ((1, 3, 2, 2),)]),
 ]

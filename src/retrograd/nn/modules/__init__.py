@@ -5,12 +5,14 @@ from ..module import Module
 from . import (
     activation,
     conv,
+    distance,
     dropout,
     flatten,
     linear,
     loss,
     normalization,
     padding,
+    pixelshuffle,
     pooling,
     rnn,
     sparse,
@@ -19,19 +21,21 @@ from . import (
 from .activation import *  # noqa: F403
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import *  # noqa: F403
+from .distance import *  # noqa: F403
 from .dropout import *  # noqa: F403
 from .flatten import *  # noqa: F403
 from .linear import *  # noqa: F403
 from .loss import *  # noqa: F403
 from .normalization import *  # noqa: F403
 from .padding import *  # noqa: F403
+from .pixelshuffle import *  # noqa: F403
 from .pooling import *  # noqa: F403
 from .rnn import *  # noqa: F403
 from .sparse import *  # noqa: F403
 from .transformer import *  # noqa: F403
 
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
-for _m in (activation, conv, dropout, flatten, linear, loss, normalization, padding, pooling, rnn,
-           sparse, transformer):
+for _m in (activation, conv, distance, dropout, flatten, linear, loss, normalization, padding,
+           pixelshuffle, pooling, rnn, sparse, transformer):
     __all__ += list(_m.__all__)
 

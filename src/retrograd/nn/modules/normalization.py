@@ -1,5 +1,5 @@
-"""nn modules: normalization (BatchNorm1d/2d/3d, InstanceNorm1d/2d, LayerNorm, GroupNorm,
-RMSNorm)."""
+"""nn modules: normalization (BatchNorm1d/2d/3d, InstanceNorm1d/2d/3d, LayerNorm, GroupNorm,
+RMSNorm, LocalResponseNorm, CrossMapLRN2d)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from ..module import Module
 from ..parameter import Parameter
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d",
-           "LayerNorm", "GroupNorm", "RMSNorm"]
+           "InstanceNorm3d", "LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm",
+           "CrossMapLRN2d"]
 
 
 def _check_device(device) -> None:
@@ -181,6 +182,17 @@ class InstanceNorm2d(_InstanceNorm):
     _spatial = 2
 
 
+class InstanceNorm3d(_InstanceNorm):
+    """Instance normalisation of (N, C, D, H, W) or (C, D, H, W) input.
+
+    >>> import retrograd as torch
+    >>> torch.nn.InstanceNorm3d(3)(torch.randn(2, 3, 2, 4, 4)).shape
+    retrograd.Size([2, 3, 2, 4, 4])
+    """
+
+    _spatial = 3
+
+
 def _as_shape(normalized_shape) -> tuple:
     if isinstance(normalized_shape, numbers.Integral):
         return (int(normalized_shape),)
@@ -308,3 +320,68 @@ class RMSNorm(Module):
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, "
                 f"elementwise_affine={self.elementwise_affine}")
+
+
+class LocalResponseNorm(Module):
+    """Normalises across channels: ``x / (k + alpha * mean of x^2 over size channels)^beta``.
+
+    >>> import retrograd as torch
+    >>> torch.nn.LocalResponseNorm(2)
+    LocalResponseNorm(2, alpha=0.0001, beta=0.75, k=1.0)
+    """
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                 k: float = 1.0) -> None:
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+def _lrn_window(channels: int, size: int) -> list:
+    """Which channels' squares each channel's scale sums in Lua Torch's cross-map LRN: its
+    running window (which never drops channel 0), replayed on unit vectors."""
+    pre = int((size - 1) / 2 + 1)
+    rows = [[1.0 if j < min(pre, channels) else 0.0 for j in range(channels)]]
+    for c in range(1, channels):
+        row = list(rows[-1])
+        if c < channels - pre + 1:
+            row[c + pre - 1] += 1.0
+        if c > pre:
+            row[c - pre] -= 1.0
+        rows.append(row)
+    return rows
+
+
+class CrossMapLRN2d(Module):
+    """Lua Torch's cross-map local response normalisation of 4-D input (legacy).
+
+    >>> import retrograd as torch
+    >>> torch.nn.CrossMapLRN2d(3)(torch.ones(1, 2, 1, 1)).shape
+    retrograd.Size([1, 2, 1, 1])
+    """
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> None:
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        if input.dim() != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D "
+                             f"instead.")
+        window = torch.tensor(_lrn_window(input.shape[1], self.size), dtype=input.dtype)
+        scale = torch.einsum("cj,njhw->nchw", window, input * input)
+        return input * (scale * (self.alpha / self.size) + self.k).pow(-self.beta)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -1,0 +1,69 @@
+"""The layers added for breadth, each against PyTorch from one table: construction defaults and
+attributes, repr, state_dict keys, forward values and gradients (weights copied from torch)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import retrograd as rt
+
+from ..oracle import compare_error, copy_state, run_both
+
+TOL = dict(rtol=1e-6, atol=1e-8)
+
+# (class name, constructor args, constructor kwargs, input shapes, attributes to compare)
+LAYERS = [
+    ("PixelShuffle", (2,), {}, [(2, 8, 2, 3)], ("upscale_factor",)),
+    ("PixelShuffle", (3,), {}, [(9, 1, 2)], ()),
+    ("PixelUnshuffle", (2,), {}, [(2, 2, 4, 6)], ("downscale_factor",)),
+    ("ChannelShuffle", (3,), {}, [(2, 6, 2, 2)], ("groups",)),
+    ("ChannelShuffle", (2,), {}, [(2, 4, 3)], ()),
+    ("CosineSimilarity", (), {}, [(3, 4), (3, 4)], ("dim", "eps")),
+    ("CosineSimilarity", (), dict(dim=0, eps=1e-3), [(3, 4), (1, 4)], ()),
+    ("PairwiseDistance", (), {}, [(3, 4), (3, 4)], ("norm", "eps", "keepdim")),
+    ("PairwiseDistance", (1.0,), dict(keepdim=True), [(3, 4), (3, 4)], ()),
+    ("LocalResponseNorm", (3,), {}, [(2, 5, 3)], ("size", "alpha", "beta", "k")),
+    ("LocalResponseNorm", (2,), dict(alpha=0.5, beta=0.5, k=2.0), [(2, 4, 3, 2)], ()),
+    ("LocalResponseNorm", (4,), dict(alpha=0.3), [(1, 5, 2, 2, 2)], ()),
+    ("CrossMapLRN2d", (3,), dict(alpha=0.5), [(2, 6, 2, 2)], ("size", "alpha", "beta", "k")),
+    ("CrossMapLRN2d", (5,), dict(alpha=0.9, k=2), [(1, 3, 2, 2)], ()),
+    ("InstanceNorm3d", (2,), dict(affine=True), [(2, 2, 2, 3, 3)], ("eps", "momentum")),
+]
+
+
+def _ids(case):
+    return f"{case[0]}-{'x'.join(map(str, case[3][0]))}"
+
+
+@pytest.mark.parametrize("case", LAYERS, ids=[_ids(c) for c in LAYERS])
+def test_layer_matches_torch(torch, case):
+    name, args, kwargs, shapes, attrs = case
+    torch.manual_seed(0)
+    tm = getattr(torch.nn, name)(*args, **kwargs).double()
+    rm = getattr(rt.nn, name)(*args, **kwargs).double()
+    assert repr(rm) == repr(tm)
+    assert list(rm.state_dict()) == list(tm.state_dict())
+    for a in attrs:
+        assert getattr(rm, a) == getattr(tm, a), a
+    copy_state(tm, rm)
+    rng = np.random.default_rng(0)
+    xs = [rng.standard_normal(s) for s in shapes]
+    # CrossMapLRN2d's torch backward is Lua Torch's (not the derivative of its own forward):
+    # values only there.
+    grads = name != "CrossMapLRN2d"
+    run_both(torch, rm, tm, xs, tol=TOL, grad_fn=False, requires_grad=grads,
+             modules=(rm, tm) if grads else None)
+
+
+def test_layer_errors_match_torch():
+    compare_error(lambda lib: lib.nn.PixelShuffle(2)(lib.ones(3, 2, 2)))
+    compare_error(lambda lib: lib.nn.PixelShuffle(2)(lib.ones(2, 2)))
+    compare_error(lambda lib: lib.nn.PixelUnshuffle(2)(lib.ones(1, 3, 4)))
+    compare_error(lambda lib: lib.nn.PixelUnshuffle(2)(lib.ones(1, 4, 3)))
+    compare_error(lambda lib: lib.nn.PixelUnshuffle(0)(lib.ones(1, 4, 3)))
+    compare_error(lambda lib: lib.nn.ChannelShuffle(3)(lib.ones(2, 4, 3)))
+    compare_error(lambda lib: lib.nn.ChannelShuffle(2)(lib.ones(2, 4)))
+    compare_error(lambda lib: lib.nn.LocalResponseNorm(2)(lib.ones(2, 4)))
+    compare_error(lambda lib: lib.nn.CrossMapLRN2d(2)(lib.ones(2, 4, 2)))
+    compare_error(lambda lib: lib.nn.InstanceNorm3d(2)(lib.ones(2, 4, 2)))
