@@ -70,7 +70,7 @@ OUT_OF_SCOPE = (
     ("quantized", r".*quantiz.*|q_\w+|qint\w*|quint\w*|qscheme|per_(tensor|channel)_\w+"
                   r"|int_repr|choose_qparams\w*|dequantize|fused_moving_avg_obs_fake_quant"
                   r"|Q\w*Storage|qat|quantizable|intrinsic|ao|empty_quantized|is_quantized"),
-    ("sparse", r".*sparse.*|.*(coo|csr|csc|bsr|bsc)\b.*|smm|dsmm|hsmm|spmm|hspmm|saddmm"
+    ("sparse", r".*sparse.*|SparseAdam|.*(coo|csr|csc|bsr|bsc)\b.*|smm|dsmm|hsmm|spmm|hspmm|saddmm"
                r"|sspaddmm|coalesce|is_coalesced|indices|values|(c?col|crow|row)_indices"
                r"|dense_dim|to_dense|segment_reduce"),
     ("generated", r"(alias|as_strided|c?col_indices|crow_indices|detach|diagonal|expand|indices"

@@ -75,6 +75,20 @@ CASES = [
     ("Adadelta", {"lr": 0.5, "rho": 0.8, "weight_decay": 0.05, "maximize": True}),
     ("Adamax", {"lr": 0.05}),
     ("Adamax", {"lr": 0.05, "betas": (0.8, 0.9), "weight_decay": 0.02, "maximize": True}),
+    ("NAdam", {"lr": 0.05}),
+    ("NAdam", {"lr": 0.05, "weight_decay": 0.05, "momentum_decay": 0.01, "maximize": True}),
+    ("NAdam", {"lr": 0.05, "weight_decay": 0.1, "decoupled_weight_decay": True}),
+    ("RAdam", {"lr": 0.05}),
+    ("RAdam", {"lr": 0.05, "betas": (0.5, 0.6), "weight_decay": 0.05, "maximize": True}),
+    ("RAdam", {"lr": 0.05, "weight_decay": 0.1, "decoupled_weight_decay": True}),
+    ("ASGD", {"lr": 0.05}),
+    ("ASGD", {"lr": 0.05, "lambd": 0.01, "alpha": 0.5, "t0": 5, "weight_decay": 0.02}),
+    ("ASGD", {"lr": 0.05, "t0": 3, "maximize": True}),
+    ("Rprop", {"lr": 0.01}),
+    ("Rprop", {"lr": 0.02, "etas": (0.3, 1.5), "step_sizes": (1e-4, 0.05), "maximize": True}),
+    ("Adafactor", {}),
+    ("Adafactor", {"lr": 0.05, "beta2_decay": -0.5, "eps": (1e-20, 1e-2), "d": 2.0,
+                   "weight_decay": 0.1, "maximize": True}),
 ]
 
 
@@ -347,3 +361,26 @@ def test_no_warnings_during_step():
             (a * a).sum().backward()
             opt.step()
     assert math.isfinite(a.sum().item())
+
+
+@pytest.mark.parametrize("kwargs", [{"lr": 0.02}, {"lr": 0.02, "nesterov": False,
+                                    "adjust_lr_fn": "match_rms_adamw", "weight_decay": 0.0}])
+def test_muon_matches_torch(torch, kwargs):
+    # Muon orthogonalises in bfloat16 as PyTorch does, so the two agree to bfloat16's precision.
+    def run(lib):
+        w = lib.tensor(INIT["w"].copy(), dtype=lib.float64, requires_grad=True)
+        v = lib.tensor(INIT["w"][:2].T.copy(), dtype=lib.float64, requires_grad=True)
+        opt = lib.optim.Muon([w, v], **kwargs)
+        x = lib.tensor(X, dtype=lib.float64)
+        for _ in range(5):
+            opt.zero_grad()
+            ((x.matmul(w.t()) - lib.tensor(Y, dtype=lib.float64)) ** 2).mean().backward()
+            (v ** 2).sum().backward()
+            opt.step()
+        assert list(opt.state_dict()["state"][0]) == ["momentum_buffer"]
+        return w.detach().numpy(), v.detach().numpy()
+
+    for a, b in zip(run(rg), run(torch)):
+        np.testing.assert_allclose(a, b, rtol=0, atol=2e-3)
+    with pytest.raises(ValueError, match="Muon only supports 2D parameters"):
+        rg.optim.Muon([rg.zeros(3, requires_grad=True)])
