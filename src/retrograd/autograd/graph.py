@@ -31,6 +31,18 @@ from .saved import (  # noqa: F401 - re-exported: ops import these from graph
 
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle"]
 
+_TOOLS = ("to_dot", "draw", "memory_report", "MemoryReport", "GraphLeakWarning")
+
+
+def __getattr__(name: str):
+    # The graph tools (graph_tools.py, leak.py) need the tensor type, whose module imports this
+    # one: they load on first use.
+    if name in _TOOLS:
+        from . import graph_tools, leak
+        return getattr(leak if name == "GraphLeakWarning" else graph_tools, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 # Creation order of nodes: the engine runs newer nodes first (see engine._run).
 next_seq = itertools.count(1).__next__
 

@@ -1,5 +1,6 @@
 """Utilities that PyTorch keeps under ``torch.utils``: ``data`` (datasets and the DataLoader) and
-``hooks`` (the handle every ``register_*hook`` returns)."""
+``hooks`` (the handle every ``register_*hook`` returns); and retrograd's own ``summary`` (a
+model's layers, shapes, parameters and saved bytes)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import importlib
 
 from . import hooks
 
-__all__ = ["data", "hooks"]
+__all__ = ["data", "hooks", "summary"]
 
 
 def __getattr__(name: str):
@@ -15,4 +16,6 @@ def __getattr__(name: str):
     # autograd graph before that class exists.
     if name == "data":
         return importlib.import_module(".data", __name__)
+    if name == "summary":
+        return importlib.import_module("._summary", __name__).summary
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,99 @@
+"""Graph drawing and memory reports (``retrograd.autograd.graph``: to_dot, draw, memory_report)."""
+
+import os
+import re
+import shutil
+
+import numpy as np
+import pytest
+
+import retrograd as torch
+from retrograd import nn
+from retrograd.autograd.graph import draw, memory_report, to_dot
+
+
+def _mlp():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 2))
+
+
+def test_to_dot_names_every_node_leaf_and_saved_tensor():
+    m = _mlp()
+    x = torch.randn(5, 4)
+    y = m(x).pow(2).sum()
+    dot = to_dot(y, params=dict(m.named_parameters()))
+    assert dot.startswith("digraph {") and dot.rstrip().endswith("}")
+    boxes = re.findall(r'n\d+ \[label="([^"]*)", fillcolor=(\w+)\]', dot)
+    # (PyTorch's linear also records a TBackward0 per weight; the drawing shows what is there.)
+    names = sorted(b[0] for b in boxes if b[0] != "TBackward0")
+    assert names == sorted([
+        "SumBackward0", "PowBackward0", "AddmmBackward0", "TanhBackward0", "AddmmBackward0",
+        "0.weight\\n(8, 4)", "0.bias\\n(8)", "2.weight\\n(2, 8)", "2.bias\\n(2)",
+    ])
+    # The output is highlighted, leaves are light blue.
+    assert ("SumBackward0", "darkolivegreen1") in boxes
+    assert ("0.weight\\n(8, 4)", "lightblue") in boxes
+    # Saved tensors: shape, dtype and bytes (tanh's result: 5 x 8 float32 = 160 bytes).
+    assert "result\\n(5, 8) float32 160 B" in dot
+    # Every edge joins two declared nodes.
+    ids = set(re.findall(r"^\s+(\w+) \[", dot, re.M))
+    for a, b in re.findall(r"^\s+(\w+) -> (\w+)", dot, re.M):
+        assert a in ids and b in ids
+    assert "orange" not in to_dot(y, show_saved=False)
+
+
+def test_draw_writes_dot_and_explains_svg_without_graphviz(tmp_path, monkeypatch):
+    x = torch.ones(3, requires_grad=True)
+    y = (x * x).sum()
+    p = draw(y, str(tmp_path / "g.dot"))
+    assert open(p).read() == to_dot(y)
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    with pytest.raises(RuntimeError, match="Graphviz's 'dot' program.*\\.dot file"):
+        draw(y, str(tmp_path / "g.svg"))
+    assert not os.path.exists(tmp_path / "g.svg")
+
+
+def test_memory_report_counts_saved_arrays_and_shared_storage_once():
+    x = torch.randn(64, 32, requires_grad=True)
+    w = torch.randn(32, 16, requires_grad=True)
+    h = x @ w          # saves x and w
+    a = h.tanh()       # saves its result
+    b = a * a          # saves a twice: the same storage, counted once
+    loss = b.sum()
+    rep = memory_report(loss)
+    expected = x.numel() * 4 + w.numel() * 4 + a.numel() * 4
+    assert rep.total_bytes == expected
+    assert dict(rep.per_node)["MmBackward0"] == (64 * 32 + 32 * 16) * 4
+    assert "total" in str(rep) and f"{expected:,}" in str(rep)
+    loss.backward()
+    assert memory_report(loss).total_bytes == 0   # freed by backward
+
+
+def test_memory_report_per_module():
+    m = _mlp()
+    y = m(torch.randn(5, 4)).sum()
+    rep = memory_report(y, model=m)
+    assert sum(rep.per_module.values()) == rep.total_bytes
+    # Layer 2 saves its input (tanh's result, 5 x 8) and its weight (2 x 8); layer 0 its input.
+    assert rep.per_module == {"2": (40 + 16) * 4, "0": 20 * 4} or \
+        rep.per_module == {"0": 20 * 4 + 40 * 4, "2": 16 * 4}
+    assert rep.total_bytes == (20 + 40 + 16) * 4
+
+
+def test_saved_arrays_of_a_user_function():
+    class Cube(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x ** 3
+            ctx.save_for_backward(x, y)
+            return y
+
+        @staticmethod
+        def backward(ctx, g):
+            x, _ = ctx.saved_tensors
+            return 3 * x * x * g
+
+    x = torch.ones(10, dtype=torch.float64, requires_grad=True)
+    y = Cube.apply(x)
+    assert memory_report(y).total_bytes == 160
+    np.testing.assert_allclose(y.detach().numpy(), 1.0)
