@@ -73,7 +73,17 @@ CASES = [
     ("OneCycleLR", {"max_lr": 0.5, "total_steps": 50, "cycle_momentum": False}),
     ("SequentialLR", {}),
     ("ChainedScheduler", {}),
+    ("CyclicLR", {"base_lr": 0.01, "max_lr": 0.1, "step_size_up": 4}),
+    ("CyclicLR", {"base_lr": [0.01, 0.02], "max_lr": 0.2, "step_size_up": 3,
+                  "step_size_down": 5, "mode": "triangular2", "base_momentum": 0.7}),
+    ("CyclicLR", {"base_lr": 0.01, "max_lr": 0.1, "step_size_up": 5, "mode": "exp_range",
+                  "gamma": 0.97}),
+    ("CyclicLR", {"base_lr": 0.01, "max_lr": 0.1, "step_size_up": 5, "cycle_momentum": False,
+                  "scale_fn": lambda x: 0.9**x, "scale_mode": "iterations"}),
+    ("CosineAnnealingWarmRestarts", {"T_0": 5}),
+    ("CosineAnnealingWarmRestarts", {"T_0": 3, "T_mult": 2, "eta_min": 0.01}),
 ]
+CYCLIC = [c for c in CASES if c[0] in ("CyclicLR", "CosineAnnealingWarmRestarts")]
 
 
 @pytest.mark.parametrize("name,kwargs", CASES)
@@ -251,3 +261,64 @@ def test_sequential_lr_errors(torch):
             S.SequentialLR(opt, [a, S.ReduceLROnPlateau(opt)], milestones=[3])
         with pytest.raises(ValueError, match="expects at least one scheduler"):
             S.SequentialLR(opt, [], milestones=[])
+
+
+@pytest.mark.parametrize("name,kwargs", CYCLIC[:3])
+def test_cyclic_lr_cycles_adam_betas(torch, name, kwargs):
+    assert lr_sequence(rg, name, kwargs, kind="adam") == \
+        lr_sequence(torch, name, kwargs, kind="adam")
+
+
+@pytest.mark.parametrize("name,kwargs", CYCLIC[:2] + CYCLIC[4:])
+def test_cyclic_state_dicts_match_torch_and_resume(torch, name, kwargs):
+    for steps in (0, 7):
+        mine, theirs = (_sched(lib, make_optimizer(lib), name, kwargs) for lib in (rg, torch))
+        for s in (mine, theirs):
+            for _ in range(steps):
+                s.optimizer.step()
+                s.step()
+        a, b = mine.state_dict(), theirs.state_dict()
+        assert sorted(a) == sorted(b)
+        assert {k: v for k, v in a.items()} == {k: v for k, v in b.items()}
+    full = lr_sequence(rg, name, kwargs, steps=20)
+    opt = make_optimizer(rg)
+    sched = _sched(rg, opt, name, kwargs)
+    for _ in range(8):
+        opt.step()
+        sched.step()
+    saved = sched.state_dict()
+    sched2 = _sched(rg, opt, name, kwargs)
+    sched2.load_state_dict(saved)
+    rest = []
+    for _ in range(12):
+        rest.append(sched2.get_last_lr())
+        opt.step()
+        sched2.step()
+    assert rest == [row[0] for row in full[8:]]
+
+
+def test_warm_restarts_fractional_epochs_and_errors(torch):
+    def run(lib):
+        opt = make_optimizer(lib)
+        sched = lib.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=3, T_mult=2)
+        out = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for epoch in (0.5, 1.25, 2.9, 3.0, 7.5, 9.0, 22.0, 1.0):
+                opt.step()
+                sched.step(epoch)
+                out.append((sched.get_last_lr(), sched.T_cur, sched.T_i, sched.last_epoch))
+        return out
+
+    assert run(rg) == run(torch)
+    S = rg.optim.lr_scheduler
+    with pytest.raises(ValueError, match="Expected positive integer T_0, but got 0"):
+        S.CosineAnnealingWarmRestarts(make_optimizer(rg), T_0=0)
+    with pytest.raises(ValueError, match="Expected integer T_mult >= 1, but got 0"):
+        S.CosineAnnealingWarmRestarts(make_optimizer(rg), T_0=2, T_mult=0)
+    with pytest.raises(ValueError, match="Expected non-negative epoch, but got -1"):
+        S.CosineAnnealingWarmRestarts(make_optimizer(rg), T_0=2).step(-1)
+    with pytest.raises(ValueError, match="mode is invalid and scale_fn is None"):
+        S.CyclicLR(make_optimizer(rg), 0.1, 1.0, mode="sine")
+    with pytest.raises(ValueError, match="optimizer must support momentum or beta1"):
+        S.CyclicLR(rg.optim.Adagrad([rg.zeros(1, requires_grad=True)]), 0.1, 1.0)
