@@ -60,6 +60,11 @@ from ._random import __all__ as _random_all
 from ._ranges import *  # noqa: F403
 from ._ranges import __all__ as _ranges_all
 from ._tensor import Size, Tensor, device
+from .autograd.anomaly_mode import (
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_anomaly_enabled,
+)
 from .autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -120,11 +125,13 @@ __all__ = list(_creation_all) + list(_ranges_all) + list(_random_all) + list(_op
 ]
 
 # Added last: these modules read retrograd's public names when their functions run.
-from . import nn, optim, utils  # noqa: E402
+from . import nn, optim, profiler, utils  # noqa: E402
+from .autograd import profiler as _autograd_profiler  # noqa: E402, F401
 from .serialization import load, save  # noqa: E402
 
-__all__ += ["save", "load", "nn", "optim", "utils"]
+__all__ += ["save", "load", "nn", "optim", "utils", "profiler"]
 __all__ += ["as_torch"]
+__all__ += ["is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled"]
 
 # Last: a torch name retrograd lacks fails saying so (retrograd does not implement torch.fft ...).
 from . import _missing  # noqa: E402
