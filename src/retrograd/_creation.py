@@ -177,7 +177,7 @@ def finish(arr: np.ndarray, requires_grad: bool, out: Tensor | None = None,
         return _write_out(out, arr, name)
     t = make(arr)
     if requires_grad:
-        if arr.dtype.kind != "f":
+        if arr.dtype.char not in _dtypes.FLOAT_CHARS:
             raise RuntimeError(
                 "Only Tensors of floating point and complex dtype can require gradients"
             )
@@ -441,6 +441,8 @@ def _cast_flat(flat: list, has_float: bool, target: dtype) -> np.ndarray:
     if target.is_floating_point:
         a = np.array(flat, dtype=np.float64)
         with np.errstate(over="ignore"):
+            if np_t in _dtypes.REDUCED:  # PyTorch rounds through float32
+                return _dtypes.to_reduced(a, np_t)
             return a.astype(np_t, copy=False)
     if target is _dtypes.bool:
         return np.array([bool(v) for v in flat], dtype=np.bool_)
@@ -546,6 +548,8 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
             _warn_not_writable(data)
             return make(data if type(data) is np.ndarray else data.view(np.ndarray))
         with np.errstate(all="ignore"):
+            if dt.np in _dtypes.REDUCED:
+                return make(_dtypes.to_reduced(data, dt.np))
             return make(data.astype(dt.np))
     return make(_data_to_array(data, dt))
 

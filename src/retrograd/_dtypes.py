@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import builtins as _builtins
 
+import ml_dtypes
 import numpy as np
 
 __all__ = [
-    "dtype", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
-    "bool", "half", "float", "double", "short", "int", "long",
-    "set_default_dtype", "get_default_dtype", "promote_types", "can_cast",
+    "dtype", "bfloat16", "float16", "float32", "float64", "int8", "int16", "int32", "int64",
+    "uint8", "bool", "half", "float", "double", "short", "int", "long",
+    "set_default_dtype", "get_default_dtype", "promote_types", "can_cast", "finfo",
 ]
 
 _builtin_bool = _builtins.bool
@@ -85,6 +86,10 @@ int16 = dtype("int16", np.int16, 1, 1, "Short", "short int", "int16_t")
 int32 = dtype("int32", np.int32, 1, 2, "Int", "int", "int")
 int64 = dtype("int64", np.int64, 1, 3, "Long", "long int", "int64_t")
 float16 = dtype("float16", np.float16, 2, 0, "Half", "c10::Half", "c10::Half")
+# NumPy has no bfloat16: ml_dtypes (maintained with JAX) registers one with NumPy. Its arrays
+# have kind 'V', not 'f': ask ``FLOAT_CHARS``/``REDUCED`` below, never ``dtype.kind``.
+bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, 2, 0, "BFloat16", "c10::BFloat16",
+                 "c10::BFloat16")
 float32 = dtype("float32", np.float32, 2, 1, "Float", "float", "float")
 float64 = dtype("float64", np.float64, 2, 2, "Double", "double", "double")
 
@@ -95,11 +100,40 @@ short = int16
 int = int32  # noqa: A001
 long = int64
 
-ALL = (bool, uint8, int8, int16, int32, int64, float16, float32, float64)
+ALL = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
 # NumPy dtype -> retrograd dtype; the hot path reads a tensor's dtype through this.
 FROM_NP: dict = {d.np: d for d in ALL}
 for _d in ALL:
     FROM_NP[_d.np.type] = _d
+
+# The reduced-precision floats: their pointwise ops compute in float32 and round once, their
+# reductions and matmuls accumulate in float32, as PyTorch's CPU kernels do.
+REDUCED = frozenset((float16.np, bfloat16.np))
+# One-character codes (``arr.dtype.char``) of the floating dtypes, and of those that compute
+# natively (float32, float64): ``arr.dtype.char in FLOAT_CHARS`` is the cheap "is floating"
+# test that also holds for bfloat16, whose NumPy kind is 'V'.
+FLOAT_CHARS = "fd" + float16.np.char + bfloat16.np.char
+NATIVE_FLOAT_CHARS = "fd"
+REDUCED_CHARS = float16.np.char + bfloat16.np.char
+F32 = float32.np
+
+
+def is_float_np(np_dtype) -> _builtin_bool:
+    """Whether a NumPy dtype is one of retrograd's floating dtypes (bfloat16 included).
+
+    >>> import numpy as np
+    >>> is_float_np(bfloat16.np), is_float_np(np.dtype(np.int32))
+    (True, False)
+    """
+    return np_dtype.char in FLOAT_CHARS
+
+
+def to_reduced(arr: np.ndarray, np_dtype) -> np.ndarray:
+    """``arr`` cast to a reduced float dtype as PyTorch casts: through float32 (a float64 or
+    an integer rounds to float32 first, then to the reduced dtype)."""
+    if arr.dtype != F32 and arr.dtype not in REDUCED:
+        arr = arr.astype(F32)
+    return arr.astype(np_dtype)
 
 
 def from_numpy_dtype(np_dtype) -> dtype:
@@ -110,7 +144,8 @@ def from_numpy_dtype(np_dtype) -> dtype:
         if d is None:
             raise TypeError(
                 f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types "
-                "are: float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
+                "are: float64, float32, float16, bfloat16, int64, int32, int16, int8, uint8, "
+                "and bool."
             )
     return d
 
@@ -170,6 +205,8 @@ def promote_types(a: dtype, b: dtype) -> dtype:
         return a
     if a._kind != b._kind:
         return a if a._kind > b._kind else b
+    if a._rank == 0 and b._rank == 0 and a._kind == 2:
+        return float32  # float16 with bfloat16: neither holds the other
     if a._kind == 1 and (a is uint8) != (b is uint8):
         # uint8 with a signed type: the signed type if wider, else int16.
         s = b if a is uint8 else a
@@ -244,3 +281,44 @@ def binary_result(da: dtype, a_zero: _builtin_bool, db, b_zero: _builtin_bool) -
             r = result_type_of(() if a_zero else (da,), (da,) if a_zero else (), (sample,))
         _BINARY_CACHE[key] = r
     return r
+
+
+class finfo:  # noqa: N801 - PyTorch's name
+    """Machine limits of a floating dtype (the default dtype when called without one).
+
+    >>> import retrograd
+    >>> f = retrograd.finfo(retrograd.bfloat16)
+    >>> f.bits, f.eps, f.resolution
+    (16, 0.0078125, 0.01)
+    >>> retrograd.finfo(retrograd.float16).max
+    65504.0
+    """
+
+    __slots__ = ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "dtype")
+
+    def __init__(self, type=None):  # noqa: A002 - PyTorch's argument name
+        d = get_default_dtype() if type is None else to_dtype(type)
+        if not d.is_floating_point:
+            raise TypeError(
+                "torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
+                "'torch.finfo'"
+            )
+        info = ml_dtypes.finfo(d.np) if d is bfloat16 else np.finfo(d.np)
+        self.bits = d.itemsize * 8
+        self.eps = _builtins_float(info.eps)
+        self.max = _builtins_float(info.max)
+        self.min = _builtins_float(info.min)
+        self.tiny = self.smallest_normal = _builtins_float(info.smallest_normal)
+        self.resolution = _builtins_float(10.0 ** -info.precision)
+        self.dtype = d.name
+
+    def __eq__(self, other) -> _builtin_bool:
+        return isinstance(other, finfo) and self.dtype == other.dtype
+
+    def __hash__(self) -> _builtins_int:
+        return hash(self.dtype)
+
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+                f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, "
+                f"tiny={self.tiny:g}, dtype={self.dtype})")

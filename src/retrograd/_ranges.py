@@ -25,7 +25,7 @@ from ._creation import (
     scalar_to,
     type_name,
 )
-from ._dtypes import dtype, get_default_dtype, to_dtype
+from ._dtypes import FLOAT_CHARS, dtype, get_default_dtype, to_dtype
 from ._tensor import Tensor
 from .ops.join import stack
 
@@ -223,7 +223,7 @@ def logspace(start: Any, end: Any, steps: Any, base: float = 10.0, *,
             half = steps // 2
             exps = np.concatenate([s + step * idx[:half], e - step * (steps - idx[half:] - 1)])
         # integer dtypes raise a float32 base, as PyTorch does, to avoid double promotion
-        b = float(np.float32(base)) if dt.np.kind != "f" else base
+        b = float(np.float32(base)) if dt.np.char not in FLOAT_CHARS else base
         arr = np.power(b, exps).astype(dt.np)
     return finish(arr, requires_grad, out, "logspace")
 

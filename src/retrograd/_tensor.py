@@ -25,12 +25,14 @@ import weakref
 import numpy as np
 
 from . import _dtypes
-from ._dtypes import FROM_NP, dtype
+from ._dtypes import FLOAT_CHARS, FROM_NP, dtype
 from ._printing import format_tensor
 from .autograd import graph
 from .autograd import saved as _saved
 from .autograd.grad_mode import state
 from .autograd.graph import next_seq
+
+_BF16 = _dtypes.bfloat16.np
 
 __all__ = ["Tensor", "Size"]
 
@@ -205,7 +207,7 @@ class Tensor:
         return self.grad_fn is None
 
     def is_floating_point(self) -> bool:
-        return self._data.dtype.kind == "f"
+        return self._data.dtype.char in FLOAT_CHARS
 
     def is_complex(self) -> bool:
         return False
@@ -254,7 +256,7 @@ class Tensor:
             if value:
                 raise RuntimeError("you can only change requires_grad flags of leaf variables.")
             raise RuntimeError(_NON_LEAF_RG)
-        if value and self._data.dtype.kind != "f":
+        if value and self._data.dtype.char not in FLOAT_CHARS:
             raise RuntimeError(
                 "only Tensors of floating point and complex dtype can require gradients"
             )
@@ -271,7 +273,7 @@ class Tensor:
             if requires_grad:
                 return self
             raise RuntimeError(_NON_LEAF_RG)
-        if requires_grad and self._data.dtype.kind != "f":
+        if requires_grad and self._data.dtype.char not in FLOAT_CHARS:
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self.requires_grad = requires_grad
         return self
@@ -439,6 +441,8 @@ class Tensor:
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                 "instead."
             )
+        if self._data.dtype is _BF16:
+            raise TypeError("Got unsupported ScalarType BFloat16")  # NumPy has no bfloat16
         return self._data
 
     def __array__(self, dtype=None, copy=None):
@@ -448,6 +452,8 @@ class Tensor:
                 "instead."
             )
         arr = self._data
+        if arr.dtype is _BF16:
+            raise TypeError("Got unsupported ScalarType BFloat16")
         if dtype is not None and arr.dtype != dtype:
             return arr.astype(dtype)
         return arr.copy() if copy else arr

@@ -47,6 +47,7 @@ from typing import IO, Any
 import numpy as np
 
 from . import _dtypes
+from ._dtypes import FLOAT_CHARS
 from ._tensor import Size, Tensor, device
 
 __all__ = ["save", "load", "save_safetensors", "load_safetensors"]
@@ -527,7 +528,7 @@ def _rebuild_tensor_v2(storage: Any, storage_offset: Any, size: Any, stride: Any
         arr = np.lib.stride_tricks.as_strided(
             base[storage_offset:], shape=size, strides=tuple(st * isz for st in stride)
         )
-    if requires_grad and arr.dtype.kind != "f":
+    if requires_grad and arr.dtype.char not in FLOAT_CHARS:
         raise _bad(f"a {arr.dtype} tensor can't require grad")
     return _tensor_of(arr, requires_grad)
 

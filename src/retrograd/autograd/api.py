@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._dtypes import FLOAT_CHARS
 from .._tensor import Tensor, make
 from .engine import run_backward
 
@@ -37,7 +38,7 @@ def _seed_grads(outputs, grad_outputs):
             if out.requires_grad:
                 if out._data.size != 1:
                     raise RuntimeError("grad can be implicitly created only for scalar outputs")
-                if out._data.dtype.kind != "f":
+                if out._data.dtype.char not in FLOAT_CHARS:
                     raise RuntimeError(
                         "grad can be implicitly created only for real scalar outputs but got "
                         f"{out.dtype!r}".replace("retrograd.", "torch.")

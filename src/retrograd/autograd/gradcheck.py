@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._dtypes import FLOAT_CHARS
 from .._tensor import Tensor, make
 from .grad_mode import enable_grad, no_grad
 
@@ -160,7 +161,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
             for o in outs
         )
         for g in grad_outputs:
-            g.requires_grad_(g._data.dtype.kind == "f")
+            g.requires_grad_(g._data.dtype.char in FLOAT_CHARS)
     else:
         grad_outputs = _as_tuple(grad_outputs)
     n_in = len(inputs)

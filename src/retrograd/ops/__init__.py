@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _dtypes
 from .._tensor import Tensor, make
 from . import (
     arithmetic,
@@ -128,6 +129,7 @@ def _bind_methods() -> None:
     T.float = _cast(np.float32)
     T.double = _cast(np.float64)
     T.half = _cast(np.float16)
+    T.bfloat16 = _cast(_dtypes.bfloat16.np)
     T.long = _cast(np.int64)
     T.int = _cast(np.int32)
     T.short = _cast(np.int16)

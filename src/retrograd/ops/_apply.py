@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._dtypes import F32, FLOAT_CHARS, NATIVE_FLOAT_CHARS, REDUCED, REDUCED_CHARS
 from .._tensor import Tensor, edge, make
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node, next_seq
@@ -26,7 +27,7 @@ from ._core import (
     NONE_EDGE,
     as_tensor_arg,
     default_float,
-    operands,
+    reduced_binary,
     scalar_array,
     scalar_value,
     wire,
@@ -174,7 +175,7 @@ def apply_multi(P, outs, inputs, *, differentiable=None, save=None, **attrs) -> 
                          dict(attrs, differentiable=differentiable, save=save), attrs)
     outs = [o if o.__class__ is ndarray else asarray(o) for o in outs]
     if differentiable is None:
-        differentiable = [o.dtype.kind == "f" for o in outs]
+        differentiable = [o.dtype.char in FLOAT_CHARS for o in outs]
     if not recording(*inputs):
         return tuple(make(o) for o in outs)
     node = P()
@@ -293,13 +294,15 @@ def apply_binary(P, fwd, a: Tensor, b, **attrs) -> Tensor:
         b = as_tensor_arg(b)
         b_tensor = True
     ad = a._data
-    if b_tensor and ad.dtype is b._data.dtype:
+    if b_tensor and ad.dtype is b._data.dtype and ad.dtype.char not in REDUCED_CHARS:
         bd = b._data
-    elif b.__class__ is float and ad.dtype.kind == "f":
+        out = fwd(ad, bd)
+    elif b.__class__ is float and ad.dtype.char in NATIVE_FLOAT_CHARS:
         bd = scalar_array(b, ad.dtype)  # ``x * 0.5``: a weak scalar in x's dtype
+        out = fwd(ad, bd)
     else:
-        ad, bd = operands(a, b)
-    out = fwd(ad, bd)
+        # Promotion, and float16/bfloat16 computed in float32 then rounded once.
+        ad, bd, out = reduced_binary(P, fwd, a, b)
     if out.__class__ is not ndarray:
         out = asarray(out)
     if (a._rg or a._view is not None or (b_tensor and (b._rg or b._view is not None))) and \
@@ -373,9 +376,17 @@ def apply_unary(P, x: Tensor, a=None, **attrs) -> Tensor:
         return _observed(apply_unary, P, (x,), (P, x, a), attrs)
     if a is None:
         a = x._data
-        if a.dtype.kind != "f":
-            a = a.astype(default_float())
-    out = P.forward(a)
+        if a.dtype.char in NATIVE_FLOAT_CHARS:
+            out = P.forward(a)
+        elif a.dtype in REDUCED:
+            # float16/bfloat16: computed in float32 and rounded once, as PyTorch's kernels do.
+            out = P.forward(a.astype(F32))
+            if out.dtype == F32:
+                out = out.astype(a.dtype)
+        else:
+            out = P.forward(a.astype(default_float()))
+    else:
+        out = P.forward(a)
     if out.__class__ is not ndarray:
         out = asarray(out)
     if (x._rg or x._view is not None) and state.grad_enabled:
@@ -490,7 +501,7 @@ def _attach_function(node, args, output, record: bool):
             continue
         is_dirty = any(o is d for d in dirty)
         differentiable = record and not any(o is n for n in non_diff) and \
-            o._data.dtype.kind == "f"
+            o._data.dtype.char in FLOAT_CHARS
         if is_dirty:
             if record and o._grad_fn is None and o._rg:
                 raise RuntimeError(

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._dtypes import F32, FLOAT_CHARS, REDUCED
+
 TENSORS = False  # formulas get arrays, not tensors, from this namespace
 
 
@@ -21,7 +23,7 @@ def add_at(out, index, values) -> None:
     Indexing an arange with the same index reproduces NumPy's indexing rules exactly.
     """
     values = np.asarray(values)
-    if out.dtype.kind != "f" or out.size > 64 * max(values.size, 1) or out.size == 0:
+    if out.dtype.char not in FLOAT_CHARS or out.size > 64 * max(values.size, 1) or out.size == 0:
         np.add.at(out, index, values)
         return
     pos = np.arange(out.size).reshape(out.shape)[index]
@@ -45,7 +47,16 @@ def register(**fns) -> None:
 
 # Twins that are no primitive's forward (the rest come from the declarations, via register).
 sign = np.sign
-matmul = np.matmul
+
+
+def matmul(a, b):
+    """``np.matmul``; float16/bfloat16 through float32 BLAS and rounded once, as PyTorch's CPU
+    kernels accumulate (NumPy's own loops for them are slow and accumulate in the dtype)."""
+    if a.dtype in REDUCED or b.dtype in REDUCED:
+        rd = a.dtype if a.dtype == b.dtype else np.result_type(a.dtype, b.dtype)
+        out = np.matmul(a.astype(F32), b.astype(F32))
+        return out.astype(rd) if out.dtype != rd else out
+    return np.matmul(a, b)
 
 
 def sum_to(g, shape):

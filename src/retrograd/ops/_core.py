@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtypes
-from .._dtypes import FROM_NP, binary_result
+from .._dtypes import F32, FLOAT_CHARS, FROM_NP, REDUCED, binary_result, to_reduced
 from .._tensor import Tensor, edge, make
 
 ndarray = np.ndarray
@@ -50,19 +50,22 @@ def operands(a: Tensor, b):
         if ad.dtype is not bd.dtype and ad.dtype != bd.dtype:
             rt = binary_result(FROM_NP[ad.dtype], ad.ndim == 0, FROM_NP[bd.dtype],
                                bd.ndim == 0).np
+            if rt in REDUCED:  # through float32, as PyTorch converts
+                return (ad if ad.dtype == rt else to_reduced(ad, rt),
+                        bd if bd.dtype == rt else to_reduced(bd, rt))
             if ad.dtype != rt:
                 ad = ad.astype(rt)
             if bd.dtype != rt:
                 bd = bd.astype(rt)
         return ad, bd
     if b.__class__ is float:
-        if ad.dtype.kind != "f":
+        if ad.dtype.char not in FLOAT_CHARS:
             ad = ad.astype(default_float())
         return ad, scalar_array(b, ad.dtype)
     if b.__class__ is int or b.__class__ is bool:
-        kind = ad.dtype.kind
-        if kind == "f":
+        if ad.dtype.char in FLOAT_CHARS:
             return ad, scalar_array(b, ad.dtype)
+        kind = ad.dtype.kind
         if b.__class__ is int:
             if kind == "b":
                 ad = ad.astype(np.int64)
@@ -78,6 +81,31 @@ def operands(a: Tensor, b):
 _INT_RANGE = {np.dtype(t).char: (int(np.iinfo(t).min), int(np.iinfo(t).max))
               for t in (np.int8, np.int16, np.int32, np.int64, np.uint8)}
 _SCALARS_CACHE: dict = {}
+
+
+# Binary ops whose CPU kernel keeps a Python scalar in float32 with a reduced-precision tensor
+# (the others round the scalar to the tensor's dtype first): measured against PyTorch.
+_SCALAR_IN_F32 = frozenset(("MulBackward0", "DivBackward0"))
+
+
+def reduced_binary(P, fwd, a: Tensor, b):
+    """A binary pointwise op off the fast path: operands promoted as PyTorch promotes, and
+    a reduced-precision result (float16, bfloat16) computed in float32 and rounded once, as
+    PyTorch's CPU kernels do. Returns the (promoted) operand arrays and the result."""
+    ad, bd = operands(a, b)
+    rd = ad.dtype
+    if rd not in REDUCED:
+        return ad, bd, fwd(ad, bd)
+    if bd.__class__ is not ndarray:
+        bd = np.asarray(bd, rd)
+    if bd.ndim == 0 and not isinstance(b, Tensor) and P.__name__ in _SCALAR_IN_F32:
+        bd = scalar_array(float(scalar_value(b)), F32)
+        out = fwd(ad.astype(F32), bd)
+    else:
+        out = fwd(ad.astype(F32), bd.astype(F32))
+    if out.__class__ is not ndarray:
+        out = asarray(out)
+    return ad, bd, (out.astype(rd) if out.dtype == F32 else out)
 
 
 def scalar_array(value, dtype) -> np.ndarray:
@@ -144,7 +172,7 @@ def wire(node, inputs) -> None:
 def float_array(x: Tensor):
     """The values of ``x`` as floats: integer inputs of float ops take the default dtype."""
     a = x._data
-    if a.dtype.kind != "f":
+    if a.dtype.char not in FLOAT_CHARS:
         a = a.astype(default_float())
     return a
 

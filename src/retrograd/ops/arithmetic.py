@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._dtypes import FROM_NP, binary_result
+from .._dtypes import FLOAT_CHARS, FROM_NP, bfloat16, binary_result
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..autograd.graph import Node
@@ -28,6 +28,8 @@ from ._core import (
     scalar_value,
 )
 from .shape import cast
+
+_BF16 = bfloat16.np
 
 
 class AddBackward0(Node):
@@ -211,9 +213,9 @@ def mul(input, other) -> Tensor:  # noqa: A002
 
 
 def _true_div(x, y):
-    if x.dtype.kind != "f" and (y.__class__ is not float and
+    if x.dtype.char not in FLOAT_CHARS and (y.__class__ is not float and
                                 (y.__class__ is int or y.__class__ is bool or
-                                 y.dtype.kind != "f")):
+                                 y.dtype.char not in FLOAT_CHARS)):
         # Integer / integer is true division into the default float dtype.
         dt = default_float()
         return np.true_divide(x, y, dtype=dt)
@@ -238,7 +240,8 @@ def _div_rounding(a, b, mode):
     ad, bd = operands(a, b)
     _check_int_zero(ad, bd)
     if mode == "trunc":
-        r = np.trunc(np.true_divide(ad, bd)) if ad.dtype.kind == "f" else _int_trunc_div(ad, bd)
+        r = (np.trunc(np.true_divide(ad, bd)) if ad.dtype.char in FLOAT_CHARS
+             else _int_trunc_div(ad, bd))
     elif mode == "floor":
         with np.errstate(divide="ignore", invalid="ignore"):
             r = np.floor_divide(ad, bd)
@@ -247,7 +250,7 @@ def _div_rounding(a, b, mode):
             "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
             f"'{mode}'"
         )
-    r = asarray(r).astype(ad.dtype if isinstance(b, Tensor) or ad.dtype.kind == "f"
+    r = asarray(r).astype(ad.dtype if isinstance(b, Tensor) or ad.dtype.char in FLOAT_CHARS
                           else ad.dtype, copy=False)
     # Rounded division is piecewise constant: its gradient is zero.
     return apply(DivRoundingBackward, r, a, b if isinstance(b, Tensor) else None)
@@ -326,6 +329,10 @@ def pow(input, exponent) -> Tensor:  # noqa: A001, A002
             out = np.multiply(ad, ad)
         elif e == 0.5:
             out = np.sqrt(ad)
+        elif (e == 3 or e == -2) and ad.dtype is _BF16:
+            # PyTorch's bfloat16 kernel rounds after each step: x*x*x, 1/(x*x).
+            out = np.multiply(ad, ad)
+            out = np.multiply(out, ad) if e == 3 else np.reciprocal(out)
         else:
             out = np.power(ad, e)
         return apply(PowBackward0, out, input, save=(input,), _e=e)
@@ -354,7 +361,7 @@ def _float_ufunc(ufunc):
     float dtype (as PyTorch's float ops do)."""
 
     def fn(x, y):
-        if x.dtype.kind != "f":
+        if x.dtype.char not in FLOAT_CHARS:
             dt = default_float()
             x = x.astype(dt)
             if y.__class__ is ndarray:
@@ -368,9 +375,9 @@ def _float_ufunc(ufunc):
 def _float_only(name, a, b=None) -> None:
     """Ops with no integer kernel in PyTorch."""
     for t in (a, b):
-        if isinstance(t, Tensor) and t._data.dtype.kind != "f":
+        if isinstance(t, Tensor) and t._data.dtype.char not in FLOAT_CHARS:
             other = b if t is a else a
-            if not (isinstance(other, Tensor) and other._data.dtype.kind == "f") and \
+            if not (isinstance(other, Tensor) and other._data.dtype.char in FLOAT_CHARS) and \
                     other.__class__ is not float:
                 raise not_implemented(f"{name}_cpu", t._data.dtype)
 
@@ -541,7 +548,7 @@ def xlogy(input, other) -> Tensor:  # noqa: A002
         attrs = {}
         if recording(input, other):
             ad, _ = operands(input, other)
-            attrs["_nonzero"] = (ad != 0).astype(ad.dtype if ad.dtype.kind == "f" else
+            attrs["_nonzero"] = (ad != 0).astype(ad.dtype if ad.dtype.char in FLOAT_CHARS else
                                                  default_float())
         return apply_binary(XlogyBackward0, _float_binary(_xlogy_array), input, other, **attrs)
     xd, yd = operands(input, other)
@@ -552,7 +559,7 @@ def xlogy(input, other) -> Tensor:  # noqa: A002
 
 
 def _float_pair(x, y):
-    if x.dtype.kind != "f":
+    if x.dtype.char not in FLOAT_CHARS:
         dt = default_float()
         x = x.astype(dt)
         if y.__class__ is ndarray:
@@ -564,7 +571,7 @@ def _float_pair(x, y):
 
 def _float_binary(fn):
     def f(x, y):
-        x, y = _float_pair(x, y) if x.dtype.kind != "f" else (x, y)
+        x, y = _float_pair(x, y) if x.dtype.char not in FLOAT_CHARS else (x, y)
         return fn(x, y)
 
     return f
@@ -745,7 +752,7 @@ def lerp(input, end, weight) -> Tensor:  # noqa: A002
             f"{_dtype_name(e.dtype)}"
         )
     w_tensor = isinstance(weight, Tensor)
-    if s.dtype.kind != "f":
+    if s.dtype.char not in FLOAT_CHARS:
         raise not_implemented("lerp_kernel_tensor" if w_tensor else "lerp_kernel_scalar",
                                s.dtype)
     if w_tensor:
@@ -813,14 +820,15 @@ _ADDCDIV_INT = (
 
 
 def _addc(cls, input, tensor1, tensor2, value, divide):
-    if divide and tensor1._data.dtype.kind != "f" and tensor2._data.dtype.kind != "f":
+    if divide and tensor1._data.dtype.char not in FLOAT_CHARS and \
+            tensor2._data.dtype.char not in FLOAT_CHARS:
         raise RuntimeError(_ADDCDIV_INT)
     rt = _result_dtype(input, tensor1, tensor2)
     a = input._data.astype(rt, copy=False)
     b = tensor1._data.astype(rt, copy=False)
     c = tensor2._data.astype(rt, copy=False)
     v = scalar_value(value)
-    if rt.kind != "f":
+    if rt.char not in FLOAT_CHARS:
         v = int(v)
     vv = np.asarray(v, dtype=rt)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._dtypes import FLOAT_CHARS
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from ._apply import apply, apply_binary, recording
@@ -58,9 +59,9 @@ def _integral(name, fn):
         if not isinstance(input, Tensor):
             input = as_tensor_arg(input)
         ad, bd = operands(input, other)
-        if ad.dtype.kind == "f":
+        if ad.dtype.char in FLOAT_CHARS:
             raise not_implemented(f"{name}_cpu", ad.dtype)
-        if bd.__class__ is float or (isinstance(bd, np.ndarray) and bd.dtype.kind == "f"):
+        if bd.__class__ is float or (isinstance(bd, np.ndarray) and bd.dtype.char in FLOAT_CHARS):
             raise not_implemented(f"{name}_cpu", np.float32)
         return wrap(fn(ad, bd))
 
@@ -141,7 +142,7 @@ def bitwise_not(input) -> Tensor:  # noqa: A002
     >>> ~torch.tensor([0, 5])
     tensor([-1, -6])
     """
-    if input._data.dtype.kind == "f":
+    if input._data.dtype.char in FLOAT_CHARS:
         raise not_implemented("bitwise_not_cpu", input._data.dtype)
     return wrap(np.invert(input._data))
 
@@ -224,7 +225,7 @@ def signbit(input) -> Tensor:  # noqa: A002
     tensor([ True, False,  True])
     """
     a = input._data
-    if a.dtype.kind == "f":
+    if a.dtype.char in FLOAT_CHARS:
         return wrap(np.signbit(a))
     if a.dtype.kind == "b":
         return wrap(np.zeros(a.shape, bool))

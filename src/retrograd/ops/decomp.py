@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import return_types
-from .._dtypes import FROM_NP
+from .._dtypes import FLOAT_CHARS, FROM_NP
 from .._tensor import Tensor, make
 from ..autograd.graph import FREED_MSG, HINT, Node, op_name, type_name, unpacked_output
 from . import _array
@@ -82,7 +82,7 @@ def _matrix_arg(x, fname: str, square: bool = True) -> np.ndarray:
     a = x._data
     if a.ndim < 2:
         raise RuntimeError(f"{fname}: The input tensor A must have at least 2 dimensions.")
-    if a.dtype.kind != "f" or a.dtype == np.float16:
+    if a.dtype.char not in FLOAT_CHARS or a.dtype == np.float16:
         raise RuntimeError(f"{fname}: Expected a floating point or complex tensor as input. Got "
                            f"{FROM_NP[a.dtype].scalar_name}")
     if square and a.shape[-1] != a.shape[-2]:
@@ -883,7 +883,7 @@ def linalg_pinv(A: Tensor, rcond=None, hermitian: bool = False, *, atol=None,  #
     tensor([[0.5000, 0.0000],
             [0.0000, 0.0000]])
     """
-    if not isinstance(A, Tensor) or A._data.ndim < 2 or A._data.dtype.kind != "f":
+    if not isinstance(A, Tensor) or A._data.ndim < 2 or A._data.dtype.char not in FLOAT_CHARS:
         a = A._data if isinstance(A, Tensor) else np.asarray(A)
         d = FROM_NP.get(a.dtype)
         raise RuntimeError(
@@ -956,7 +956,7 @@ def linalg_matrix_power(A: Tensor, n: int) -> Tensor:  # noqa: N803
         out = np.broadcast_to(np.eye(a.shape[-1], dtype=a.dtype), a.shape).copy()
         return apply(CopyBackwards, out, clone(A), None)
     if n < 0:
-        if a.dtype.kind != "f":
+        if a.dtype.char not in FLOAT_CHARS:
             raise RuntimeError("linalg.inv: Expected a floating point or complex tensor as "
                                f"input. Got {FROM_NP[a.dtype].scalar_name}")
         A = linalg_inv(A)

@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 
+from .._dtypes import FLOAT_CHARS
 from .._tensor import Tensor, make
 from ..autograd.graph import Node
 from . import _array
@@ -44,7 +45,7 @@ def _seq_array(seq) -> np.ndarray:
     """A list index as an array; PyTorch truncates float entries to integers."""
     arr = np.asarray([i._data if isinstance(i, Tensor) else i for i in seq]) if seq else \
         np.zeros(0, np.int64)
-    if arr.dtype.kind == "f":
+    if arr.dtype.char in FLOAT_CHARS:
         arr = arr.astype(np.int64)
     return arr
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._creation import tensor
-from .._dtypes import FROM_NP, can_cast
+from .._dtypes import FLOAT_CHARS, FROM_NP, can_cast
 from .._tensor import Tensor, edge, make
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node, next_seq
@@ -203,7 +203,7 @@ def _fast_ufunc(ufunc, fn, name):
         if (not state.grad_enabled or not (self._rg or needs_grad(other) or
                                            self._view is not None)) and not _apply.OBSERVED:
             d = self._data
-            if d.dtype.kind == "f" and d.flags.writeable:
+            if d.dtype.char in FLOAT_CHARS and d.flags.writeable:
                 o = other._data if isinstance(other, Tensor) else scalar_value(other)
                 if o is not None and (o.__class__ in (int, float, bool) or
                                       (o.dtype == d.dtype and

@@ -28,7 +28,7 @@ from .reduction import sum as _sum
 
 def _matmul_arrays(a, b):
     try:
-        return np.matmul(a, b)
+        return _array.matmul(a, b)
     except ValueError:
         raise RuntimeError(_shape_error(a, b)) from None
 
@@ -365,7 +365,7 @@ def _check_matrix(t, name) -> None:
 def _mm_arrays(a, b):
     if a.shape[1] != b.shape[0]:
         raise RuntimeError(_shape_error(a, b))
-    return np.matmul(a, b)
+    return _array.matmul(a, b)
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1) -> Tensor:  # noqa: A002
@@ -397,7 +397,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1) -> Tensor:  # noqa: A002
         if a.shape[1] != b.shape[0]:
             raise RuntimeError(f"size mismatch, got input ({a.shape[0]}), mat ({a.shape[0]}x"
                                f"{a.shape[1]}), vec ({b.shape[0]})")
-        return np.matmul(a, b)
+        return _array.matmul(a, b)
 
     return _add_product(AddmvBackward0, input, mat, vec, beta, alpha, prod)
 
@@ -436,7 +436,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1) -> Tensor:  # noqa: A002
     tensor([3., 3.])
     """
     _check_batches(batch1, batch2)
-    return _add_product(BaddbmmBackward0, input, batch1, batch2, beta, alpha, np.matmul)
+    return _add_product(BaddbmmBackward0, input, batch1, batch2, beta, alpha, _array.matmul)
 
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1) -> Tensor:  # noqa: A002
@@ -448,7 +448,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1) -> Tensor:  # noqa: A002
     """
     _check_batches(batch1, batch2)
     return _add_product(AddbmmBackward0, input, batch1, batch2, beta, alpha,
-                        lambda a, b: np.matmul(a, b).sum(axis=0))
+                        lambda a, b: _array.matmul(a, b).sum(axis=0))
 
 
 # -- inner, outer, kron, tensordot --------------------------------------------------------------

@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from .._dtypes import FROM_NP
+from .._dtypes import FLOAT_CHARS, FROM_NP
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
@@ -30,7 +30,7 @@ from .unary import SigmoidBackward0, _sigmoid
 
 def _float_input(x: Tensor, kernel: str) -> np.ndarray:
     a = x._data
-    if a.dtype.kind != "f":
+    if a.dtype.char not in FLOAT_CHARS:
         raise NotImplementedError(
             f'"{kernel}" not implemented for \'{FROM_NP[a.dtype].scalar_name}\'')
     return a
@@ -476,7 +476,7 @@ def prelu(input, weight) -> Tensor:  # noqa: A002
         wb = w.reshape(wshape)
     else:
         wb = w.reshape(()) if a.ndim == 0 or n == 1 else w
-    wb = wb.astype(a.dtype, copy=False) if a.dtype.kind == "f" else wb
+    wb = wb.astype(a.dtype, copy=False) if a.dtype.char in FLOAT_CHARS else wb
     out = np.where(a > 0, a, a * wb)
     sum_dims = None if wshape is None else tuple(d for d in range(a.ndim) if d != 1)
     return apply(PreluKernelBackward0, out, input, weight, save=(input, weight), _wshape=wshape,
@@ -534,7 +534,7 @@ def _softmax_prep(input, dim, dtype, kernel):
         input = input.to(dtype)
     a = input._data
     d = wrap_dim(dim, a.ndim)
-    if a.dtype.kind != "f":
+    if a.dtype.char not in FLOAT_CHARS:
         if d != max(a.ndim - 1, 0):
             kernel = kernel.replace("_lastdim", "")
         raise NotImplementedError(

@@ -20,6 +20,7 @@ from .._tensor import Tensor
 from ..autograd import api as _autograd  # a module reference: api imports ops (a cycle)
 from ..autograd.grad_mode import enable_grad
 from ..autograd.graph import Node
+from . import _array
 from ._apply import apply, apply_multi
 from ._core import wrap
 
@@ -128,7 +129,7 @@ def sdpa(query: Tensor, key: Tensor, value: Tensor, fmask, bmask, causal: bool, 
         allowed = tri if allowed is None else np.logical_and(allowed, tri)
     kr = _repeat_heads(kd, groups, False)
     vr = _repeat_heads(vd, groups, False)
-    s = np.matmul(qd, np.swapaxes(kr, -1, -2))
+    s = _array.matmul(qd, np.swapaxes(kr, -1, -2))
     s *= s.dtype.type(scale)
     if fmask is not None:
         s = s + fmask._data.astype(s.dtype, copy=False)
@@ -143,7 +144,7 @@ def sdpa(query: Tensor, key: Tensor, value: Tensor, fmask, bmask, causal: bool, 
     if dropout_p > 0:
         keep = keep_fn(p.shape, p.dtype)
         pd = p * keep
-    out = np.matmul(pd, vr)
+    out = _array.matmul(pd, vr)
     inputs = (query, key, value, fmask)
     return apply(SdpaBackward, out, *inputs, save=inputs, _name=name or SdpaBackward._name,
                  _p=p, _keep=keep, _allowed=allowed, _scale=scale, _groups=groups)
@@ -203,14 +204,14 @@ class LstmLayerBackward(Node):
             np.multiply(dh, tcs[s], out=d[:, 3 * H:])              # through o
             d *= dfac[s]
             dc *= a[:, H:2 * H]
-            dh = np.matmul(d, w_hh)
+            dh = _array.matmul(d, w_hh)
         need = [self._needs(i) for i in range(4)]
         gx = None
         if need[0]:
             gx = dgates[::-1] if rev else dgates
         gw = None
         if need[3]:
-            gw = np.matmul(dgates.reshape(T * N, G).T, hs[:T].reshape(T * N, H))
+            gw = _array.matmul(dgates.reshape(T * N, G).T, hs[:T].reshape(T * N, H))
         return gx, (dh if need[1] else None), (dc if need[2] else None), gw
 
     def _backward_recorded(self, xp, g_out, g_hn, g_cn):

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._dtypes import FROM_NP
+from .._dtypes import FLOAT_CHARS, FROM_NP
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
@@ -171,9 +171,9 @@ def _conv_arrays(x, w, b, s, p, d, groups, out_hw=None):
     else:
         cols = _cols(x4, k, s, p, d, out_hw)
     if groups == 1:
-        out = np.matmul(w4.reshape(o, cg * kh * kw), cols)
+        out = _array.matmul(w4.reshape(o, cg * kh * kw), cols)
     else:
-        out = np.matmul(w4.reshape(groups, o // groups, cg * kh * kw),
+        out = _array.matmul(w4.reshape(groups, o // groups, cg * kh * kw),
                         cols.reshape(n, groups, cg * kh * kw, -1))
     if wide:
         out = out.reshape(n, o, out_hw[0], wp)[..., :out_hw[1]]
@@ -198,10 +198,10 @@ def _conv_transpose_arrays(x, w, b, s, p, d, groups, out_hw):
     else:
         x3 = x4.reshape(n, ci, hi * wi)
     if groups == 1:
-        cols = np.matmul(w4.reshape(ci, cog * kk).T, x3)
+        cols = _array.matmul(w4.reshape(ci, cog * kk).T, x3)
     else:
         cig = ci // groups
-        cols = np.matmul(w4.reshape(groups, cig, cog * kk).transpose(0, 2, 1),
+        cols = _array.matmul(w4.reshape(groups, cig, cog * kk).transpose(0, 2, 1),
                          x3.reshape(n, groups, cig, -1))
     if wide:
         img = _wide_col2im(cols.reshape(n, groups * cog, kh, kw, -1), out_hw, p, d, hi, wp)
@@ -232,10 +232,10 @@ def _weight_grad_arrays(x, g, w_shape, s, p, d, groups, cols=None):
     ckk = w4_shape[1] * k[0] * k[1]
     # (columns @ g^T) per sample, summed: BLAS runs this shape faster than g @ columns^T.
     if groups == 1:
-        gw = np.matmul(cols, g3.transpose(0, 2, 1)).sum(0).T
+        gw = _array.matmul(cols, g3.transpose(0, 2, 1)).sum(0).T
     else:
         cols = cols.reshape(n, groups, ckk, -1)
-        gw = np.matmul(cols, g3.reshape(n, groups, o // groups, -1).transpose(0, 1, 3, 2))
+        gw = _array.matmul(cols, g3.reshape(n, groups, o // groups, -1).transpose(0, 1, 3, 2))
         gw = gw.sum(0).transpose(0, 2, 1)
     return np.ascontiguousarray(gw).reshape(w_shape)
 
@@ -476,7 +476,7 @@ def pool_out_size(n: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> in
 
 
 def _lowest(dtype):
-    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+    return -np.inf if dtype.char in FLOAT_CHARS else np.iinfo(dtype).min
 
 
 def _max_pool_arrays(x4, k, s, p, d, out_hw):
@@ -523,7 +523,7 @@ def _max_pool_arrays(x4, k, s, p, d, out_hw):
             np.multiply(m, code_t(kk - q), out=e)
             np.maximum(acc, e, out=acc)
         arg = np.subtract(code_t(kk), acc, dtype=code_t)
-    if x4.dtype.kind == "f" and np.isnan(best.max()):
+    if x4.dtype.char in FLOAT_CHARS and np.isnan(best.max()):
         for q in range(kk):
             np.isnan(win[q], out=m)
             arg[m] = q
@@ -614,7 +614,7 @@ def adaptive_max_pool2d(input, rows, cols) -> tuple:  # noqa: A002
     The first maximum of a window wins, or its last NaN, as in PyTorch's kernel.
     """
     x = input._data
-    if x.dtype.kind != "f":
+    if x.dtype.char not in FLOAT_CHARS:
         raise NotImplementedError(
             f'"adaptive_max_pool2d" not implemented for \'{FROM_NP[x.dtype].scalar_name}\'')
     for i in range(1 if x.ndim == 4 else 0, x.ndim):
@@ -663,12 +663,12 @@ def _array_avg_pool(x, params):
     h, w = x4.shape[2:]
     out_hw = (pool_out_size(h, k[0], s[0], p[0], 1, ceil_mode),
               pool_out_size(w, k[1], s[1], p[1], 1, ceil_mode))
-    acc_t = x4.dtype if x4.dtype.kind == "f" else np.float64
+    acc_t = x4.dtype if x4.dtype.char in FLOAT_CHARS else np.float64
     out = np.zeros(x4.shape[:2] + out_hw, acc_t)
     for _, img, o in _geometry((h, w), out_hw, k, s, p, (1, 1)):
         out[o] += x4[img]
     div = _avg_divisor((h, w), out_hw, k, s, p, cip, div_override, acc_t)
-    if x4.dtype.kind == "f":
+    if x4.dtype.char in FLOAT_CHARS:
         out /= div
     else:
         out = np.trunc(out / div).astype(x4.dtype)
@@ -717,8 +717,8 @@ def avg_pool_backward(g, in_shape, params) -> Tensor:
 
 
 def _array_sep_linear(x, ah, aw, name=None):
-    out = np.matmul(x, aw.T) if aw is not None else x
-    return np.matmul(ah, out) if ah is not None else out
+    out = _array.matmul(x, aw.T) if aw is not None else x
+    return _array.matmul(ah, out) if ah is not None else out
 
 
 class SepLinearBackward(Node):

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._dtypes import FROM_NP
+from .._dtypes import F32, FLOAT_CHARS, FROM_NP, REDUCED
 from .._tensor import Tensor, make
 from ..autograd.graph import Node
 from . import _array
@@ -56,7 +56,7 @@ class _NormNode(Node):
 
 
 def _linear_arrays(x, w):
-    return np.matmul(x, w.T)
+    return _array.matmul(x, w.T)
 
 
 def linear2d(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
@@ -71,8 +71,10 @@ def linear2d(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
     if b is None:
         # linalg's MmBackward0 in linear's layout (``_wt``: the weight saved untransposed).
         return apply_binary(MmBackward0, _linear_arrays, x, w, _wt=True)
-    out = np.matmul(xd, wd.T)
     bd = b._data
+    # float16/bfloat16: float32 BLAS, the bias added in float32 and one rounding, as PyTorch.
+    rd = xd.dtype if xd.dtype in REDUCED else None
+    out = np.matmul(xd, wd.T) if rd is None else np.matmul(xd.astype(F32), wd.T.astype(F32))
     bias_vec = bd.shape == (out.shape[1],)
     if not bias_vec:
         try:
@@ -81,10 +83,14 @@ def linear2d(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
             ok = False
         if not ok:
             raise RuntimeError(_expand_error(bd.shape, out.shape))
-    if bd.dtype != out.dtype:
+    if bd.dtype != (out.dtype if rd is None else rd):
         raise RuntimeError(f"self and mat2 must have the same dtype, but got "
                            f"{FROM_NP[bd.dtype].scalar_name} and {FROM_NP[out.dtype].scalar_name}")
-    out += bd
+    if rd is None:
+        out += bd
+    else:
+        out += bd.astype(F32)
+        out = out.astype(rd)
     # Each factor is kept only for the other's gradient; a bias row's gradient is a column sum.
     return apply(AddmmBackward0, out, b, x, w,
                  save=(x if needs_grad(w) else None, w if needs_grad(x) else None),
@@ -267,7 +273,7 @@ class NativeLayerNormBackward0(_NormNode):
 def native_layer_norm(x: Tensor, normalized_shape: tuple, w, b, eps: float) -> Tensor:
     """Layer norm over the trailing ``normalized_shape`` dims of ``x``: one node."""
     xd = x._data
-    if xd.dtype.kind != "f":
+    if xd.dtype.char not in FLOAT_CHARS:
         raise NotImplementedError(f"\"LayerNormKernelImpl\" not implemented for "
                                   f"'{FROM_NP[xd.dtype].scalar_name}'")
     k = int(np.prod(normalized_shape)) if normalized_shape else 1

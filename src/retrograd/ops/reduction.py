@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import return_types
-from .._dtypes import FROM_NP, to_dtype
+from .._dtypes import F32, FLOAT_CHARS, FROM_NP, REDUCED, to_dtype
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array, decomp
@@ -81,6 +81,12 @@ def sum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A001,
         a = a.astype(to_dtype(dtype).np)
     elif a.dtype.kind in "biu":
         a = a.astype(np.int64)
+    if a.dtype in REDUCED:  # float16/bfloat16 accumulate in float32, as PyTorch's kernels
+        out = np.sum(a, axis=_norm_dims(dim, a.ndim), keepdims=keepdim, dtype=F32)
+        out = np.asarray(out).astype(a.dtype)
+        if dim is None and not keepdim:
+            return apply(SumBackward0, out, input, _in_shape=a.shape)
+        return apply(SumBackward1, out, input, _in_shape=a.shape, _dims=_norm_dims(dim, a.ndim))
     if dim is None and not keepdim:
         return apply(SumBackward0, np.sum(a), input, _in_shape=a.shape)
     dims = _norm_dims(dim, a.ndim)
@@ -109,7 +115,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A002
     a = input._data
     if dtype is not None:
         a = a.astype(to_dtype(dtype).np)
-    if a.dtype.kind != "f":
+    if a.dtype.char not in FLOAT_CHARS:
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point "
             f"or complex dtype. Got: {FROM_NP[a.dtype].scalar_name}"
@@ -122,6 +128,11 @@ def mean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A002
             n *= a.shape[d]
         with np.errstate(invalid="ignore", divide="ignore"):
             out = np.asarray(np.sum(a, axis=dims, keepdims=keepdim) / a.dtype.type(n), a.dtype)
+    elif a.dtype in REDUCED:  # accumulated in float32, as PyTorch's kernels
+        out = np.asarray(np.mean(a, axis=dims, keepdims=keepdim, dtype=F32)).astype(a.dtype)
+        n = 1
+        for d in (dims if dims is not None else range(a.ndim)):
+            n *= a.shape[d]
     elif dim is None and not keepdim:
         out = np.mean(a, dtype=a.dtype)
         n = a.size
@@ -457,7 +468,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A0
     """
     a = _sum_dtype(input, dtype)
     dims = _norm_dims(dim, a.ndim)
-    nan = np.isnan(a) if a.dtype.kind == "f" else np.zeros(a.shape, bool)
+    nan = np.isnan(a) if a.dtype.char in FLOAT_CHARS else np.zeros(a.shape, bool)
     out = np.asarray(np.sum(np.where(nan, 0, a), axis=dims, keepdims=keepdim), dtype=a.dtype)
     return apply(NansumBackward0, out, input, _nan=nan, _in_shape=a.shape,
                  _keep=None if keepdim else _keep_shape(a.shape, _reduced_dims(dims, a.ndim)))
@@ -471,7 +482,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A
     tensor(1.5000)
     """
     a = input._data
-    if dtype is None and a.dtype.kind != "f":
+    if dtype is None and a.dtype.char not in FLOAT_CHARS:
         raise RuntimeError(
             "nanmean(): expected input to have floating point or complex dtype but got "
             f"{dtype_name(a.dtype)}"
@@ -581,7 +592,7 @@ _array.register(prod=_ProdBackward.forward)
 
 
 def _var_args(name, a, dim, unbiased, keepdim, correction):
-    if a.dtype.kind != "f":
+    if a.dtype.char not in FLOAT_CHARS:
         raise RuntimeError("std and var only support floating point and complex dtypes")
     if isinstance(dim, bool):
         unbiased, dim = dim, None
@@ -857,7 +868,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # 
             "linalg_vector_norm(): argument 'ord' (position 2) must be Number, not "
             f"{type(ord).__name__}"
         )
-    if a.dtype.kind != "f":
+    if a.dtype.char not in FLOAT_CHARS:
         raise RuntimeError(
             "linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
             + dtype_name(a.dtype)
@@ -907,7 +918,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None) -> Ten
         raise RuntimeError(
             "linalg.matrix_norm: The input tensor A must have at least 2 dimensions."
         )
-    if a.dtype.kind != "f":
+    if a.dtype.char not in FLOAT_CHARS:
         raise RuntimeError(
             "linalg.matrix_norm: Expected a floating point or complex tensor as input. Got "
             + dtype_name(a.dtype)

@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 
+from .._dtypes import FLOAT_CHARS
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
@@ -262,7 +263,7 @@ def _identity(reduce, dtype):
         return 0
     if reduce == "prod":
         return 1
-    if dtype.kind == "f":
+    if dtype.char in FLOAT_CHARS:
         return -np.inf if reduce == "amax" else np.inf
     if dtype.kind == "b":
         return reduce == "amin"
@@ -343,7 +344,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True) -> Tens
         if include_self:
             count += 1
         count = np.maximum(count, 1)
-        if out.dtype.kind == "f":
+        if out.dtype.char in FLOAT_CHARS:
             out = (out / count).astype(a.dtype)
         else:
             out = out // count

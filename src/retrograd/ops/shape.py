@@ -16,8 +16,8 @@ import warnings
 
 import numpy as np
 
+from .._dtypes import FLOAT_CHARS, REDUCED, to_dtype, to_reduced
 from .._dtypes import dtype as _dt
-from .._dtypes import to_dtype
 from .._tensor import Size, Tensor, device, make
 from ..autograd.graph import Node
 from . import _array
@@ -438,7 +438,10 @@ def contiguous(input, memory_format=None) -> Tensor:  # noqa: A002
 
 
 def _cast_array(x, np_dtype):
-    return np.asarray(x).astype(np_dtype)
+    x = np.asarray(x)
+    if np_dtype in REDUCED:
+        return to_reduced(x, np_dtype)
+    return x.astype(np_dtype)
 
 
 class ToCopyBackward0(Node):
@@ -453,8 +456,9 @@ def to_dtype_op(input, np_dtype) -> Tensor:  # noqa: A002
     a = input._data
     if a.dtype == np_dtype:
         return input
-    out = a.astype(np_dtype)
-    if out.dtype.kind != "f":
+    # PyTorch converts to a reduced float through float32 (float64 rounds twice).
+    out = to_reduced(a, np_dtype) if np_dtype in REDUCED else a.astype(np_dtype)
+    if out.dtype.char not in FLOAT_CHARS:
         return make(out)  # not differentiable
     return apply(ToCopyBackward0, out, input, _src=a.dtype)
 

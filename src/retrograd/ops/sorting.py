@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import return_types
-from .._dtypes import to_dtype
+from .._dtypes import F32, FLOAT_CHARS, REDUCED, to_dtype
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
@@ -175,10 +175,10 @@ def _median_whole(input, ignore_nan):  # noqa: A002
     a = input._data
     flat = a.reshape(-1)
     if ignore_nan:
-        flat = flat[~np.isnan(flat)] if a.dtype.kind == "f" else flat
+        flat = flat[~np.isnan(flat)] if a.dtype.char in FLOAT_CHARS else flat
     if flat.size == 0:
-        out = np.asarray(np.nan, a.dtype) if a.dtype.kind == "f" else np.zeros((), a.dtype)
-    elif a.dtype.kind == "f" and np.isnan(flat).any():
+        out = np.asarray(np.nan, a.dtype) if a.dtype.char in FLOAT_CHARS else np.zeros((), a.dtype)
+    elif a.dtype.char in FLOAT_CHARS and np.isnan(flat).any():
         out = np.asarray(np.nan, a.dtype)
     else:
         out = np.asarray(np.partition(flat, (flat.size - 1) // 2)[(flat.size - 1) // 2])
@@ -200,7 +200,7 @@ def _median_dim(input, dim, keepdim, ignore_nan):  # noqa: A002
     if n == 0:
         raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
     order = _stable_argsort(a, d)
-    nan = np.isnan(a) if a.dtype.kind == "f" else np.zeros(a.shape, bool)
+    nan = np.isnan(a) if a.dtype.char in FLOAT_CHARS else np.zeros(a.shape, bool)
     if ignore_nan:
         m = n - np.sum(nan, axis=d, keepdims=True)
         k = np.maximum((m - 1) // 2, 0)
@@ -299,7 +299,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     (tensor([1, 2, 3]), tensor([1, 1, 2]))
     """
     a = input._data
-    kw = {"equal_nan": False} if a.dtype.kind == "f" else {}
+    kw = {"equal_nan": False} if a.dtype.char in FLOAT_CHARS else {}
     if dim is None:
         out, inv, cnt = np.unique(a.reshape(-1), return_inverse=True, return_counts=True, **kw)
         inv = inv.reshape(a.shape)
@@ -319,11 +319,13 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
 
 
 def _cumsum_np(x, dim):
+    if x.dtype in REDUCED:  # accumulated in float32, as PyTorch's kernel
+        return np.cumsum(x, axis=dim, dtype=F32).astype(x.dtype)
     return np.cumsum(x, axis=dim)
 
 
 def _cumsum_rev_np(x, dim):
-    return np.flip(np.cumsum(np.flip(x, dim), axis=dim), dim)
+    return np.flip(_cumsum_np(np.flip(x, dim), dim), dim)
 
 
 def _cumprod_np(x, dim):
@@ -484,7 +486,7 @@ _array.register(cumsum=CumsumBackward0.forward, cumsum_rev=CumsumReverseBackward
 
 def _lcse(input, dim, reverse, cls):  # noqa: A002
     a = input._data
-    if a.dtype.kind != "f":
+    if a.dtype.char not in FLOAT_CHARS:
         raise NotImplementedError(
             f"\"logcumsumexp_out_cpu\" not implemented for '{dtype_name(a.dtype)}'"
         )
@@ -519,7 +521,7 @@ def _cum_extreme(input, dim, is_max):  # noqa: A002
     # The index moves to every element that equals the running extreme (the latest tie wins)
     # and, once a NaN is seen, to every later NaN.
     hit = a == acc
-    if a.dtype.kind == "f":
+    if a.dtype.char in FLOAT_CHARS:
         hit |= np.isnan(a)
     shape = [1] * a.ndim
     shape[d] = a.shape[d]

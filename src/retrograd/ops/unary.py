@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._dtypes import FLOAT_CHARS
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
@@ -75,7 +76,7 @@ def _frac(v):
 
 def _sign(a):
     r = np.sign(a)
-    if a.dtype.kind == "f":
+    if a.dtype.char in FLOAT_CHARS:
         nan = np.isnan(a)
         if nan.any():
             r = np.where(nan, 0, r).astype(a.dtype)  # PyTorch: the sign of NaN is 0
@@ -335,7 +336,7 @@ def clamp(input, min=None, max=None) -> Tensor:  # noqa: A001, A002
     a = input._data
     lo = scalar_value(min) if min is not None else None
     hi = scalar_value(max) if max is not None else None
-    if a.dtype.kind != "f" and (lo.__class__ is float or hi.__class__ is float):
+    if a.dtype.char not in FLOAT_CHARS and (lo.__class__ is float or hi.__class__ is float):
         a = a.astype(default_float())
     out = a
     if lo is not None:
@@ -722,9 +723,9 @@ def _rounding(name, cls, kernel):
         kind = a.dtype.kind
         if kind == "b":
             raise not_implemented(kernel, a.dtype)
-        if kind != "f":
+        if a.dtype.char not in FLOAT_CHARS:
             return wrap(a.copy())  # integers are already whole
-        return apply_unary(cls, input, a)
+        return apply_unary(cls, input)
 
     op.__name__ = name
     op.__qualname__ = name
@@ -759,7 +760,7 @@ def round(input, *, decimals: int | None = None) -> Tensor:  # noqa: A001, A002
 
 def _round_decimals(input, decimals):
     a = input._data
-    if a.dtype.kind != "f":
+    if a.dtype.char not in FLOAT_CHARS:
         raise not_implemented("round_cpu", a.dtype)
     ten = np.array(10.0 ** (decimals if decimals > 0 else -decimals), dtype=a.dtype)
     # PyTorch scales in the tensor's own dtype: x * 10**d, rint, / 10**d (or the reverse).
@@ -775,7 +776,7 @@ def frac(input) -> Tensor:  # noqa: A002
     tensor([-0.5000,  0.2500])
     """
     a = input._data
-    if a.dtype.kind != "f":
+    if a.dtype.char not in FLOAT_CHARS:
         raise not_implemented("frac_cpu", a.dtype)
     return apply_unary(FracBackward0, input)
 
@@ -803,7 +804,7 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None) -> Tensor:  # noqa: A00
     tensor([-1.,  1.])
     """
     a = input._data
-    if a.dtype.kind != "f":
+    if a.dtype.char not in FLOAT_CHARS:
         return wrap(a.copy())
     out = np.nan_to_num(a, copy=True, nan=nan, posinf=posinf, neginf=neginf)
     return apply(NanToNumBackward0, out, input,
