@@ -125,12 +125,14 @@ __all__ = list(_creation_all) + list(_ranges_all) + list(_random_all) + list(_op
 ]
 
 # Added last: these modules read retrograd's public names when their functions run.
-from . import nn, optim, profiler, utils  # noqa: E402
+# (Importing distributed does not start MPI: init_process_group does.)
+from . import distributed, nn, optim, profiler, utils  # noqa: E402
 from .autograd import profiler as _autograd_profiler  # noqa: E402, F401
 from .serialization import load, save  # noqa: E402
 
 __all__ += ["save", "load", "nn", "optim", "utils", "profiler"]
 __all__ += ["as_torch"]
+__all__ += ["distributed"]
 __all__ += ["is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled"]
 
 # Last: a torch name retrograd lacks fails saying so (retrograd does not implement torch.fft ...).

@@ -24,7 +24,9 @@ from typing import TextIO
 import numpy as np
 
 import retrograd as torch
+import retrograd.distributed as dist
 from retrograd import nn
+from retrograd.nn.parallel import DistributedDataParallel
 from retrograd.utils.data import DataLoader, TensorDataset
 
 __all__ = ["main", "make_spirals", "make_model", "ProgressBar"]
@@ -178,6 +180,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="output directory (default: a fresh ./retrograd-demo, -2, -3, ...)")
     p.add_argument("--quiet", action="store_true",
                    help="no progress bar or intro; print only the results")
+    p.add_argument("--distributed", action="store_true",
+                   help="data-parallel over MPI: run as 'mpiexec -n 2 python -m retrograd "
+                        "--distributed'; each global batch of --batch-size is split across "
+                        "the processes, so the result matches a single-process run")
     args = p.parse_args(argv)
     for name in ("epochs", "hidden", "batch_size", "points"):
         if getattr(args, name) < 1:
@@ -187,12 +193,22 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
+def _start_distributed() -> tuple[int, int]:
+    """Join the MPI job (``mpiexec -n N``): this process's rank and the number of ranks."""
+    dist.init_process_group("mpi")
+    return dist.get_rank(), dist.get_world_size()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the demo; returns the process exit status."""
     args = parse_args(argv)
     out = args.out if args.out is not None else fresh_dir("retrograd-demo")
     say = (lambda *a: None) if args.quiet else print
 
+    rank, world = _start_distributed() if args.distributed else (0, 1)
+    if rank != 0:
+        say = lambda *a: None  # noqa: E731 (only rank 0 talks)
+        args.quiet = True
     rng = np.random.default_rng(args.seed)
     torch.manual_seed(args.seed)
     x_train, y_train = make_spirals(args.points, rng)
@@ -201,6 +217,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     loader = DataLoader(train, batch_size=args.batch_size, shuffle=True,
                         generator=torch.Generator().manual_seed(args.seed))
     model = make_model(args.hidden)
+    # With --distributed every rank trains a replica; DDP averages the gradients.
+    train_model = DistributedDataParallel(model) if world > 1 else model
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)
     steps = args.epochs * len(loader)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=args.lr, total_steps=steps)
@@ -216,14 +234,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         model.train()
         total, count = 0.0, 0
         for xb, yb in loader:
-            loss = loss_fn(model(xb), yb)
+            n_global = len(yb)
+            if world > 1:  # this rank's share of the global batch
+                xb, yb = xb[rank::world], yb[rank::world]
+            loss = loss_fn(train_model(xb), yb)
             opt.zero_grad()
-            loss.backward()
+            if world > 1:
+                # DDP averages the ranks' gradients: weighting each rank's mean by its share
+                # makes that average the gradient of the global batch's mean loss.
+                (loss * (len(yb) * world / n_global)).backward()
+            else:
+                loss.backward()
             opt.step()
             sched.step()
             total += loss.item() * len(yb)
             count += len(yb)
         model.eval()
+        if world > 1:
+            sums = torch.tensor([total, count], dtype=torch.float64)
+            dist.all_reduce(sums)
+            total, count = sums.tolist()
         curve.append({"epoch": epoch, "loss": total / count, "lr": sched.get_last_lr()[0]})
         if bar is not None:
             bar.update(epoch, loss=curve[-1]["loss"])
@@ -233,6 +263,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     train_acc = accuracy(model, torch.from_numpy(x_train), torch.from_numpy(y_train))
     test_acc = accuracy(model, xt, yt)
     curve[-1]["test_accuracy"] = test_acc
+    if world > 1:
+        dist.destroy_process_group()
+        if rank != 0:
+            return 0  # rank 0 writes and reports
 
     os.makedirs(out, exist_ok=True)
     written = []
@@ -271,6 +305,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"final loss {curve[-1]['loss']:.4f} after {steps} steps in {seconds:.1f} s")
     print(f"accuracy: {100 * test_acc:.1f}% on {len(y_test)} held-out points "
           f"(training set {100 * train_acc:.1f}%)")
+    if args.distributed:
+        print(f"data-parallel on {world} processes, global batch {args.batch_size}")
     print(f"outputs written to {os.path.abspath(out)}: "
           + ", ".join(os.path.basename(p) for p in written))
     if not has_png:

@@ -1,9 +1,10 @@
 """``retrograd.nn``: modules, parameters, initialisation and utilities, as in ``torch.nn``."""
 
-from . import functional, init, utils
+from . import functional, init, parallel, utils
 from .module import Module
 from .modules import *  # noqa: F403
 from .modules import __all__ as _modules_all
 from .parameter import Buffer, Parameter
 
-__all__ = ["Module", "Parameter", "Buffer", "functional", "init", "utils"] + list(_modules_all)
+__all__ = ["Module", "Parameter", "Buffer", "functional", "init", "parallel", "utils"]
+__all__ += list(_modules_all)

@@ -20,6 +20,7 @@ from .dataset import (
     TensorDataset,
     random_split,
 )
+from .distributed import DistributedSampler
 from .sampler import (
     BatchSampler,
     RandomSampler,
@@ -33,5 +34,5 @@ __all__ = [
     "Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset", "ChainDataset",
     "StackDataset", "random_split", "default_collate", "default_convert", "DataLoader",
     "Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "BatchSampler",
-    "WeightedRandomSampler", "get_worker_info",
+    "WeightedRandomSampler", "get_worker_info", "DistributedSampler",
 ]

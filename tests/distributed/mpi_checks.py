@@ -1,0 +1,428 @@
+"""The checks that run inside an MPI job (``test_distributed.py`` launches them on 2 ranks).
+
+Each check runs on every rank; a failure is recorded, not raised, so that every rank keeps
+issuing the same collectives in the same order. At the end rank 0 gathers every rank's
+failures, prints them (or ``ALL CHECKS PASSED n``) and the job exits non-zero on any failure.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+
+import numpy as np
+
+import retrograd as torch
+import retrograd.distributed as dist
+from retrograd import nn
+from retrograd.nn.parallel import DistributedDataParallel as DDP
+
+FAILURES: list = []
+COUNT = [0]
+
+
+def check(name):
+    def wrap(fn):
+        COUNT[0] += 1
+        try:
+            fn()
+        except Exception:
+            FAILURES.append(f"[rank {dist.get_rank()}] {name}: {traceback.format_exc()}")
+        return fn
+    return wrap
+
+
+def eq(got, want, tol=0.0):
+    got = got.numpy() if isinstance(got, torch.Tensor) else np.asarray(got)
+    want = np.asarray(want)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    if tol:
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+def main() -> int:
+    # torchrun's variables come from the launcher before init_process_group runs.
+    env_rank = os.environ.get("RANK")
+    dist.init_process_group("mpi")
+    r, n = dist.get_rank(), dist.get_world_size()
+    assert n == 2, "run with 2 processes"
+    assert env_rank == str(r) and os.environ["LOCAL_RANK"] == str(r)
+
+    @check("all_reduce ops in place")
+    def _():
+        for op, want in ((dist.ReduceOp.SUM, [3.0, 5.0]), (dist.ReduceOp.PRODUCT, [2.0, 6.0]),
+                         (dist.ReduceOp.MIN, [1.0, 2.0]), (dist.ReduceOp.MAX, [2.0, 3.0]),
+                         (dist.ReduceOp.AVG, [1.5, 2.5])):
+            t = torch.tensor([1.0 + r, 2.0 + r])
+            mem = t.numpy()
+            assert dist.all_reduce(t, op=op) is None
+            eq(t, np.array(want, np.float32))
+            assert np.shares_memory(mem, t.numpy())
+        i = torch.tensor([[1, 2], [3, 4]]) * (r + 1)
+        dist.all_reduce(i)
+        eq(i, [[3, 6], [9, 12]])
+        b = torch.tensor([r == 0, False, True])
+        dist.all_reduce(b)                     # sum of booleans: or
+        eq(b, [True, False, True])
+        b = torch.tensor([r == 0, True])
+        dist.all_reduce(b, op=dist.ReduceOp.MIN)
+        eq(b, [False, True])
+        s = torch.tensor(2.0 + r, dtype=torch.float64)   # 0-d
+        dist.all_reduce(s, op=dist.ReduceOp.MAX)
+        assert s.item() == 3.0
+        bits = torch.tensor([0b1100 | r])
+        dist.all_reduce(bits, op=dist.ReduceOp.BXOR)
+        eq(bits, [1])
+        h = torch.tensor([1.5, 2.0], dtype=torch.float16) * (r + 1)
+        dist.all_reduce(h)
+        eq(h.float(), [4.5, 6.0])
+        bf = torch.tensor([1.0, 2.5], dtype=torch.bfloat16) * (r + 1)
+        dist.all_reduce(bf)
+        eq(bf.float(), [3.0, 7.5])
+
+    @check("all_reduce on a non-contiguous view and a parameter")
+    def _():
+        base = torch.arange(6.0).reshape(2, 3) * (r + 1)
+        v = base.t()
+        dist.all_reduce(v)
+        eq(base, np.arange(6.0).reshape(2, 3) * 3)
+        p = nn.Parameter(torch.ones(3) * (r + 1))
+        dist.all_reduce(p)
+        eq(p.detach(), [3.0, 3.0, 3.0])
+        assert p.requires_grad and p.grad_fn is None
+        rows = torch.zeros(4, 2)
+        dist.all_reduce(rows[1:3], op=dist.ReduceOp.SUM)   # contiguous slice: in place
+        rows2 = torch.ones(4, 2) * (r + 1)
+        dist.all_reduce(rows2[1:3])
+        eq(rows2, [[r + 1] * 2, [3, 3], [3, 3], [r + 1] * 2])
+
+    @check("async work handles")
+    def _():
+        t = torch.full((1000,), float(r + 1))
+        w = dist.all_reduce(t, async_op=True)
+        assert w is not None
+        assert w.wait() is True and w.is_completed()
+        eq(t, np.full(1000, 3.0, np.float32))
+        t2 = torch.ones(2, 2) * (r + 1)
+        w = dist.all_reduce(t2.t(), op=dist.ReduceOp.AVG, async_op=True)
+        while not w.is_completed():
+            pass
+        eq(t2, np.full((2, 2), 1.5, np.float32))
+        w = dist.broadcast(t, src=1, async_op=True)
+        w.wait()
+        assert w.result()[0] is t
+        w = dist.barrier(async_op=True)
+        w.wait()
+
+    @check("broadcast and reduce")
+    def _():
+        t = torch.tensor([10.0 * r, 1.0])
+        dist.broadcast(t, src=1)
+        eq(t, [10.0, 1.0])
+        t = torch.arange(3) + r
+        dist.broadcast(t, group_src=0)
+        eq(t, [0, 1, 2])
+        t = torch.tensor([1.0 + r, 5.0])
+        dist.reduce(t, dst=1, op=dist.ReduceOp.SUM)
+        eq(t, [3.0, 10.0] if r == 1 else [1.0, 5.0])
+        t = torch.tensor([4.0 + r])
+        dist.reduce(t, dst=0, op=dist.ReduceOp.AVG)
+        if r == 0:
+            eq(t, [4.5])
+
+    @check("all_gather and all_gather_into_tensor")
+    def _():
+        outs = [torch.zeros(2, 2) for _ in range(n)]
+        dist.all_gather(outs, torch.full((2, 2), float(r)))
+        eq(outs[0], np.zeros((2, 2))), eq(outs[1], np.ones((2, 2)))
+        out = torch.zeros(4)
+        dist.all_gather_into_tensor(out, torch.tensor([r, r + 10.0]))
+        eq(out, [0, 10, 1, 11])
+        stacked = torch.zeros(2, 2)
+        dist.all_gather_into_tensor(stacked, torch.tensor([r, r + 10.0]))
+        eq(stacked, [[0, 10], [1, 11]])
+
+    @check("reduce_scatter and reduce_scatter_tensor")
+    def _():
+        out = torch.zeros(2)
+        dist.reduce_scatter(out, [torch.tensor([1.0, 2.0]) * (r + 1),
+                                  torch.tensor([3.0, 4.0]) * (r + 1)])
+        eq(out, [3.0, 6.0] if r == 0 else [9.0, 12.0])
+        out = torch.zeros(2)
+        dist.reduce_scatter_tensor(out, torch.arange(4.0) + r, op=dist.ReduceOp.MAX)
+        eq(out, [1.0, 2.0] if r == 0 else [3.0, 4.0])
+
+    @check("gather and scatter")
+    def _():
+        lst = [torch.zeros(3) for _ in range(n)] if r == 1 else None
+        dist.gather(torch.full((3,), float(r + 7)), lst, dst=1)
+        if r == 1:
+            eq(lst[0], [7.0] * 3), eq(lst[1], [8.0] * 3)
+        out = torch.zeros(2)
+        src = [torch.tensor([1.0, 2.0]), torch.tensor([3.0, 4.0])] if r == 0 else None
+        dist.scatter(out, src, src=0)
+        eq(out, [1.0, 2.0] if r == 0 else [3.0, 4.0])
+
+    @check("all_to_all and all_to_all_single")
+    def _():
+        ins = [torch.tensor([10.0 * r + j] * (j + 1)) for j in range(n)]
+        outs = [torch.zeros(r + 1) for _ in range(n)]
+        dist.all_to_all(outs, ins)
+        eq(outs[0], [float(r)] * (r + 1)), eq(outs[1], [10.0 + r] * (r + 1))
+        inp = torch.arange(4.0) + 100 * r
+        out = torch.zeros(4)
+        dist.all_to_all_single(out, inp)
+        eq(out, [0, 1, 100, 101] if r == 0 else [2, 3, 102, 103])
+        # uneven: rank 0 sends 1 row to 0 and 2 to 1; rank 1 sends 2 rows to 0 and 1 to 1.
+        inp = torch.arange(6.0).reshape(3, 2) + 100 * r
+        splits_in = [1, 2] if r == 0 else [2, 1]
+        splits_out = [1, 2] if r == 0 else [2, 1]
+        out = torch.zeros(3, 2)
+        dist.all_to_all_single(out, inp, splits_out, splits_in)
+        want = [[0, 1], [100, 101], [102, 103]] if r == 0 else [[2, 3], [4, 5], [104, 105]]
+        eq(out, want)
+
+    @check("send, recv, isend, irecv")
+    def _():
+        if r == 0:
+            dist.send(torch.tensor([1.0, 2.0, 3.0]), dst=1, tag=3)
+            t = torch.zeros(2, dtype=torch.int64)
+            assert dist.recv(t) == 1
+            eq(t, [5, 6])
+        else:
+            t = torch.zeros(3)
+            assert dist.recv(t, src=0, tag=3) == 0
+            eq(t, [1.0, 2.0, 3.0])
+            dist.send(torch.tensor([5, 6]), dst=0)
+        out = torch.zeros(2)
+        works = dist.batch_isend_irecv([
+            dist.P2POp(dist.isend, torch.tensor([r + 0.5, r + 1.5]), 1 - r),
+            dist.P2POp(dist.irecv, out, 1 - r)])
+        for w in works:
+            w.wait()
+        eq(out, [1 - r + 0.5, 1 - r + 1.5])
+        if r == 0:      # a message larger than the tensor: an error, not an overrun
+            dist.send(torch.zeros(5), dst=1)
+        else:
+            small = torch.zeros(3)
+            try:
+                dist.recv(small, src=0)
+                raise AssertionError("no error")
+            except RuntimeError as e:
+                assert "larger than" in str(e), e
+
+    @check("object collectives")
+    def _():
+        objs = [None, None]
+        dist.all_gather_object(objs, {"rank": r, "name": f"r{r}"})
+        assert objs == [{"rank": 0, "name": "r0"}, {"rank": 1, "name": "r1"}]
+        lst = [1, "two", (3,)] if r == 1 else [None, None, None]
+        dist.broadcast_object_list(lst, src=1)
+        assert lst == [1, "two", (3,)]
+        got = [None, None] if r == 0 else None
+        dist.gather_object(r * 10, got, dst=0)
+        if r == 0:
+            assert got == [0, 10]
+        out = [None]
+        dist.scatter_object_list(out, ["a", "b"] if r == 0 else None, src=0)
+        assert out == ["a" if r == 0 else "b"]
+
+    @check("groups")
+    def _():
+        g0 = dist.new_group([0])
+        both = dist.new_group([1, 0])
+        assert dist.get_process_group_ranks(both) == [0, 1]
+        if r == 0:
+            assert dist.get_rank(g0) == 0 and dist.get_world_size(g0) == 1
+            t = torch.tensor([4.0])
+            dist.all_reduce(t, group=g0)
+            eq(t, [4.0])
+        else:
+            assert g0 == dist.GroupMember.NON_GROUP_MEMBER
+            assert dist.get_rank(g0) == -1
+        t = torch.tensor([1.0 + r])
+        dist.all_reduce(t, group=both)
+        eq(t, [3.0])
+        assert dist.get_backend() == "mpi" and dist.is_initialized()
+        assert dist.group.WORLD is dist.GroupMember.WORLD and dist.group.WORLD is not None
+        dist.barrier()
+
+    @check("mismatched shapes raise on every rank")
+    def _():
+        t = torch.ones(3 if r == 0 else 5)
+        try:
+            dist.all_reduce(t)
+            raise AssertionError("no error")
+        except RuntimeError as e:
+            assert "differ across ranks" in str(e) and "[3]" in str(e) and "[5]" in str(e), e
+        eq(t, np.ones(3 if r == 0 else 5))        # untouched
+        try:   # one rank's invalid arguments: that rank's error, a RuntimeError elsewhere
+            dist.gather(torch.ones(2), None, dst=0)
+            raise AssertionError("no error")
+        except ValueError as e:
+            assert r == 0 and "gather_list" in str(e)
+        except RuntimeError as e:
+            assert r == 1 and "invalid" in str(e), e
+        t = torch.ones(2)     # the job carries on
+        dist.all_reduce(t)
+        eq(t, [2.0, 2.0])
+
+    ddp_checks(r, n)
+
+    from retrograd.utils.data.distributed import DistributedSampler
+
+    @check("DistributedSampler takes rank and world size from the group")
+    def _():
+        s = DistributedSampler(list(range(7)), shuffle=False)
+        assert (s.num_replicas, s.rank, len(s)) == (2, r, 4)
+        assert list(s) == ([0, 2, 4, 6] if r == 0 else [1, 3, 5, 0])
+
+    everyone = [None] * n
+    dist.all_gather_object(everyone, FAILURES)
+    failed = [f for fs in everyone for f in fs]
+    if r == 0:
+        for f in failed:
+            print(f, file=sys.stderr)
+        print(f"ALL CHECKS PASSED {COUNT[0]}" if not failed else f"FAILED {len(failed)}")
+    dist.barrier()
+    dist.destroy_process_group()
+    return 1 if failed else 0
+
+
+def mlp(seed: int) -> nn.Module:
+    torch.manual_seed(seed)
+    return nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 8), nn.Tanh(),
+                         nn.Linear(8, 3)).double()
+
+
+def ddp_checks(r: int, n: int) -> None:
+    rng = np.random.default_rng(0)
+    X = torch.from_numpy(rng.standard_normal((20, 16, 6)))          # 20 steps x 16 samples
+    Y = torch.from_numpy(rng.integers(0, 3, (20, 16)))
+    loss_fn = nn.CrossEntropyLoss()
+
+    @check("DDP: construction broadcasts rank 0's parameters and buffers")
+    def _():
+        m = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4))
+        torch.manual_seed(100 + r)
+        for p in m.parameters():
+            p.data.normal_()
+        m[1].running_mean.fill_(float(r + 5))
+        d = DDP(m)
+        got = [None, None]
+        dist.all_gather_object(got, [t.tolist() for t in m.state_dict().values()])
+        assert got[0] == got[1]
+        eq(m[1].running_mean, np.full(4, 5.0, np.float32))
+        assert d.module is m
+        assert list(d.state_dict()) == ["module." + k for k in m.state_dict()]
+        # buffers are broadcast again before each training forward
+        m[1].running_mean.fill_(float(r + 7))
+        d(torch.ones(2, 3))
+        dist.all_gather_object(got, m[1].running_mean.tolist())
+        assert got[0] == got[1], got
+
+    for cap in (None, 0.0005):
+        @check(f"DDP: 20 steps equal single-process training on the global batch "
+               f"(bucket_cap_mb={cap})")
+        def _(cap=cap):
+            ref = mlp(1)
+            model = mlp(1 + r)                 # DDP's broadcast makes the replicas equal
+            ddp = DDP(model, bucket_cap_mb=cap)
+            if cap is not None:
+                assert len(ddp.reducer.bucket_indices) > 1
+            opt = torch.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9)
+            ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1, momentum=0.9)
+            half = X.shape[1] // n
+            for step in range(20):
+                xb, yb = X[step], Y[step]
+                opt.zero_grad()
+                loss = loss_fn(ddp(xb[r * half:(r + 1) * half]), yb[r * half:(r + 1) * half])
+                loss.backward()
+                opt.step()
+                ref_opt.zero_grad()
+                loss_fn(ref(xb), yb).backward()
+                ref_opt.step()
+            for p, q in zip(model.parameters(), ref.parameters()):
+                eq(p.detach(), q.detach().numpy(), tol=1e-10)
+            mine = [p.detach().numpy().tobytes() for p in model.parameters()]
+            got = [None, None]
+            dist.all_gather_object(got, mine)
+            assert got[0] == got[1], "replicas differ bitwise"
+
+    @check("DDP: no_sync accumulation equals the full-batch step")
+    def _():
+        ref = mlp(3)
+        ddp = DDP(mlp(3))
+        xb, yb = X[0], Y[0]
+        quarter = 4
+        chunks = [(xb[i * quarter:(i + 1) * quarter], yb[i * quarter:(i + 1) * quarter])
+                  for i in range(4)]
+        mine = chunks[2 * r:2 * r + 2]
+        with ddp.no_sync():
+            loss_fn(ddp(mine[0][0]), mine[0][1]).backward()
+        # inside no_sync the gradient stays local
+        loss_fn(ddp(mine[1][0]), mine[1][1]).backward()
+        for xc, yc in chunks:
+            loss_fn(ref(xc), yc).backward()
+        for p, q in zip(ddp.parameters(), ref.parameters()):
+            eq(p.grad, q.grad.numpy() / n, tol=1e-12)
+
+    @check("DDP: find_unused_parameters")
+    def _():
+        class Branchy(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a = nn.Linear(4, 2).double()
+                self.b = nn.Linear(4, 2).double()       # used on rank 1 only
+                self.c = nn.Linear(4, 2).double()       # used nowhere
+
+            def forward(self, x, use_b):
+                y = self.a(x)
+                return y + self.b(x) if use_b else y
+
+        torch.manual_seed(5)
+        model = Branchy()
+        ddp = DDP(model, find_unused_parameters=True)
+        x = torch.ones(3, 4, dtype=torch.float64) * (r + 1)
+        ddp(x, use_b=(r == 1)).sum().backward()
+        assert model.c.weight.grad is None and model.c.bias.grad is None
+        eq(model.b.bias.grad, [1.5, 1.5], tol=1e-15)       # rank 1's 3 ones, averaged
+        eq(model.a.bias.grad, [3.0, 3.0], tol=1e-15)
+        eq(model.b.weight.grad, np.full((2, 4), 3.0), tol=1e-15)   # 3 rows of 2s, / 2
+        ddp(x, use_b=(r == 1)).sum().backward()        # a second iteration runs too
+        eq(model.a.bias.grad, [6.0, 6.0], tol=1e-15)
+
+    @check("DDP: an unused parameter without find_unused_parameters is torch's error")
+    def _():
+        class Half(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a = nn.Linear(2, 1)
+                self.b = nn.Linear(2, 1)
+
+            def forward(self, x):
+                return self.a(x)
+
+        ddp = DDP(Half())
+        ddp(torch.ones(1, 2)).sum().backward()
+        try:
+            ddp(torch.ones(1, 2))
+            raise AssertionError("no error")
+        except RuntimeError as e:
+            assert "Expected to have finished reduction in the prior iteration" in str(e)
+            assert f"rank {r}: 2 3" in str(e), e
+
+    @check("DDP: a module without trainable parameters is an error")
+    def _():
+        try:
+            DDP(nn.ReLU())
+            raise AssertionError("no error")
+        except RuntimeError as e:
+            assert "doesn't have any parameter that requires a gradient" in str(e)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
