@@ -127,7 +127,9 @@ OPS = [
            [((2, 2, 3), (2, 4, 3), (2, 4, 2))]),
     # recurrent
     OpInfo("lstm", _lstm, [((3, 2, 2), (1, 2, 3), (1, 2, 3), (12, 2), (12, 3), (12,), (12,))],
-           low=-1.0, high=1.0),
+           low=-1.0, high=1.0,
+           extra={"no_forward_ad": "the fused LSTM layer's backward replays the layer by "
+                  "autograd.grad, which the double-VJP rule cannot differentiate; no JVP yet"}),
     # losses
     OpInfo("mse_loss", lambda lib, a, b: F(lib).mse_loss(a, b), _PAIR),
     OpInfo("mse_loss_none", lambda lib, a, b: F(lib).mse_loss(a, b, reduction="none"),
@@ -206,4 +208,35 @@ OPS = [
     OpInfo("local_response_norm",
            lambda lib, x: F(lib).local_response_norm(x, 3, alpha=0.5, beta=0.6, k=1.5),
            [((2, 4, 3),), ((1, 3, 2, 2),)]),
+    # multi-class margin, triplet and CTC losses
+    OpInfo("multi_margin_loss",
+           lambda lib, x: F(lib).multi_margin_loss(x, _long(lib, [1, 0, 4])), [((3, 5),)],
+           no_gradgrad="PyTorch's multi_margin_loss has no second derivative",
+           extra={"known_name_gap": "composite here; PyTorch's MultiMarginLossBackward0 kernel"}),
+    OpInfo("multi_margin_loss_p2_weight",
+           lambda lib, x: F(lib).multi_margin_loss(
+               x, _long(lib, [1, 0, 4]), p=2, margin=0.5,
+               weight=_like(x, _const(lib, (5,), 7, 0.5, 2.0)), reduction="none"),
+           [((3, 5),)],
+           no_gradgrad="PyTorch's multi_margin_loss has no second derivative",
+           extra={"known_name_gap": "composite here; PyTorch's MultiMarginLossBackward0 kernel"}),
+    OpInfo("multilabel_margin_loss",
+           lambda lib, x: F(lib).multilabel_margin_loss(
+               x, _long(lib, [[1, 0, -1, 3], [3, -1, 0, 0], [2, 2, 1, 0]])), [((3, 4),)],
+           no_gradgrad="PyTorch's multilabel_margin_loss has no second derivative",
+           extra={"known_name_gap": "composite here; PyTorch's MultilabelMarginLossBackward0"}),
+    OpInfo("multilabel_soft_margin_loss",
+           lambda lib, x, y: F(lib).multilabel_soft_margin_loss(x, y.sigmoid()),
+           [((3, 4), (3, 4))]),
+    OpInfo("triplet_margin_loss",
+           lambda lib, a, p, n: F(lib).triplet_margin_loss(a, p, n, margin=2.0, swap=True),
+           [((3, 4), (3, 4), (3, 4))]),
+    OpInfo("triplet_margin_with_distance_loss",
+           lambda lib, a, p, n: F(lib).triplet_margin_with_distance_loss(a, p, n, margin=2.0,
+                                                                         reduction="none"),
+           [((3, 4), (3, 4), (3, 4))]),
+    OpInfo("ctc_loss",
+           lambda lib, x: F(lib).ctc_loss(x.log_softmax(2), _long(lib, [[1, 2, 2], [1, 1, 0]]),
+                                          [5, 4], [3, 2], reduction="none"),
+           [((5, 2, 3),)], no_gradgrad="PyTorch's CTC loss has no second derivative"),
 ]
