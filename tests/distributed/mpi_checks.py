@@ -8,6 +8,7 @@ failures, prints them (or ``ALL CHECKS PASSED n``) and the job exits non-zero on
 from __future__ import annotations
 
 import os
+import re
 import sys
 import traceback
 
@@ -289,7 +290,20 @@ def main() -> int:
         print(f"ALL CHECKS PASSED {COUNT[0]}" if not failed else f"FAILED {len(failed)}")
     dist.barrier()
     dist.destroy_process_group()
-    return 1 if failed else 0
+    if failed:
+        return 1
+    if len(sys.argv) > 2 and sys.argv[1] == "--docs":
+        run_page(sys.argv[2])
+    return 0
+
+
+def run_page(path: str) -> None:
+    """The python blocks of a docs page, in order, in one namespace (they join the job
+    themselves, with init_process_group)."""
+    text = open(path).read()
+    ns = {"__name__": "docs_page"}
+    for i, src in enumerate(re.findall(r"^```python\n(.*?)^```", text, re.M | re.S)):
+        exec(compile(src, f"{os.path.basename(path)}[block {i + 1}]", "exec"), ns)
 
 
 def mlp(seed: int) -> nn.Module:

@@ -33,7 +33,7 @@ HAS_MPI = importlib.util.find_spec("mpi4py") is not None
 needs_mpi = pytest.mark.skipif(not HAS_MPI, reason='needs pip install "retrograd[distributed]"')
 
 
-def launch(cmd: list, timeout: float = 60) -> tuple[int, str, str, float]:
+def launch(cmd: list, timeout: float = 60, cwd=None) -> tuple[int, str, str, float]:
     """Run an MPI job; on timeout kill its whole process group (mpiexec and the ranks)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = SRC + os.pathsep + env.get("PYTHONPATH", "")
@@ -42,7 +42,7 @@ def launch(cmd: list, timeout: float = 60) -> tuple[int, str, str, float]:
         env.pop(var, None)
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                            start_new_session=True, text=True)
+                            start_new_session=True, text=True, cwd=cwd)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -53,10 +53,17 @@ def launch(cmd: list, timeout: float = 60) -> tuple[int, str, str, float]:
 
 
 @needs_mpi
-def test_collectives_ddp_and_sampler_on_two_ranks():
+def test_collectives_ddp_sampler_and_the_docs_page_on_two_ranks(tmp_path):
+    page = HERE.parent.parent / "docs" / "distributed.md"
     rc, out, err, _ = launch([sys.executable, "-m", "retrograd.distributed.run",
-                              "--nproc-per-node", "2", str(HERE / "mpi_checks.py")])
+                              "--nproc-per-node", "2", str(HERE / "mpi_checks.py"),
+                              "--docs", str(page)], cwd=tmp_path)
     assert rc == 0 and "ALL CHECKS PASSED" in out, out + err
+    # docs/distributed.md's training script ran on both ranks, and rank 0 saved the model.
+    m = re.search(r"^accuracy (\d\.\d\d) on 2 processes$", out, re.M)
+    assert m and float(m.group(1)) > 0.9, out + err
+    state = retrograd.load(tmp_path / "model.pt")
+    assert list(state) == ["0.weight", "0.bias", "2.weight", "2.bias"]
 
 
 FAILING = """
@@ -84,7 +91,7 @@ ACCURACY = re.compile(r"^accuracy: (\d+(?:\.\d+)?)% on (\d+) held-out points", r
 
 @needs_mpi
 def test_demo_runs_data_parallel_with_the_same_accuracy(tmp_path):
-    args = ["-m", "retrograd", "--epochs", "3", "--points", "200", "--quiet"]
+    args = ["-m", "retrograd", "--epochs", "2", "--points", "100", "--quiet"]
     rc, out, err, _ = launch([find_mpiexec(), "-n", "2", sys.executable, *args,
                               "--distributed", "--out", str(tmp_path / "ddp")])
     assert rc == 0, out + err

@@ -331,13 +331,25 @@ def _root(pg: ProcessGroup, global_rank, group_rank) -> int:
 
 
 # -- running one operation -------------------------------------------------------------------
+def _op(comm, name: str, nb: bool, *args, **kwargs) -> list:
+    """MPI's operation ``name``: nonblocking (``I...``, its request returned) or blocking."""
+    if nb:
+        return [getattr(comm, "I" + name)(*args, **kwargs)]
+    getattr(comm, name.capitalize())(*args, **kwargs)
+    return []
+
+
 def _run(async_op: bool, start, finish=None, result=None, keep=None):
-    """Start a nonblocking MPI operation (``start()`` returns its requests); wait for it now
-    unless ``async_op``. ``finish`` runs once it completes."""
-    work = Work(start(), finish, result, keep)
+    """With ``async_op``, start the nonblocking operation (``start(True)`` returns its
+    requests) and return its Work; otherwise run the blocking one (``start(False)``), which
+    MPI may do faster. ``finish`` runs once the operation completes."""
     if async_op:
-        return work
-    work.wait()
+        return Work(start(True), finish, result, keep)
+    try:
+        start(False)
+    except _mpi._MPI.Exception as e:
+        raise _mpi._error(e, None) from None
+    Work((), finish, result)
     return None
 
 
@@ -379,7 +391,7 @@ def all_reduce(tensor: Tensor, op=_SUM, group=None, async_op: bool = False):
     MPI = _mpi._MPI
     finish = _with(_avg([c], pg.size()) if op is ReduceOp.AVG else None,
                    _copyback([(a, c)]) if copied else None)
-    return _run(async_op, lambda: [pg._comm.Iallreduce(MPI.IN_PLACE, buf(c), op=mop)],
+    return _run(async_op, lambda nb: _op(pg._comm, "allreduce", nb, MPI.IN_PLACE, buf(c), op=mop),
                 finish, [tensor], c)
 
 
@@ -394,7 +406,7 @@ def broadcast(tensor: Tensor, src: int | None = None, group=None, async_op: bool
     a = array_of(tensor)
     agree(pg._comm, describe("broadcast", a, src=root))
     c, copied = contiguous(a)
-    return _run(async_op, lambda: [pg._comm.Ibcast(buf(c), root=root)],
+    return _run(async_op, lambda nb: _op(pg._comm, "bcast", nb, buf(c), root=root),
                 _copyback([(a, c)]) if copied else None, [tensor], c)
 
 
@@ -417,10 +429,10 @@ def reduce(tensor: Tensor, dst: int | None = None, op=_SUM, group=None, async_op
         finish = _with(_avg([c], pg.size()) if op is ReduceOp.AVG else None,
                        _copyback([(a, c)]) if copied else None)
 
-    def start():
+    def start(nb):
         if mine:
-            return [pg._comm.Ireduce(MPI.IN_PLACE, buf(c), op=mop, root=root)]
-        return [pg._comm.Ireduce(buf(c), None, op=mop, root=root)]
+            return _op(pg._comm, "reduce", nb, MPI.IN_PLACE, buf(c), op=mop, root=root)
+        return _op(pg._comm, "reduce", nb, buf(c), None, op=mop, root=root)
     return _run(async_op, start, finish, [tensor], c)
 
 
@@ -448,7 +460,7 @@ def all_gather(tensor_list: list, tensor: Tensor, group=None, async_op: bool = F
     agree(pg._comm, describe("all_gather", a), error)
     src, _ = contiguous(a)
     out = np.empty((n,) + a.shape, dtype=a.dtype)
-    return _run(async_op, lambda: [pg._comm.Iallgather(buf(src), buf(out))],
+    return _run(async_op, lambda nb: _op(pg._comm, "allgather", nb, buf(src), buf(out)),
                 _copyback([(o, out[i]) for i, o in enumerate(outs)]), tensor_list, (src, out))
 
 
@@ -471,7 +483,7 @@ def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group=No
     agree(pg._comm, describe("all_gather_into_tensor", a), error)
     src, _ = contiguous(a)
     out, copied = contiguous(o)
-    return _run(async_op, lambda: [pg._comm.Iallgather(buf(src), buf(out))],
+    return _run(async_op, lambda nb: _op(pg._comm, "allgather", nb, buf(src), buf(out)),
                 _copyback([(o, out)]) if copied else None, [output_tensor], (src, out))
 
 
@@ -522,8 +534,8 @@ def _reduce_scatter(pg, o, packed, op, async_op, result):
     out, copied = contiguous(o)
     finish = _with(_avg([out], pg.size()) if op is ReduceOp.AVG else None,
                    _copyback([(o, out)]) if copied else None)
-    return _run(async_op, lambda: [pg._comm.Ireduce_scatter_block(buf(packed), buf(out),
-                                                                   op=mop)],
+    return _run(async_op, lambda nb: _op(pg._comm, "reduce_scatter_block", nb,
+                                                 buf(packed), buf(out), op=mop),
                 finish, result, (packed, out))
 
 
@@ -557,7 +569,8 @@ def gather(tensor: Tensor, gather_list: list | None = None, dst: int | None = No
     src, _ = contiguous(a)
     out = np.empty((n,) + a.shape, dtype=a.dtype) if mine else None
     return _run(async_op,
-                lambda: [pg._comm.Igather(buf(src), buf(out) if mine else None, root=root)],
+                lambda nb: _op(pg._comm, "gather", nb, buf(src), buf(out) if mine else None,
+                               root=root),
                 _copyback([(x, out[i]) for i, x in enumerate(outs)]) if mine else None,
                 list(gather_list or []), (src, out))
 
@@ -592,8 +605,8 @@ def scatter(tensor: Tensor, scatter_list: list | None = None, src: int | None = 
     agree(pg._comm, describe("scatter", o, src=root), error)
     out, copied = contiguous(o)
     return _run(async_op,
-                lambda: [pg._comm.Iscatter(buf(packed) if mine else None, buf(out),
-                                           root=root)],
+                lambda nb: _op(pg._comm, "scatter", nb, buf(packed) if mine else None,
+                               buf(out), root=root),
                 _copyback([(o, out)]) if copied else None, [tensor], (packed, out))
 
 
@@ -621,7 +634,8 @@ def _alltoallv(pg, send: np.ndarray, scounts, recv: np.ndarray, rcounts, async_o
         t = _mpi._user_type(send.dtype)
         smsg = [send.reshape(-1).view(np.uint8), (list(scounts), sdis.tolist()), t]
         rmsg = [recv.reshape(-1).view(np.uint8), (list(rcounts), rdis.tolist()), t]
-    return _run(async_op, lambda: [comm.Ialltoallv(smsg, rmsg)], finish, result, (send, recv))
+    return _run(async_op, lambda nb: _op(comm, "alltoallv", nb, smsg, rmsg), finish, result,
+                (send, recv))
 
 
 def all_to_all_single(output: Tensor, input: Tensor, output_split_sizes=None,
@@ -691,7 +705,7 @@ def barrier(group=None, async_op: bool = False, device_ids=None, timeout=None):
     pg = _enter(group, "barrier")
     if pg is None:
         return None
-    return _run(async_op, lambda: [pg._comm.Ibarrier()])
+    return _run(async_op, lambda nb: _op(pg._comm, "barrier", nb))
 
 
 def monitored_barrier(group=None, timeout=None, wait_all_ranks: bool = False) -> None:
@@ -721,8 +735,8 @@ def isend(tensor: Tensor, dst: int | None = None, group=None, tag: int = 0,
     if peer is None:
         raise ValueError("Must specify global_rank or group_rank")
     src, _ = contiguous(a)
-    return _run(True, lambda: [pg._comm.Isend(buf(src), dest=peer, tag=tag)], None, [tensor],
-                src)
+    return _run(True, lambda nb: _op(pg._comm, "send", nb, buf(src), dest=peer, tag=tag),
+                None, [tensor], src)
 
 
 def send(tensor: Tensor, dst: int | None = None, group=None, tag: int = 0,
