@@ -67,8 +67,11 @@ def test_collectives_ddp_sampler_and_the_docs_page_on_two_ranks(tmp_path):
 
 
 FAILING = """
+import os
 import retrograd as torch
 import retrograd.distributed as dist
+if os.environ.get("FAIL_EARLY") and os.environ["RANK"] == "1":
+    raise ValueError("rank 1 fails on purpose")   # before init_process_group
 dist.init_process_group()
 if dist.get_rank() == 1:
     raise ValueError("rank 1 fails on purpose")
@@ -77,10 +80,19 @@ dist.all_reduce(torch.ones(3))   # rank 0 would wait here for ever
 
 
 @needs_mpi
-def test_a_raising_rank_ends_the_job(tmp_path):
+@pytest.mark.parametrize("how", ["mpiexec", "launcher"])
+def test_a_raising_rank_ends_the_job(tmp_path, how, monkeypatch):
+    """After init_process_group the excepthook aborts the job; under the launcher, a rank
+    failing even before init does."""
     script = tmp_path / "failing.py"
     script.write_text(FAILING)
-    rc, out, err, seconds = launch([find_mpiexec(), "-n", "2", sys.executable, str(script)])
+    if how == "mpiexec":
+        cmd = [find_mpiexec(), "-n", "2", sys.executable, str(script)]
+    else:
+        monkeypatch.setenv("FAIL_EARLY", "1")
+        cmd = [sys.executable, "-m", "retrograd.distributed.run", "--nproc-per-node", "2",
+               str(script)]
+    rc, out, err, seconds = launch(cmd)
     assert rc != 0
     assert "ValueError: rank 1 fails on purpose" in err
     assert seconds < 30

@@ -20,6 +20,7 @@ import runpy
 import shutil
 import subprocess
 import sys
+import traceback
 from collections.abc import Sequence
 
 __all__ = ["find_mpiexec", "launcher_env", "main"]
@@ -104,14 +105,35 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
 def _run_worker(ns: argparse.Namespace) -> int:
     for k, v in launcher_env().items():
         os.environ[k] = v
-    if ns.module:
-        sys.argv = [ns.script] + list(ns.args)
-        runpy.run_module(ns.script, run_name="__main__", alter_sys=True)
-    else:
-        sys.argv = [ns.script] + list(ns.args)
-        sys.path.insert(0, os.path.dirname(os.path.abspath(ns.script)))
-        runpy.run_path(ns.script, run_name="__main__")
+    sys.argv = [ns.script] + list(ns.args)
+    try:
+        if ns.module:
+            runpy.run_module(ns.script, run_name="__main__", alter_sys=True)
+        else:
+            sys.path.insert(0, os.path.dirname(os.path.abspath(ns.script)))
+            runpy.run_path(ns.script, run_name="__main__")
+    except SystemExit as e:
+        if e.code not in (None, 0):
+            _abort(e.code if isinstance(e.code, int) else 1, e)
+        raise
+    except BaseException:
+        # Failing before init_process_group (whose excepthook covers the rest) would leave
+        # the other ranks waiting in MPI for ever: show the error, then end the whole job.
+        traceback.print_exc()
+        _abort(1)
     return 0
+
+
+def _abort(code: int, exit_exc: SystemExit | None = None) -> None:
+    sys.stdout.flush()
+    if exit_exc is not None and not isinstance(exit_exc.code, int):
+        print(exit_exc.code, file=sys.stderr)
+    sys.stderr.flush()
+    try:
+        from mpi4py import MPI
+    except Exception:  # no MPI to abort through: exit as the script did
+        raise SystemExit(code) from None
+    MPI.COMM_WORLD.Abort(code)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
