@@ -221,6 +221,7 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
                        ("LOCAL_WORLD_SIZE", local.Get_size())):
         os.environ.setdefault(var, str(value))
     local.Free()
+    _mpi.checking = os.environ.get("RETROGRAD_DISTRIBUTED_CHECK", "1") != "0"
     _state.world = ProcessGroup(world.Dup(), list(range(n)), group_name or "0")
     _state.groups = [_state.world]
     _state.count = 1
