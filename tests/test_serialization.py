@@ -346,7 +346,7 @@ def test_safetensors_bf16_and_errors():
     f = _st_file({"x": {"dtype": "BF16", "shape": [3], "data_offsets": [0, 6]}},
                  bf16.astype("<u2").tobytes())
     out = ser.load_safetensors(f)
-    assert out["x"].dtype is rg.float32 and out["x"].tolist() == [1.0, -2.5, 3.140625]
+    assert out["x"].dtype is rg.bfloat16 and out["x"].tolist() == [1.0, -2.5, 3.140625]
     good = {"x": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}}
     cases = [
         (good, b"\0" * 7, "truncated or has trailing bytes"),
@@ -400,7 +400,8 @@ def _check_like(ours, theirs, torch):
         assert ours.requires_grad == theirs.requires_grad
         want = theirs.detach()
         if want.dtype == torch.bfloat16:
-            want = want.float()
+            assert ours.dtype is rg.bfloat16
+            ours, want = ours.float(), want.float()
         assert ours.dtype.name == str(want.dtype).split(".")[-1]
         np.testing.assert_array_equal(ours.detach().numpy(), want.numpy())
     elif isinstance(theirs, dict):
@@ -443,8 +444,6 @@ def test_load_torch_dtypes(dtype, torch):
     if dtype == "bfloat16":
         t = t.to(torch.bfloat16)
     obj = {"x": t, "zero_d": t[1, 2].clone(), "empty": t[:0], "dt": t.dtype}
-    if dtype == "bfloat16":
-        obj.pop("dt")
     _check_like(ser.load(io.BytesIO(_torch_file(obj, torch))), obj, torch)
 
 
@@ -615,3 +614,23 @@ def test_parameters_come_back_as_parameters(torch):
     assert isinstance(out["f"], nn.Parameter) and not out["f"].requires_grad
     theirs = ser.load(io.BytesIO(_torch_file({"p": torch.nn.Parameter(torch.ones(2))}, torch)))
     assert isinstance(theirs["p"], nn.Parameter) and theirs["p"].requires_grad
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_reduced_precision_round_trips(dtype, torch, tmp_path):
+    """bfloat16/float16 tensors keep their dtype and bits: retrograd's format, safetensors
+    (``BF16``, ``F16``, read by torch's own reader too where installed) and torch.save files."""
+    v = [1.5, -0.1, 3.0e-3, 65504.0 if dtype == "float16" else 1e30]
+    x = rg.tensor(v).to(getattr(rg, dtype))
+    rg.save({"x": x}, tmp_path / "a.pt")
+    y = rg.load(tmp_path / "a.pt")["x"]
+    assert y.dtype is x.dtype and y.float().tolist() == x.float().tolist()
+    ser.save_safetensors({"x": x}, tmp_path / "a.safetensors")
+    raw = (tmp_path / "a.safetensors").read_bytes()
+    assert (b'"BF16"' if dtype == "bfloat16" else b'"F16"') in raw
+    y = ser.load_safetensors(tmp_path / "a.safetensors")["x"]
+    assert y.dtype is x.dtype and y.float().tolist() == x.float().tolist()
+    t = torch.tensor(v).to(getattr(torch, dtype))
+    torch.save({"t": t}, tmp_path / "t.pt")
+    y = rg.load(tmp_path / "t.pt")["t"]
+    assert y.dtype is x.dtype and y.float().tolist() == t.float().tolist()

@@ -133,6 +133,18 @@ from .serialization import load, save  # noqa: E402
 __all__ += ["save", "load", "nn", "optim", "utils", "profiler"]
 __all__ += ["as_torch"]
 __all__ += ["distributed"]
+# Mixed precision (torch.amp, torch.autocast, torch.cpu.amp).
+from . import amp, cpu  # noqa: E402
+from .amp import (  # noqa: E402
+    autocast,
+    get_autocast_dtype,
+    is_autocast_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
+)
+
+__all__ += ["amp", "cpu", "autocast", "is_autocast_enabled", "get_autocast_dtype",
+            "set_autocast_enabled", "set_autocast_dtype", "bfloat16", "finfo"]
 __all__ += ["is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled"]
 
 # Last: a torch name retrograd lacks fails saying so (retrograd does not implement torch.fft ...).

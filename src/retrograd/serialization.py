@@ -674,7 +674,8 @@ class _RestrictedUnpickler(pickle._Unpickler):  # type: ignore[name-defined]
 
 
 def _bf16_to_f32(raw: np.ndarray) -> np.ndarray:
-    return (raw.astype(np.uint32) << 16).view(np.float32)
+    """bfloat16 bits (uint16, any byte order) as a native bfloat16 array."""
+    return raw.astype(np.uint16).view(_dtypes.bfloat16.np)
 
 
 def _load_torch_zip(data: bytes, map_location: Any) -> Any:
@@ -811,7 +812,8 @@ def load(f: FileLike, map_location: Any = None, pickle_module: Any = None, *,
 
 # -- safetensors ---------------------------------------------------------------------------------
 _ST_CODES = {
-    "float64": "F64", "float32": "F32", "float16": "F16", "int64": "I64", "int32": "I32",
+    "float64": "F64", "float32": "F32", "float16": "F16", "bfloat16": "BF16", "int64": "I64",
+    "int32": "I32",
     "int16": "I16", "int8": "I8", "uint8": "U8", "bool": "BOOL",
 }
 _ST_NAMES = {v: k for k, v in _ST_CODES.items()}
@@ -938,7 +940,7 @@ def _load_safetensors_bytes(data: bytes) -> dict[str, Tensor]:
 def load_safetensors(f: FileLike) -> dict[str, Tensor]:
     """Read a safetensors file into a dict of tensors (in data order).
 
-    ``BF16`` tensors are widened to ``float32`` (retrograd has no bfloat16); other dtypes
+    ``BF16`` tensors load as bfloat16, ``F16`` as float16; other dtypes
     retrograd lacks raise ``CheckpointError``, as does any inconsistency in the header.
 
     >>> import io, struct

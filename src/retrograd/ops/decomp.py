@@ -21,6 +21,7 @@ from .._tensor import Tensor, make
 from ..autograd.graph import FREED_MSG, HINT, Node, op_name, type_name, unpacked_output
 from . import _array
 from ._apply import apply, apply_multi
+from ._autocast import fp32
 from ._core import as_tensor_arg, wrap
 from .compare import where
 from .inplace import CopyBackwards  # before shape: inplace loads indexing, which loads shape
@@ -264,6 +265,7 @@ def linalg_inv(A: Tensor) -> Tensor:  # noqa: N803
     return apply(LinalgInvExBackward0, _inv_array(a, "linalg.inv"), A, save_out=True)
 
 
+@fp32
 def inverse(input: Tensor) -> Tensor:  # noqa: A002
     """``torch.inverse``: the same as ``linalg.inv``.
 
@@ -903,6 +905,7 @@ def linalg_pinv(A: Tensor, rcond=None, hermitian: bool = False, *, atol=None,  #
     return apply(LinalgPinvBackward0, out, A, save=(A,), save_out=True)
 
 
+@fp32
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:  # noqa: A002
     """``torch.pinverse``: ``linalg.pinv`` with ``rcond`` as the relative tolerance.
 

@@ -21,6 +21,7 @@ from ..autograd.graph import Node
 from . import _array
 from . import shape as _shape
 from ._apply import apply, apply_binary, needs_grad, save_plan
+from ._autocast import fp32, lower_precision
 from ._core import as_tensor_arg, wrap_dim
 from .arithmetic import mul
 from .reduction import sum as _sum
@@ -94,6 +95,7 @@ def _product(P, a: Tensor, b: Tensor) -> Tensor:
     return apply_binary(P, _matmul_arrays, a, b)
 
 
+@lower_precision
 def matmul(input, other) -> Tensor:  # noqa: A002
     """Matrix product with PyTorch's rules for 1-D and batched operands.
 
@@ -172,6 +174,7 @@ def _shape_error(a, b) -> str:
             f"matmul: shapes {list(a.shape)} and {list(b.shape)} cannot be multiplied")
 
 
+@lower_precision
 def mm(input, mat2) -> Tensor:  # noqa: A002
     """Product of two matrices.
 
@@ -233,6 +236,7 @@ def _dot(cls, input, other) -> Tensor:  # noqa: A002
     return _product(cls, input, other)
 
 
+@lower_precision
 def bmm(input, mat2) -> Tensor:  # noqa: A002
     """Batched matrix product of two 3-D tensors.
 
@@ -368,6 +372,7 @@ def _mm_arrays(a, b):
     return _array.matmul(a, b)
 
 
+@lower_precision
 def addmm(input, mat1, mat2, *, beta=1, alpha=1) -> Tensor:  # noqa: A002
     """``beta * input + alpha * (mat1 @ mat2)``; ``input`` broadcasts to the product's shape.
 
@@ -428,6 +433,7 @@ def _check_batches(b1, b2) -> None:
                            f"[{s1[0]}, {s1[2]}] but got: [{s2[0]}, {s2[1]}].")
 
 
+@lower_precision
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1) -> Tensor:  # noqa: A002
     """``beta * input + alpha * bmm(batch1, batch2)``.
 
@@ -439,6 +445,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1) -> Tensor:  # noqa: A002
     return _add_product(BaddbmmBackward0, input, batch1, batch2, beta, alpha, _array.matmul)
 
 
+@lower_precision
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1) -> Tensor:  # noqa: A002
     """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``.
 
@@ -472,6 +479,7 @@ def outer(input, vec2) -> Tensor:  # noqa: A002
 ger = outer
 
 
+@lower_precision
 def tensordot(a, b, dims=2, out=None) -> Tensor:
     """Contract the ``dims`` last dims of ``a`` with the first of ``b``, or the listed pairs.
 
@@ -560,6 +568,7 @@ class TraceBackward0(Node):
         return xp.expand(g, eye.shape) * eye
 
 
+@fp32
 def trace(input) -> Tensor:  # noqa: A002
     """The sum of the main diagonal of a matrix.
 
@@ -641,6 +650,7 @@ def cross(input, other, dim=None) -> Tensor:  # noqa: A002
 save_plan(LinalgCrossBackward0)
 
 
+@lower_precision
 def vecdot(x, y, *, dim=-1) -> Tensor:
     """The dot product of vectors along ``dim``, broadcasting the rest.
 
@@ -860,6 +870,7 @@ def _sublist_equation(args) -> tuple:
     return eq, ops
 
 
+@lower_precision
 def einsum(equation, *operands) -> Tensor:
     """Sums of products by subscripts (``"ij,jk->ik"``); ``...`` broadcasts, a repeated
     subscript takes a diagonal, and without ``->`` the output has the subscripts that appear once,

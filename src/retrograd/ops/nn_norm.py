@@ -25,6 +25,7 @@ from .._tensor import Tensor, make
 from ..autograd.graph import Node
 from . import _array
 from ._apply import apply, apply_binary, needs_grad
+from ._autocast import lower_precision
 from .indexing import scatter_into
 from .linalg import AddmmBackward0, MmBackward0, _expand_error
 from .reduction import LinalgVectorNormBackward0, vector_norm
@@ -97,6 +98,7 @@ def linear2d(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
                  _wt=True, _bias_vec=bias_vec)
 
 
+@lower_precision
 def linear(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
     """``x @ w.T + b``: one node for a matrix ``w`` and a matrix input (or any input with a
     bias, its leading dims flattened and restored), else ``matmul`` and ``add``."""
@@ -278,16 +280,20 @@ def native_layer_norm(x: Tensor, normalized_shape: tuple, w, b, eps: float) -> T
                                   f"'{FROM_NP[xd.dtype].scalar_name}'")
     k = int(np.prod(normalized_shape)) if normalized_shape else 1
     m = xd.size // k if k else 0
-    xhat, rstd = _rows_forward(np.ascontiguousarray(xd).reshape(m, k), eps)
+    # float16/bfloat16 (with weights of any float dtype, as under autocast): computed in
+    # float32 and rounded once to the input's dtype, as PyTorch's kernel.
+    rd = xd.dtype if xd.dtype in REDUCED else None
+    xs = xd if rd is None else xd.astype(F32)
+    xhat, rstd = _rows_forward(np.ascontiguousarray(xs).reshape(m, k), eps)
     if w is not None:
-        out = xhat * w._data.reshape(k)
+        out = xhat * (w._data.reshape(k) if rd is None else w._data.reshape(k).astype(F32))
         if b is not None:
-            out += b._data.reshape(k)
+            out += b._data.reshape(k) if rd is None else b._data.reshape(k).astype(F32)
     elif b is not None:
-        out = xhat + b._data.reshape(k)
+        out = xhat + (b._data.reshape(k) if rd is None else b._data.reshape(k).astype(F32))
     else:
         out = xhat.copy()
-    out = out.reshape(xd.shape)
+    out = out.reshape(xd.shape) if rd is None else out.reshape(xd.shape).astype(rd)
     return apply(NativeLayerNormBackward0, out, x, w, b, save=(x, w), _mk=(m, k), _eps=eps,
                  _xshape=xd.shape, _wshape=tuple(normalized_shape), _xhat=xhat, _rstd=rstd)
 

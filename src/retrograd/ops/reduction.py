@@ -15,6 +15,7 @@ from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array, decomp
 from ._apply import apply, apply_multi, recording
+from ._autocast import fp32
 from ._core import float_array, wrap, wrap_dim, wrap_dims
 from .arithmetic import div
 from .compare import maximum, minimum
@@ -554,6 +555,7 @@ class ProdBackward1(_ProdBackward):
     pass
 
 
+@fp32
 def prod(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A002
     """Product of all elements, or along ``dim``; bools and integers give int64.
 

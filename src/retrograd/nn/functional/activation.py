@@ -13,6 +13,7 @@ import retrograd as torch
 from retrograd import Tensor
 
 from ...ops import nn_activation as _A
+from ...ops._autocast import lower_precision
 from ...ops.inplace import apply_inplace
 
 __all__ = [
@@ -294,6 +295,7 @@ def logsigmoid(input: Tensor) -> Tensor:  # noqa: A002
     return _A.logsigmoid(input)
 
 
+@lower_precision
 def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
     """``x if x > 0 else weight * x`` with one weight, or one per channel (dim 1).
 

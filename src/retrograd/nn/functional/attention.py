@@ -11,6 +11,7 @@ import retrograd as torch
 from retrograd import Tensor
 from retrograd.ops import nn_attention
 
+from ...ops._autocast import lower_precision
 from .activation import softmax
 from .misc import linear as _linear
 from .norm import dropout
@@ -40,6 +41,7 @@ def _sdpa_name(qs: tuple, flash: bool) -> str:
     return "MmBackward0" if len(qs) == 2 else "UnsafeViewBackward0"
 
 
+@lower_precision
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
                                  attn_mask: Tensor | None = None, dropout_p: float = 0.0,
                                  is_causal: bool = False, scale: float | None = None,

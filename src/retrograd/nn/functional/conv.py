@@ -16,6 +16,7 @@ import numpy as np
 from ... import ops as _ops
 from ..._tensor import Tensor
 from ...ops import nn_conv as _nc
+from ...ops._autocast import lower_precision
 from ...ops.copies import index_dims
 from ...ops.padding import constant_pad_nd
 
@@ -124,6 +125,7 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     return _nc.conv_nd(input, weight, bias, s2, p2, d2, groups, True, out_hw)
 
 
+@lower_precision
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,  # noqa: A002
            padding=0, dilation=1, groups: int = 1) -> Tensor:
     """1-D convolution (cross-correlation) of ``(N, C, L)`` or ``(C, L)`` input.
@@ -136,6 +138,7 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     return _conv(input, weight, bias, stride, padding, dilation, groups, 1)
 
 
+@lower_precision
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,  # noqa: A002
            padding=0, dilation=1, groups: int = 1) -> Tensor:
     """2-D convolution of ``(N, C, H, W)`` or ``(C, H, W)`` input; ``padding`` may be an int,
@@ -150,6 +153,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     return _conv(input, weight, bias, stride, padding, dilation, groups, 2)
 
 
+@lower_precision
 def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A002
                      stride=1, padding=0, output_padding=0, groups: int = 1,
                      dilation=1) -> Tensor:
@@ -163,6 +167,7 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
                            dilation, 1)
 
 
+@lower_precision
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A002
                      stride=1, padding=0, output_padding=0, groups: int = 1,
                      dilation=1) -> Tensor:

@@ -18,6 +18,7 @@ import retrograd as torch
 from retrograd import Tensor
 
 from ...ops import nn_activation as _A
+from ...ops._autocast import fp32
 
 __all__ = [
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy",
@@ -97,6 +98,7 @@ def _weighted(loss: Tensor, input: Tensor, weight, reduction: str, mean_by_weigh
     return loss.sum() / weight.sum() if mean_by_weight else loss.mean()
 
 
+@fp32
 def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,  # noqa: A002
              reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
     """Mean squared error; ``weight`` weighs each element (the mean is over the weights).
@@ -121,6 +123,7 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
     return loss
 
 
+@fp32
 def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,  # noqa: A002
             reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
     """Mean absolute error (composite: MeanBackward0 over AbsBackward0, as in PyTorch).
@@ -138,6 +141,7 @@ def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,  # no
     return _reduce(loss, reduction)
 
 
+@fp32
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,  # noqa: A002
                    reduction: str = "mean", beta: float = 1.0) -> Tensor:
     """``0.5 d² / beta`` where ``|d| < beta``, else ``|d| - beta / 2``.
@@ -156,6 +160,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None
     return _A.smooth_l1_loss(input, target, reduction, beta)
 
 
+@fp32
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",  # noqa: A002
                delta: float = 1.0, weight: Tensor | None = None) -> Tensor:
     """``0.5 d²`` where ``|d| < delta``, else ``delta (|d| - delta / 2)``.
@@ -231,6 +236,7 @@ def _nll_checks(input: Tensor, target: Tensor, weight) -> tuple:  # noqa: A002
     return c
 
 
+@fp32
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noqa: A002
              size_average=None, ignore_index: int = -100, reduce=None,
              reduction: str = "mean") -> Tensor:
@@ -258,6 +264,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noq
     return _A.nll_loss_core(input, t, weight, ignore_index, reduction, c)
 
 
+@fp32
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noqa: A002
                   size_average=None, ignore_index: int = -100, reduce=None,
                   reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
@@ -347,6 +354,7 @@ def _expand_weight(weight: Tensor, target: Tensor) -> Tensor:
     return weight
 
 
+@fp32
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noqa: A002
                          size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """``-w (y log x + (1 - y) log(1 - x))`` for probabilities ``x``; logs clamped at -100.
@@ -370,6 +378,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     return _A.binary_cross_entropy(input, target, weight, reduction)
 
 
+@fp32
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,  # noqa: A002
                                      weight: Tensor | None = None, size_average=None,
                                      reduce=None, reduction: str = "mean",
@@ -391,6 +400,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,  # noqa: A00
 # -- the rest ----------------------------------------------------------------------------------
 
 
+@fp32
 def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None,  # noqa: A002
            reduction: str = "mean", log_target: bool = False) -> Tensor:
     """KL divergence ``target * (log target - input)`` for log-probabilities ``input``.
@@ -424,6 +434,7 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None,  # noq
     return _reduce(loss, reduction)
 
 
+@fp32
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
                           size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """``1 - cos(x1, x2)`` where ``target == 1``, ``max(0, cos - margin)`` where it is -1.
@@ -457,6 +468,7 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     return _reduce(pos + neg, reduction)
 
 
+@fp32
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
                         size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """``max(0, -target * (input1 - input2) + margin)``.
@@ -475,6 +487,7 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
     return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)
 
 
+@fp32
 def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,  # noqa: A002
                      reduction: str = "mean") -> Tensor:
     """``log(1 + exp(-target * input))``, stable.
@@ -488,6 +501,7 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=No
     return _A.soft_margin_loss(input, target, reduction)
 
 
+@fp32
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,  # noqa: A002
                          size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """``x`` where ``target == 1``, ``max(0, margin - x)`` where it is -1.
@@ -504,6 +518,7 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,  # 
     return _reduce(out_margin + out_self, reduction)
 
 
+@fp32
 def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True,  # noqa: A002
                      full: bool = False, size_average=None, eps: float = 1e-8, reduce=None,
                      reduction: str = "mean") -> Tensor:

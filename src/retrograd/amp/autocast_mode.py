@@ -1,0 +1,150 @@
+"""``autocast``: mixed precision on the CPU, as ``torch.amp.autocast``.
+
+Inside ``with retrograd.autocast("cpu"):`` the ops on PyTorch 2.13's CPU lower-precision list
+(matmul, mm, bmm, addmm, baddbmm, addbmm, linear, convolutions, prelu,
+scaled_dot_product_attention, einsum, tensordot, vecdot) run in bfloat16 (or float16), those on
+its float32 list (the losses, ``prod``, ``cdist``, ``trace``, ...) in float32, and every other
+op follows its inputs. The casts are differentiable: parameters stay float32 and their gradients
+come back float32. The state lives in ``ops/_autocast.py``, read by the listed ops only.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+
+from .. import _dtypes
+from ..ops._autocast import state
+
+__all__ = ["autocast", "is_autocast_available", "is_autocast_enabled", "get_autocast_dtype",
+           "set_autocast_enabled", "set_autocast_dtype", "clear_autocast_cache"]
+
+_DEVICES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
+            "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
+            "privateuseone")
+
+
+def _check_device(device_type: str) -> str:
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+    base = device_type.split(":")[0]
+    if base not in _DEVICES:
+        raise RuntimeError(f"Expected one of {', '.join(_DEVICES)} device type at start of "
+                           f"device string: {device_type}")
+    return base
+
+
+def is_autocast_available(device_type: str) -> bool:
+    """Whether autocast can run on ``device_type`` (retrograd computes on the CPU only).
+
+    >>> import retrograd
+    >>> retrograd.amp.is_autocast_available("cpu")
+    True
+    """
+    return _check_device(device_type) == "cpu"
+
+
+def is_autocast_enabled(device_type: str | None = None) -> bool:
+    """Whether autocast is on for ``device_type``; without one, for CUDA (as PyTorch).
+
+    >>> import retrograd
+    >>> with retrograd.autocast("cpu"):
+    ...     retrograd.is_autocast_enabled("cpu"), retrograd.is_autocast_enabled()
+    (True, False)
+    """
+    if device_type is None:
+        return False
+    return _check_device(device_type) == "cpu" and state.cpu
+
+
+def get_autocast_dtype(device_type: str):
+    """The dtype autocast casts to on ``device_type`` (bfloat16 on the CPU by default).
+
+    >>> import retrograd
+    >>> retrograd.get_autocast_dtype("cpu")
+    retrograd.bfloat16
+    """
+    if _check_device(device_type) == "cpu":
+        return state.dtype
+    return _dtypes.float16
+
+
+def set_autocast_enabled(device_type: str, enabled: bool) -> None:
+    """Switch autocast on or off for ``device_type`` without a region."""
+    if _check_device(device_type) == "cpu":
+        state.cpu = bool(enabled)
+
+
+def set_autocast_dtype(device_type: str, dtype) -> None:
+    """Set the dtype autocast casts to on ``device_type``."""
+    if _check_device(device_type) == "cpu":
+        state.dtype = _dtypes.to_dtype(dtype)
+
+
+def clear_autocast_cache() -> None:
+    """Drop the cached casts of parameters."""
+    state.cache.clear()
+
+
+class autocast:  # noqa: N801 - PyTorch's name
+    """Run a region (or a function, as a decorator) in mixed precision on the CPU.
+
+    >>> import retrograd as torch
+    >>> w = torch.ones(2, 2, requires_grad=True)
+    >>> with torch.autocast(device_type="cpu", dtype=torch.bfloat16):
+    ...     y = torch.ones(1, 2) @ w
+    ...     loss = torch.nn.functional.mse_loss(y, torch.zeros(1, 2))
+    >>> y.dtype, loss.dtype
+    (retrograd.bfloat16, retrograd.float32)
+    >>> loss.backward(); w.grad.dtype
+    retrograd.float32
+    """
+
+    def __init__(self, device_type: str, dtype=None, enabled: bool = True,
+                 cache_enabled: bool | None = None):
+        self.device = _check_device(device_type)
+        self.fast_dtype = get_autocast_dtype(self.device) if dtype is None else \
+            _dtypes.to_dtype(dtype)
+        self._cache_enabled = True if cache_enabled is None else bool(cache_enabled)
+        self._enabled = bool(enabled)
+        if self.device == "cuda" and enabled:
+            warnings.warn("User provided device_type of 'cuda', but CUDA is not available. "
+                          "Disabling", stacklevel=2)
+            self._enabled = False
+        elif self.device == "cpu" and self._enabled and \
+                self.fast_dtype not in (_dtypes.bfloat16, _dtypes.float16):
+            warnings.warn("In CPU autocast, but the target dtype is not supported. Disabling "
+                          "autocast.\nCPU Autocast only supports dtypes of torch.bfloat16, "
+                          "torch.float16 currently.", stacklevel=2)
+            self._enabled = False
+        elif self.device not in ("cpu", "cuda"):
+            self._enabled = False
+
+    def __enter__(self):
+        if self.device != "cpu":
+            self._prev = None
+            return self
+        self._prev = (state.cpu, state.dtype, state.cache_enabled)
+        state.cpu = self._enabled
+        if self._enabled:
+            state.dtype = self.fast_dtype
+        state.cache_enabled = self._cache_enabled
+        state.depth += 1
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        if self._prev is None:
+            return False
+        state.depth -= 1
+        if state.depth == 0:
+            state.cache.clear()  # as PyTorch: casts live for the outermost region only
+        state.cpu, state.dtype, state.cache_enabled = self._prev
+        return False
+
+    def __call__(self, func):
+        @functools.wraps(func)
+        def decorate_autocast(*args, **kwargs):
+            with autocast(self.device, self.fast_dtype, self._enabled, self._cache_enabled):
+                return func(*args, **kwargs)
+
+        return decorate_autocast

@@ -1,0 +1,196 @@
+"""Mixed precision (``retrograd.amp``): autocast on the CPU, GradScaler, and a PyTorch mixed-
+precision training loop run unchanged under retrograd and torch (the oracle)."""
+
+from __future__ import annotations
+
+import io
+import warnings
+
+import numpy as np
+import pytest
+
+import retrograd as rg
+
+
+def _model(lib, seed=0):
+    """A small MLP (and a LayerNorm) with the same float32 weights under either library."""
+    rs = np.random.default_rng(seed)
+    m = lib.nn.Sequential(lib.nn.Linear(12, 32), lib.nn.GELU(), lib.nn.LayerNorm(32),
+                          lib.nn.Linear(32, 5))
+    with lib.no_grad():
+        for p in m.parameters():
+            p.copy_(lib.tensor(rs.standard_normal(tuple(p.shape)).astype(np.float32) * 0.3))
+    return m
+
+
+def _data(lib, seed=1):
+    rs = np.random.default_rng(seed)
+    return (lib.tensor(rs.standard_normal((16, 12)).astype(np.float32)),
+            lib.tensor(rs.integers(0, 5, 16)))
+
+
+def _dtypes_of_forward(lib):
+    """The dtype of every op of a model's forward under autocast, and outside it."""
+    F = lib.nn.functional
+    m = _model(lib)
+    x, y = _data(lib)
+    out = []
+    with lib.autocast(device_type="cpu", dtype=lib.bfloat16):
+        h = m[0](x)
+        out += [h.dtype]
+        h = m[1](h)
+        out += [h.dtype]
+        h = m[2](h)
+        out += [h.dtype]
+        logits = m[3](h)
+        out += [logits.dtype, (logits + x[:, :5]).dtype, logits.softmax(-1).dtype,
+                logits.sum().dtype, lib.cat([logits, x[:, :5]]).dtype]
+        out += [F.cross_entropy(logits, y).dtype, F.mse_loss(logits, x[:, :5]).dtype,
+                logits.prod().dtype, (x @ x.t()).dtype, lib.dot(x[0], x[1]).dtype,
+                lib.mv(x, x[0]).dtype, lib.outer(x[0], x[1]).dtype,
+                F.conv1d(x.t()[None], x[:3, :, None]).dtype, lib.bmm(x[None], x.t()[None]).dtype,
+                lib.addmm(x[:5, :5], x.t()[:5], x[:, :5]).dtype,
+                x.double().matmul(x.double().t()).dtype]
+        with lib.autocast("cpu", enabled=False):
+            out += [(x @ x.t()).dtype, lib.is_autocast_enabled("cpu")]
+        out += [lib.is_autocast_enabled("cpu"), lib.is_autocast_enabled(),
+                lib.get_autocast_dtype("cpu")]
+    out += [lib.is_autocast_enabled("cpu"), (x @ x.t()).dtype]
+    return [str(o).split(".")[-1] for o in out]
+
+
+def test_autocast_output_dtypes_match_torch(torch):
+    assert _dtypes_of_forward(rg) == _dtypes_of_forward(torch)
+
+
+def test_autocast_values_and_gradients(torch):
+    res = {}
+    for lib in (rg, torch):
+        m = _model(lib)
+        x, y = _data(lib)
+        with lib.autocast("cpu"):
+            loss = lib.nn.functional.cross_entropy(m(x), y)
+        loss.backward()
+        w = m[0].weight
+        assert w.dtype == lib.float32 and w.grad.dtype == lib.float32
+        res[lib] = (loss.item(), w.grad.numpy().copy())
+    assert res[rg][0] == pytest.approx(res[torch][0], rel=2e-2)
+    np.testing.assert_allclose(res[rg][1], res[torch][1], rtol=0.05, atol=0.02)
+
+
+def test_autocast_forms_and_errors(torch):
+    @rg.autocast("cpu")
+    def f(a):
+        return a @ a, rg.is_autocast_enabled("cpu")
+
+    r, on = f(rg.ones(2, 2))
+    assert r.dtype is rg.bfloat16 and on and not rg.is_autocast_enabled("cpu")
+    with rg.amp.autocast("cpu", dtype=rg.float16):
+        assert (rg.ones(2, 2) @ rg.ones(2, 2)).dtype is rg.float16
+        with rg.autocast("cpu", dtype=rg.bfloat16):
+            assert rg.get_autocast_dtype("cpu") is rg.bfloat16
+        assert rg.get_autocast_dtype("cpu") is rg.float16
+    assert rg.amp.is_autocast_available("cpu") and not rg.amp.is_autocast_available("cuda")
+    with pytest.warns(FutureWarning, match="torch.cpu.amp.autocast"):
+        ctx = rg.cpu.amp.autocast()
+    with ctx:
+        assert (rg.ones(2, 2) @ rg.ones(2, 2)).dtype is rg.bfloat16
+    with pytest.warns(UserWarning, match="target dtype is not supported"):
+        ctx = rg.autocast("cpu", dtype=rg.float32)
+    with ctx:
+        assert not rg.is_autocast_enabled("cpu")
+    with pytest.raises(RuntimeError, match="Expected one of cpu, cuda"):
+        rg.autocast("foo")
+
+
+def test_autocast_caches_parameter_casts():
+    w = rg.nn.Parameter(rg.ones(3, 3))
+    with rg.autocast("cpu"):
+        a, b = rg.ones(2, 3) @ w, rg.ones(2, 3) @ w
+        # One cast node feeds both products (PyTorch's cast cache).
+        assert a.grad_fn.next_functions[1][0] is b.grad_fn.next_functions[1][0]
+    with rg.autocast("cpu", cache_enabled=False):
+        a, b = rg.ones(2, 3) @ w, rg.ones(2, 3) @ w
+        assert a.grad_fn.next_functions[1][0] is not b.grad_fn.next_functions[1][0]
+
+
+def _scaler_run(lib, overflow_at=(2, 3)):
+    """A loop whose gradients overflow at some steps: the scale, the growth tracker and the
+    weights step by step."""
+    w = lib.nn.Parameter(lib.tensor([1.0, -2.0, 0.5]))
+    opt = lib.optim.SGD([w], lr=0.1)
+    scaler = lib.amp.GradScaler("cpu", init_scale=1024.0, growth_factor=2.0,
+                                backoff_factor=0.25, growth_interval=2)
+    trace = []
+    for i in range(7):
+        loss = (w * w).sum()
+        if i in overflow_at:
+            loss = loss * float("inf")
+        scaler.scale(loss).backward()
+        r = scaler.step(opt)
+        scaler.update()
+        opt.zero_grad()
+        trace.append((scaler.get_scale(), scaler._get_growth_tracker(), r, w.tolist()))
+    sd = scaler.state_dict()
+    return trace, sd
+
+
+def test_grad_scaler_matches_torch(torch):
+    ours, theirs = _scaler_run(rg), _scaler_run(torch)
+    assert ours[1] == theirs[1]
+    for a, b in zip(ours[0], theirs[0]):
+        assert a[:3] == b[:3]
+        np.testing.assert_allclose(a[3], b[3], rtol=1e-6)
+    s = rg.amp.GradScaler("cpu")
+    assert s.get_scale() == 65536.0 and s.state_dict()["scale"] == 65536.0
+    s.load_state_dict(ours[1])
+    assert s.state_dict() == theirs[1]
+    with pytest.raises(RuntimeError, match="source state dict is empty"):
+        s.load_state_dict({})
+    assert rg.amp.GradScaler("cpu", enabled=False).state_dict() == {}
+
+
+def test_grad_scaler_unscale_twice_is_an_error():
+    w = rg.nn.Parameter(rg.ones(2))
+    opt = rg.optim.SGD([w], lr=0.1)
+    s = rg.amp.GradScaler("cpu")
+    s.scale(w.sum()).backward()
+    s.unscale_(opt)
+    assert w.grad.tolist() == [1.0, 1.0]
+    with pytest.raises(RuntimeError, match="unscale_\\(\\) has already been called"):
+        s.unscale_(opt)
+
+
+def _train(torch, steps=6):
+    """A PyTorch mixed-precision training loop, as written for torch: autocast forward,
+    GradScaler backward and step, a bfloat16 checkpoint saved and reloaded halfway."""
+    model = _model(torch)
+    x, y = _data(torch)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    scaler = torch.amp.GradScaler("cpu", init_scale=2.0**10, growth_interval=2)
+    losses = []
+    for step in range(steps):
+        with torch.autocast(device_type="cpu", dtype=torch.bfloat16):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        opt.zero_grad()
+        losses.append(loss.item())
+        if step == steps // 2:
+            buf = io.BytesIO()
+            torch.save({k: v.to(torch.bfloat16) for k, v in model.state_dict().items()}, buf)
+            buf.seek(0)
+            state = torch.load(buf)
+            assert all(v.dtype == torch.bfloat16 for v in state.values())
+            model.load_state_dict(state)  # back into the float32 parameters
+    return losses, scaler.get_scale()
+
+
+def test_mixed_precision_training_loop_matches_torch(torch):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours, theirs = _train(rg), _train(torch)
+    assert ours[1] == theirs[1]
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=2e-2)
+    assert ours[0][-1] < ours[0][0]
