@@ -1,9 +1,11 @@
 """Random numbers: ``Generator``, seeding, sampling factories and in-place fillers.
 
-Each ``Generator`` wraps a NumPy ``Generator(PCG64)``; the same seed gives the same values on
-every run, though not the values PyTorch's Mersenne Twister would give. Floats are sampled in
-float64 and then cast to the target dtype. ``rand`` first rounds its float64 draw down to the
-target's precision so that a cast can never round it up to 1.0.
+The numbers are PyTorch's: each ``Generator`` is PyTorch's CPU generator (a Mersenne Twister,
+``_mt.Engine``, whose state bytes ``get_state``/``set_state`` share with PyTorch), and every
+sampler transforms its stream as the matching ATen kernel does (``_dists``), so that the same
+seed gives the same values, bit for bit in float32 and float64. As in PyTorch, samples are
+drawn in the memory order of the tensor being filled (``_walk``), so a transposed tensor is
+filled along its storage.
 
 The in-place fillers (``uniform_``, ``normal_``, ...) are plain functions taking the tensor
 first; ``TENSOR_METHODS`` lists them, with ``bernoulli`` and ``multinomial``, for binding as
@@ -17,7 +19,6 @@ Samplers are not differentiable, but PyTorch still records a node when an input 
 
 from __future__ import annotations
 
-import json
 import math
 import operator
 import os
@@ -26,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _dtypes
+from . import _dists, _dtypes
 from ._creation import (
     check_device,
     check_tensor_arg,
@@ -38,6 +39,7 @@ from ._creation import (
     type_name,
 )
 from ._dtypes import dtype, get_default_dtype, to_dtype
+from ._mt import DEFAULT_SEED, Engine
 from ._tensor import CPU, Tensor, make
 from .ops._apply import apply, recording
 from .ops.arithmetic import NotImplementedBackward
@@ -50,8 +52,8 @@ __all__ = [
     "randperm", "normal", "bernoulli", "multinomial", "poisson",
 ]
 
-_DEFAULT_SEED = 67280421310721  # PyTorch's default seed, so initial_seed() reads the same
-_STATE_FORMAT = "retrograd.Generator/PCG64/1"
+
+
 def _seed_value(seed: Any) -> int:
     """A seed as the unsigned 64-bit value PyTorch stores (negative seeds wrap around)."""
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
@@ -65,22 +67,22 @@ def _seed_value(seed: Any) -> int:
 class Generator:
     """A source of random numbers with its own state, passed as ``generator=`` to samplers.
 
+    It is PyTorch's CPU generator: the same seed gives the same numbers, and ``get_state``
+    returns PyTorch's 5056-byte state.
+
     >>> import retrograd as torch
     >>> g = torch.Generator().manual_seed(42)
     >>> a = torch.rand(3, generator=g)
     >>> b = torch.rand(3, generator=g.manual_seed(42))
     >>> a.tolist() == b.tolist(), g.initial_seed()
     (True, 42)
+    >>> torch.rand(2, generator=torch.Generator().manual_seed(0))
+    tensor([0.4963, 0.7682])
     """
 
     def __init__(self, device: Any = "cpu") -> None:
         check_device(device)
-        self._init(_DEFAULT_SEED)
-
-    def _init(self, seed: int) -> None:
-        self._seed = seed
-        self._bitgen = np.random.PCG64(seed)
-        self._rng = np.random.Generator(self._bitgen)
+        self._engine = Engine(DEFAULT_SEED)
 
     @property
     def device(self):
@@ -88,27 +90,25 @@ class Generator:
 
     def manual_seed(self, seed: int) -> Generator:
         """Reseed; returns the generator itself so that calls chain."""
-        self._init(_seed_value(seed))
+        self._engine.reseed(_seed_value(seed))
         return self
 
     def seed(self) -> int:
         """Reseed from the operating system's entropy and return the new seed."""
         s = int.from_bytes(os.urandom(8), "little")
-        self._init(s)
+        self._engine.reseed(s)
         return s
 
     def initial_seed(self) -> int:
         """The seed last set (by ``manual_seed`` or ``seed``)."""
-        return self._seed
+        return self._engine.seed
 
     def get_state(self) -> Tensor:
-        """The full state as a 1-D ``uint8`` tensor (UTF-8 JSON), for ``set_state``."""
-        doc = {"format": _STATE_FORMAT, "seed": self._seed, "bit_generator": self._bitgen.state}
-        raw = json.dumps(doc, sort_keys=True).encode("utf-8")
-        return make(np.frombuffer(raw, dtype=np.uint8).copy())
+        """The full state as a 1-D ``uint8`` tensor: PyTorch's ``CPUGeneratorImplState``."""
+        return make(np.frombuffer(self._engine.to_bytes(), dtype=np.uint8).copy())
 
     def set_state(self, new_state: Tensor) -> Generator:
-        """Restore a state returned by ``get_state``."""
+        """Restore a state returned by ``get_state`` (retrograd's or PyTorch's)."""
         if not isinstance(new_state, Tensor):
             raise TypeError(
                 f"expected a retrograd.ByteTensor, but got {type_name(new_state)}"
@@ -116,30 +116,28 @@ class Generator:
         if new_state.dtype is not _dtypes.uint8:
             raise TypeError("RNG state must be a retrograd.ByteTensor")
         try:
-            doc = json.loads(new_state._data.tobytes().decode("utf-8"))
-            bg = doc["bit_generator"]
-            seed = doc["seed"]
-            ok = (
-                doc["format"] == _STATE_FORMAT and bg["bit_generator"] == "PCG64"
-                and isinstance(seed, int) and 0 <= seed < 2**64
-                and all(isinstance(bg["state"][k], int) for k in ("state", "inc"))
-                and isinstance(bg["has_uint32"], int) and isinstance(bg["uinteger"], int)
-            )
-        except (ValueError, KeyError, TypeError, UnicodeDecodeError):
-            ok = False
-        if not ok:
-            raise RuntimeError(
-                "invalid RNG state: expected a state returned by retrograd's get_state()"
-            )
-        bitgen = np.random.PCG64()
-        try:
-            bitgen.state = bg
-        except (ValueError, TypeError, OverflowError) as e:
-            raise RuntimeError(f"invalid RNG state: {e}") from None
-        self._seed = seed
-        self._bitgen = bitgen
-        self._rng = np.random.Generator(bitgen)
+            self._engine.from_bytes(np.ascontiguousarray(new_state._data).tobytes())
+        except ValueError as e:
+            raise RuntimeError(str(e)) from None
         return self
+
+    def clone_state(self) -> Generator:
+        """A new generator in the same state."""
+        g = Generator()
+        g._engine.copy_from(self._engine)
+        return g
+
+    def get_offset(self) -> int:
+        raise RuntimeError("CPU Generator does not use offset")
+
+    def set_offset(self, offset: int) -> Generator:
+        raise RuntimeError("CPU Generator does not use offset")
+
+    def __reduce__(self):
+        return (Generator, ("cpu",), self._engine.to_bytes())
+
+    def __setstate__(self, state: bytes) -> None:
+        self._engine.from_bytes(state)
 
     def __repr__(self) -> str:
         return f"<retrograd.Generator object at {id(self):#x}>"
@@ -288,12 +286,44 @@ def _fill(t: Tensor, values: np.ndarray, node_cls: type, p: Any = None) -> Tenso
 
 
 # -- helpers -----------------------------------------------------------------------------------
-def _rng(generator: Generator | None) -> np.random.Generator:
+def _engine(generator: Generator | None) -> Engine:
     if generator is None:
-        return default_generator._rng
+        return default_generator._engine
     if not isinstance(generator, Generator):
         raise TypeError(f"expected a retrograd.Generator, but got {type_name(generator)}")
-    return generator._rng
+    return generator._engine
+
+
+def _walk(arr: np.ndarray) -> tuple | None:
+    """The order in which PyTorch's kernels visit the elements of ``arr``: its dimensions by
+    decreasing stride (memory order), as a permutation; ``None`` for plain C order."""
+    if arr.ndim < 2 or arr.flags.c_contiguous:
+        return None
+    order = sorted(range(arr.ndim), key=lambda d: -abs(arr.strides[d]) if arr.shape[d] > 1
+                   else 0)
+    return None if order == list(range(arr.ndim)) else tuple(order)
+
+
+def _place(flat: np.ndarray, shape: tuple, walk: tuple | None) -> np.ndarray:
+    """Samples drawn in ``walk`` order, arranged as an array of ``shape``."""
+    if walk is None:
+        return flat.reshape(shape)
+    return flat.reshape([shape[d] for d in walk]).transpose(np.argsort(walk))
+
+
+def _gather(arr: np.ndarray, walk: tuple | None) -> np.ndarray:
+    """The elements of ``arr`` in ``walk`` order, flat."""
+    if walk is None:
+        return arr.reshape(-1)
+    return arr.transpose(walk).reshape(-1)
+
+
+def _like_walk(input: Tensor, memory_format: Any) -> tuple | None:  # noqa: A002
+    """The walk of ``empty_like(input)``: the input's stride order unless a contiguous format
+    is asked for."""
+    if memory_format is not None and "preserve" not in str(memory_format):
+        return None
+    return _walk(input._data)
 
 
 def _not_implemented(kernel: str, dt: dtype) -> NotImplementedError:
@@ -305,15 +335,15 @@ def _float_only(dt: dtype, kernel: str) -> None:
         raise _not_implemented(kernel, dt)
 
 
-def _uniform01(rng: np.random.Generator, shape: tuple, np_dt: np.dtype) -> np.ndarray:
-    """Uniform [0, 1) as float64, on the grid the target dtype can hold exactly."""
-    u = rng.random(shape)
-    if np_dt != np.float64:
-        # Keeping only as many bits as the target's mantissa holds makes the cast exact,
-        # so values just below 1 cannot round up to 1.
-        scale = float(2 ** (np.finfo(np_dt).nmant + 1))
-        u = np.floor(u * scale) / scale
-    return u
+def _digits(dt: dtype) -> int:
+    """Mantissa digits of a float dtype (the C++ ``numeric_limits<T>::digits``)."""
+    return {"float64": 53, "float32": 24, "float16": 11, "bfloat16": 8}[dt.name]
+
+
+def _cast(values: np.ndarray, dt: dtype) -> np.ndarray:
+    """Sampled values as ``dt``, as C++'s ``static_cast`` converts them."""
+    with np.errstate(all="ignore"):
+        return values.astype(dt.np)
 
 
 def _as_float(x: Any, name: str, arg: str) -> float:
@@ -358,7 +388,7 @@ def _check_random_range(lo: int, hi: int, dt: dtype) -> None:
         )
     cname = dt.c_name
     if dt.is_floating_point:
-        digits = np.finfo(dt.np).nmant + 1
+        digits = _digits(dt)
         bound = 2**digits
         for label, v in (("from", lo), ("to - 1", hi - 1)):
             if not -bound <= v <= bound:
@@ -379,12 +409,6 @@ def _check_random_range(lo: int, hi: int, dt: dtype) -> None:
         raise RuntimeError(f"to - 1 is out of bounds for {cname}")
 
 
-def _integers(rng: np.random.Generator, lo: int, hi: int, shape: tuple,
-              np_dt: np.dtype) -> np.ndarray:
-    """Uniform integers in ``[lo, hi)`` (``hi`` at most 2**63), as ``np_dt``."""
-    return rng.integers(lo, hi, size=shape, dtype=np.int64).astype(np_dt)
-
-
 # -- sampling factories ------------------------------------------------------------------------
 def rand(*size: Any, generator: Generator | None = None, out: Tensor | None = None,
          dtype: Any = None, layout: Any = None, device: Any = None,
@@ -400,8 +424,8 @@ def rand(*size: Any, generator: Generator | None = None, out: Tensor | None = No
     shape = parse_size(size, kwargs, "rand")
     dt = resolve_dtype(dtype, out, get_default_dtype())
     _float_only(dt, "check_uniform_bounds")
-    u = _uniform01(_rng(generator), shape, dt.np)
-    return finish(u.astype(dt.np), requires_grad, out, "rand")
+    u = _dists.uniform(_engine(generator), math.prod(shape), dt.np, 0.0, 1.0)
+    return finish(u.reshape(shape), requires_grad, out, "rand")
 
 
 def randn(*size: Any, generator: Generator | None = None, out: Tensor | None = None,
@@ -417,8 +441,8 @@ def randn(*size: Any, generator: Generator | None = None, out: Tensor | None = N
     shape = parse_size(size, kwargs, "randn")
     dt = resolve_dtype(dtype, out, get_default_dtype())
     _float_only(dt, "normal_kernel_cpu")
-    z = _rng(generator).standard_normal(shape)
-    return finish(z.astype(dt.np), requires_grad, out, "randn")
+    z = _dists.normal(_engine(generator), math.prod(shape), dt.np, 0.0, 1.0, True)
+    return finish(z.reshape(shape), requires_grad, out, "randn")
 
 
 def _randint_bounds(args: tuple, kwargs: dict, name: str, first_pos: int) -> tuple:
@@ -465,8 +489,8 @@ def randint(*args: Any, size: Any = None, generator: Generator | None = None,
         raise TypeError(f"randint() got an unexpected keyword argument '{next(iter(kwargs))}'")
     dt = resolve_dtype(dtype, out, _dtypes.int64)
     _check_random_range(low, high, dt)
-    arr = _integers(_rng(generator), low, high, shape, dt.np)
-    return finish(arr, requires_grad, out, "randint")
+    arr = _dists.random_from_to(_engine(generator), math.prod(shape), high - low, low)
+    return finish(_cast(arr, dt).reshape(shape), requires_grad, out, "randint")
 
 
 def rand_like(input: Tensor, *, generator: Generator | None = None,  # noqa: A002
@@ -479,9 +503,12 @@ def rand_like(input: Tensor, *, generator: Generator | None = None,  # noqa: A00
     retrograd.float64
     """
     check_tensor_arg(input, "rand_like")
+    check_device(device)
     dt = input.dtype if dtype is None else to_dtype(dtype)
-    return rand(input._data.shape, generator=generator, dtype=dt, device=device,
-                requires_grad=requires_grad)
+    _float_only(dt, "check_uniform_bounds")
+    shape = input._data.shape
+    u = _dists.uniform(_engine(generator), math.prod(shape), dt.np, 0.0, 1.0)
+    return finish(_place(u, shape, _like_walk(input, memory_format)), requires_grad)
 
 
 def randn_like(input: Tensor, *, generator: Generator | None = None,  # noqa: A002
@@ -494,9 +521,13 @@ def randn_like(input: Tensor, *, generator: Generator | None = None,  # noqa: A0
     retrograd.Size([2, 3])
     """
     check_tensor_arg(input, "randn_like")
+    check_device(device)
     dt = input.dtype if dtype is None else to_dtype(dtype)
-    return randn(input._data.shape, generator=generator, dtype=dt, device=device,
-                 requires_grad=requires_grad)
+    _float_only(dt, "normal_kernel_cpu")
+    shape = input._data.shape
+    walk = _like_walk(input, memory_format)
+    z = _dists.normal(_engine(generator), math.prod(shape), dt.np, 0.0, 1.0, walk is None)
+    return finish(_place(z, shape, walk), requires_grad)
 
 
 def randint_like(input: Tensor, *args: Any, generator: Generator | None = None,  # noqa: A002
@@ -519,8 +550,9 @@ def randint_like(input: Tensor, *args: Any, generator: Generator | None = None, 
         )
     dt = input.dtype if dtype is None else to_dtype(dtype)
     _check_random_range(low, high, dt)
-    arr = _integers(_rng(generator), low, high, input._data.shape, dt.np)
-    return finish(arr, requires_grad)
+    shape = input._data.shape
+    arr = _dists.random_from_to(_engine(generator), math.prod(shape), high - low, low)
+    return finish(_place(_cast(arr, dt), shape, _like_walk(input, memory_format)), requires_grad)
 
 
 def randperm(n: int, *, generator: Generator | None = None, out: Tensor | None = None,
@@ -540,7 +572,7 @@ def randperm(n: int, *, generator: Generator | None = None, out: Tensor | None =
     if dt is _dtypes.bool:
         raise _not_implemented("randperm", dt)
     if dt.is_floating_point:
-        limit = 2 ** (np.finfo(dt.np).nmant + 1) + 1
+        limit = 2 ** _digits(dt) + 1
         if n > limit:
             raise RuntimeError(
                 f"n cannot be greater than {limit} for {dt.scalar_name} type."
@@ -549,8 +581,8 @@ def randperm(n: int, *, generator: Generator | None = None, out: Tensor | None =
         raise RuntimeError(
             f"value cannot be converted to type {dt.cpp_name} without overflow"
         )
-    arr = _rng(generator).permutation(n).astype(dt.np)
-    return finish(arr, requires_grad, out, "randperm")
+    arr = _dists.randperm(_engine(generator), n)
+    return finish(arr.astype(dt.np), requires_grad, out, "randperm")
 
 
 _NORMAL_FORMS = (
@@ -574,7 +606,7 @@ def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Generator 
     tensor([0., 1., 2.])
     """
     check_device(device)
-    rng = _rng(generator)
+    eng = _engine(generator)
     if size is not None:
         # with a size, 0-dim tensors stand for their numbers (the float, float, size form)
         mean = _as_float(mean, "normal", "mean")
@@ -595,10 +627,9 @@ def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Generator 
             s = _as_float(std, "normal", "std")
             if not s >= 0:
                 raise RuntimeError(f"normal expects std >= 0.0, but found std {fmt_number(s)}")
-        m = mean._data.astype(np.float64) if mt else _as_float(mean, "normal", "mean")
+        m = mean._data if mt else _as_float(mean, "normal", "mean")
         shape = _broadcast_shape(np.shape(m), np.shape(s))
-        z = rng.standard_normal(shape)
-        arr = (m + s * z).astype(dt.np)
+        arr = _normal_tensors(eng, shape, dt, m, std._data if st else s)
         if out is not None:
             return finish(arr, False, out, "normal")
         if mt and st:
@@ -613,8 +644,25 @@ def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Generator 
     shape = parse_size((size,), {}, "normal", varargs=False)
     dt = resolve_dtype(dtype, out, get_default_dtype())
     _float_only(dt, "normal_kernel_cpu")
-    arr = (m + s * rng.standard_normal(shape)).astype(dt.np)
+    arr = _dists.normal(eng, math.prod(shape), dt.np, m, s, True).reshape(shape)
     return finish(arr, requires_grad, out, "normal")
+
+
+def _normal_tensors(eng: Engine, shape: tuple, dt: dtype, mean: Any, std: Any) -> np.ndarray:
+    """``normal`` with a tensor mean or std, as PyTorch composes it: standard normal samples
+    (with a float std: ``N(0, std)``) into a fresh tensor, then ``mul_(std)`` for a tensor std
+    and ``add_(mean)``, each rounded to the result's dtype."""
+    n = math.prod(shape)
+    if isinstance(std, np.ndarray):
+        out = _dists.normal(eng, n, dt.np, 0.0, 1.0, True).reshape(shape)
+        with np.errstate(all="ignore"):
+            out = np.multiply(out, std, dtype=np.result_type(out, std)).astype(dt.np)
+    else:
+        out = _dists.normal(eng, n, dt.np, 0.0, std, True).reshape(shape)
+    # a float mean becomes a 0-dim tensor of the result's dtype
+    mean = np.asarray(mean, dt.np) if not isinstance(mean, np.ndarray) else mean
+    with np.errstate(all="ignore"):
+        return np.add(out, mean, dtype=np.result_type(out, mean)).astype(dt.np)
 
 
 _P_IN_RANGE = "Expected p_in >= 0 && p_in <= 1 to be true, but got false."
@@ -630,10 +678,21 @@ def _bernoulli_scalar_p(p: Any) -> float:
 def _bernoulli_tensor_p(p: Tensor) -> np.ndarray:
     if not p.dtype.is_floating_point:
         raise _not_implemented("bernoulli_tensor_cpu_p_", p.dtype)
-    probs = p._data.astype(np.float64)
+    probs = p._data
     if probs.size and not ((probs >= 0) & (probs <= 1)).all():
         raise RuntimeError(_P_IN_RANGE)
     return probs
+
+
+def _bernoulli_draws(eng: Engine, shape: tuple, probs: Any, walk: tuple | None) -> np.ndarray:
+    """0/1 draws (bool) for an array of ``shape``, visited in ``walk`` order: a tensor ``probs``
+    broadcast to the shape, or one float."""
+    n = math.prod(shape)
+    if isinstance(probs, np.ndarray):
+        flat = _dists.bernoulli_tensor(eng, _gather(np.broadcast_to(probs, shape), walk))
+    else:
+        flat = _dists.bernoulli_scalar(eng, n, probs)
+    return _place(flat, shape, walk)
 
 
 _NO_P = object()
@@ -668,8 +727,8 @@ def bernoulli(input: Tensor, p: Any = _NO_P, *,  # noqa: A002
                 p, (Tensor, int, float, np.integer, np.floating, np.bool_)):
             raise _bernoulli_forms(p)
         probs = _bernoulli_scalar_p(p)
-    u = _rng(generator).random(input._data.shape)
-    arr = (u < probs).astype(input._data.dtype)
+    draws = _bernoulli_draws(_engine(generator), input._data.shape, probs, None)
+    arr = draws.astype(input._data.dtype)
     if out is not None:
         return finish(arr, False, out, "bernoulli")
     if p is _NO_P:
@@ -716,25 +775,21 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  
     totals = rows.sum(axis=1)
     if (totals <= 0).any():
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    rng = _rng(generator)
-    n_rows = rows.shape[0]
-    if replacement:
-        cdf = np.cumsum(rows, axis=1)
-        u = rng.random((n_rows, num_samples)) * totals[:, None]
-        res = np.empty((n_rows, num_samples), np.int64)
-        last_pos = n_cat - 1 - np.argmax(rows[:, ::-1] > 0, axis=1)
-        for r in range(n_rows):
-            # the first category whose cumulative sum exceeds the draw; a zero-probability
-            # category never does, since its cumulative sum equals its predecessor's
-            idx = np.searchsorted(cdf[r], u[r], side="right")
-            res[r] = np.minimum(idx, last_pos[r])
+    eng = _engine(generator)
+    if replacement and num_samples > 1:
+        res = _dists.multinomial_with_replacement(eng, p.reshape(-1, n_cat), num_samples)
     else:
-        # An exponential race: the k smallest of E_i / p_i are a sample without replacement
-        # weighted by p (zero probabilities give infinite keys, so they come last).
-        e = rng.standard_exponential((n_rows, n_cat))
-        with np.errstate(divide="ignore"):
-            keys = e / rows
-        res = np.argsort(keys, axis=1, kind="stable")[:, :num_samples].astype(np.int64)
+        # PyTorch's fast path: argmax (or top k) of p / q with q ~ Exp(1), drawn into a tensor
+        # like the input, which is a sample without replacement weighted by p
+        q = _place(_cast(_dists.exponential(eng, p.size, 1.0), input.dtype), p.shape,
+                   _walk(p))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            keys = (p / q).astype(p.dtype).reshape(-1, n_cat)
+        if num_samples == 1:
+            res = np.argmax(keys, axis=1)[:, None]
+        else:
+            res = np.argsort(-keys.astype(np.float64), axis=1, kind="stable")[:, :num_samples]
+        res = res.astype(np.int64)
     arr = res.reshape(p.shape[:-1] + (num_samples,))
     return finish(arr, False, out, "multinomial")
 
@@ -751,20 +806,7 @@ def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
     lam = input._data.astype(np.float64)
     if lam.size and not (lam >= 0).all():
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    rng = _rng(generator)
-    # NumPy refuses rates beyond about 1e19; there the normal approximation is exact to the
-    # precision of any float dtype, and an infinite rate gives infinity.
-    big = lam > 1e15
-    if big.any():
-        res = np.empty(lam.shape)
-        small = ~big
-        res[small] = rng.poisson(lam[small])
-        lb = lam[big]
-        with np.errstate(invalid="ignore"):
-            approx = np.round(lb + np.sqrt(lb) * rng.standard_normal(lb.shape))
-        res[big] = np.where(np.isinf(lb), np.inf, approx)
-    else:
-        res = rng.poisson(lam).astype(np.float64)
+    res = _dists.poisson(_engine(generator), lam.reshape(-1)).reshape(lam.shape)
     return _sampled(res.astype(input._data.dtype), PoissonBackward0, input)
 
 
@@ -784,6 +826,15 @@ def _write(t: Tensor, values: np.ndarray) -> Tensor:
         t._data[...] = values
     t._vc[0] += 1
     return t
+
+
+def _drawn(t: Tensor, draw: Any) -> np.ndarray:
+    """Samples for ``t``: ``draw(n, contiguous)`` returns them flat, in the order PyTorch's
+    kernel visits ``t``'s elements, and they are arranged in ``t``'s shape."""
+    arr = t._data
+    walk = _walk(arr)
+    flat = draw(arr.size, walk is None and arr.flags.c_contiguous)
+    return _place(flat, arr.shape, walk)
 
 
 def _from_to(a: Any, b: Any, kwargs: dict, name: str) -> tuple:
@@ -811,7 +862,7 @@ def uniform_(t: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Generator 
     dt = t.dtype
     _float_only(dt, "check_uniform_bounds")
     cname = dt.c_name
-    fmax = float(np.finfo(dt.np).max)
+    fmax = _dtypes.finfo(dt).max
     if not -fmax <= a <= fmax:
         raise RuntimeError(f"from is out of bounds for {cname}")
     if not -fmax <= b <= fmax:
@@ -827,12 +878,8 @@ def uniform_(t: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Generator 
             f"but found to={fmt_number(b)} and from={fmt_number(a)} which result in to-from "
             "to exceed the limit"
         )
-    u = _uniform01(_rng(generator), t._data.shape, dt.np)
-    vals = (a + (b - a) * u).astype(dt.np)
-    if b > a:
-        # rounding to the dtype can land on b itself; keep the interval half-open
-        below = np.nextafter(dt.np.type(b), dt.np.type(a))
-        vals[vals >= dt.np.type(b)] = below
+    eng = _engine(generator)
+    vals = _drawn(t, lambda n, _c: _dists.uniform(eng, n, dt.np, a, b))
     return _fill(t, vals, UniformBackward0)
 
 
@@ -851,10 +898,9 @@ def normal_(t: Tensor, mean: float = 0.0, std: float = 1.0, *,
     m, s = _as_float(mean, "normal_", "mean"), _as_float(std, "normal_", "std")
     if not s >= 0 and not math.isnan(s):
         raise RuntimeError(f"normal expects std >= 0.0, but found std {fmt_number(s)}")
-    z = _rng(generator).standard_normal(t._data.shape)
-    with np.errstate(invalid="ignore"):
-        vals = m + s * z
-    return _fill(t, vals.astype(t._data.dtype), NormalBackward0)
+    eng = _engine(generator)
+    vals = _drawn(t, lambda n, contiguous: _dists.normal(eng, n, t.dtype.np, m, s, contiguous))
+    return _fill(t, vals, NormalBackward0)
 
 
 def bernoulli_(t: Tensor, p: Any = 0.5, *, generator: Generator | None = None) -> Tensor:
@@ -871,15 +917,15 @@ def bernoulli_(t: Tensor, p: Any = 0.5, *, generator: Generator | None = None) -
     if isinstance(p, Tensor):
         probs = _bernoulli_tensor_p(p)
         try:
-            probs = np.broadcast_to(probs, shape)
+            np.broadcast_to(probs, shape)
         except ValueError:
             raise RuntimeError(_expand_message(probs.shape, shape)) from None
         node_cls, p_arg = BernoulliBackward1, p
     else:
         probs = _bernoulli_scalar_p(p)
         node_cls, p_arg = BernoulliBackward2, None
-    u = _rng(generator).random(shape)
-    return _fill(t, (u < probs).astype(t._data.dtype), node_cls, p_arg)
+    draws = _bernoulli_draws(_engine(generator), shape, probs, _walk(t._data))
+    return _fill(t, draws.astype(t._data.dtype), node_cls, p_arg)
 
 
 def _expand_message(src: tuple, dst: tuple) -> str:
@@ -918,8 +964,9 @@ def exponential_(t: Tensor, lambd: float = 1.0, *,
         raise RuntimeError(
             f"exponential_ expects lambda > 0.0, but found lambda={fmt_number(lam)}"
         )
-    e = _rng(generator).standard_exponential(t._data.shape)
-    return _fill(t, (e / lam).astype(dt.np), ExponentialBackward0)
+    eng = _engine(generator)
+    vals = _drawn(t, lambda n, _c: _cast(_dists.exponential(eng, n, lam), dt))
+    return _fill(t, vals, ExponentialBackward0)
 
 
 def geometric_(t: Tensor, p: float, *, generator: Generator | None = None) -> Tensor:
@@ -934,8 +981,9 @@ def geometric_(t: Tensor, p: float, *, generator: Generator | None = None) -> Te
     p = _as_float(p, "geometric_", "p")
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={fmt_number(p)}")
-    g = _rng(generator).geometric(p, t._data.shape)
-    return _fill(t, g.astype(t._data.dtype), GeometricBackward0)
+    eng = _engine(generator)
+    vals = _drawn(t, lambda n, _c: _cast(_dists.geometric(eng, n, p), t.dtype))
+    return _fill(t, vals, GeometricBackward0)
 
 
 def log_normal_(t: Tensor, mean: float = 1.0, std: float = 2.0, *,
@@ -952,9 +1000,8 @@ def log_normal_(t: Tensor, mean: float = 1.0, std: float = 2.0, *,
     m, s = _as_float(mean, "log_normal_", "mean"), _as_float(std, "log_normal_", "std")
     if not s > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={fmt_number(s)}")
-    z = _rng(generator).standard_normal(t._data.shape)
-    with np.errstate(over="ignore"):
-        vals = np.exp(m + s * z).astype(t._data.dtype)
+    eng = _engine(generator)
+    vals = _drawn(t, lambda n, _c: _cast(_dists.log_normal(eng, n, m, s), t.dtype))
     return _fill(t, vals, LogNormalBackward0)
 
 
@@ -976,9 +1023,8 @@ def cauchy_(t: Tensor, median: float = 0.0, sigma: float = 1.0, *,
     m, s = _as_float(median, "cauchy_", "median"), _as_float(sigma, "cauchy_", "sigma")
     if not s > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={fmt_number(s)}")
-    c = _rng(generator).standard_cauchy(t._data.shape)
-    with np.errstate(over="ignore"):
-        vals = (m + s * c).astype(t._data.dtype)
+    eng = _engine(generator)
+    vals = _drawn(t, lambda n, _c: _cast(_dists.cauchy(eng, n, m, s), t.dtype))
     return _fill(t, vals, CauchyBackward0)
 
 
@@ -1006,7 +1052,7 @@ def random_(t: Tensor, from_: Any = None, to: Any = _UNSET, *,
         raise TypeError(f"random_() got an unexpected keyword argument '{next(iter(kwargs))}'")
     dt = t.dtype
     if dt.is_floating_point:
-        top = 2 ** (np.finfo(dt.np).nmant + 1)
+        top = 2 ** _digits(dt)
     elif dt is _dtypes.bool:
         top = 1
     else:
@@ -1025,8 +1071,21 @@ def random_(t: Tensor, from_: Any = None, to: Any = _UNSET, *,
                 f"random_ expects 'from' casted to dtype to be less than or equal to 'to' "
                 f"casted to dtype, but got from={lo} > to={top}"
             )
+    eng = _engine(generator)
+    if to is None and lo == -(2**63):
+        # PyTorch's special case: the whole 64-bit range, one 64-bit draw per element
+        if dt not in (_dtypes.int64, _dtypes.float32, _dtypes.float64, _dtypes.bfloat16):
+            raise RuntimeError(
+                "random_full_64_bits_range_kernel_cpu handles only int64, double, float and "
+                "bfloat16"
+            )
+        vals = _drawn(t, lambda n, _c: _cast(_dists.random_full_64(eng, n), dt))
+        return _fill(t, vals, node_cls)
     _check_random_range(lo, hi, dt)
-    vals = _integers(_rng(generator), lo, hi, t._data.shape, dt.np)
+    if node_cls is RandomBackward2:
+        vals = _drawn(t, lambda n, _c: _cast(_dists.random_default(eng, n, dt), dt))
+    else:
+        vals = _drawn(t, lambda n, _c: _cast(_dists.random_from_to(eng, n, hi - lo, lo), dt))
     return _fill(t, vals, node_cls)
 
 

@@ -9,6 +9,8 @@ import retrograd as torch
 from retrograd.autograd.graph import Node
 from retrograd.ops._apply import apply
 
+from ..oracle import without_provenance
+
 
 class WrongShapeBackward0(Node):
     """A deliberately broken internal node: its gradient has the wrong shape."""
@@ -36,7 +38,7 @@ def test_internal_node_wrong_shape_raises():
     y = _broken(WrongShapeBackward0, x, _shape=(3, 4))
     with pytest.raises(RuntimeError) as e:
         y.sum().backward()
-    assert str(e.value) == (
+    assert without_provenance(str(e.value)) == (
         "Function WrongShapeBackward0 returned an invalid gradient at index 0 - got [3, 4] but "
         "expected shape compatible with [5]"
     )
@@ -93,7 +95,7 @@ def test_user_function_wrong_shape_raises():
     x = torch.ones(5, requires_grad=True)
     with pytest.raises(RuntimeError) as e:
         bad.apply(x).sum().backward()
-    assert str(e.value) == (
+    assert without_provenance(str(e.value)) == (
         "Function BadBackward returned an invalid gradient at index 0 - got [3, 4] but "
         "expected shape compatible with [5]"
     )
@@ -134,4 +136,5 @@ def test_matches_torch_messages():
     bad = _function(lambda g: torch.ones(3, 4))
     with pytest.raises(RuntimeError) as ours:
         bad.apply(torch.ones(5, requires_grad=True)).sum().backward()
-    assert str(ours.value) == str(theirs.value).replace("FBackward", "BadBackward")
+    assert without_provenance(str(ours.value)) == \
+        str(theirs.value).replace("FBackward", "BadBackward")

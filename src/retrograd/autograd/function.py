@@ -15,15 +15,8 @@ from .._tensor import Tensor, make
 from ..ops._apply import apply_function
 from ..ops._core import wire
 from .grad_mode import state
-from .graph import (
-    FREED_MSG,
-    HINT,
-    Node,
-    modified_msg,
-    op_name,
-    type_name,
-    unpacked_output,
-)
+from .graph import Node, unpacked_output
+from .saved import freed_msg, modified_msg, output_modified_msg
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable", "BackwardCFunction"]
 
@@ -66,7 +59,7 @@ class BackwardCFunction(Node, FunctionCtx):
     def saved_tensors(self) -> tuple:
         saved = self._saved
         if saved is None:
-            raise RuntimeError(FREED_MSG)
+            raise RuntimeError(freed_msg(self))
         out = []
         for kind, t, v in zip(self._saved_kinds, saved, self._versions):
             if t is None:
@@ -75,12 +68,8 @@ class BackwardCFunction(Node, FunctionCtx):
             if kind == "out":
                 arr, vc, version = t
                 if vc[0] != version:
-                    raise RuntimeError(
-                        "one of the variables needed for gradient computation has been modified "
-                        f"by an inplace operation: [{type_name(arr)} {list(arr.shape)}], which is "
-                        f"output {self._saved_out_nr(arr)} of {op_name(self)}, is at version "
-                        f"{vc[0]}; expected version {version} instead. " + HINT
-                    )
+                    raise RuntimeError(output_modified_msg(arr, vc, version, self,
+                                                           self._saved_out_nr(arr)))
                 nr = self._saved_out_nr(arr)
                 if self._out_rg[nr]:
                     r = unpacked_output(arr, vc, self, nr)
@@ -90,7 +79,7 @@ class BackwardCFunction(Node, FunctionCtx):
                 out.append(r)
             else:
                 if t._vc[0] != v:
-                    raise RuntimeError(modified_msg(t, v))
+                    raise RuntimeError(modified_msg(t, v, self))
                 out.append(t)
         return tuple(out)
 

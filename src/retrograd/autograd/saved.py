@@ -14,9 +14,11 @@ import re
 import numpy as np
 
 from .._dtypes import FROM_NP
+from .provenance import inplace_site, with_site
 
-__all__ = ["SavedTensors", "FREED_MSG", "HINT", "modified_msg", "op_name", "type_name",
-           "unpacked_output"]
+__all__ = ["SavedTensors", "FREED_MSG", "HINT", "modified_msg", "freed_msg",
+           "output_modified_msg", "op_name",
+           "type_name", "unpacked_output"]
 
 FREED_MSG = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
@@ -66,16 +68,36 @@ def unpacked_output(arr, vc, node, nr):
     return t
 
 
-def modified_msg(t, expected: int) -> str:
+def modified_msg(t, expected: int, node=None) -> str:
+    """PyTorch's text, then where ``node`` saved the tensor and where it was changed."""
     arr = t._data
     where = ""
     if t._grad_fn is not None:
         where = f", which is output {t._nr} of {op_name(t._grad_fn)},"
-    return (
+    msg = (
         "one of the variables needed for gradient computation has been modified by an inplace "
         f"operation: [{type_name(arr)} {list(arr.shape)}]{where} is at version {t._vc[0]}; "
         f"expected version {expected} instead. " + HINT
     )
+    if node is not None:
+        msg = with_site(msg, node, f"It was saved by {node.name()}, created by the forward call")
+    return with_site(msg, label="It was modified by the in-place call", s=inplace_site(t._vc))
+
+
+def output_modified_msg(arr, vc, expected: int, node, nr: int) -> str:
+    """The version error for a saved *output* (output ``nr`` of ``node``) changed in place."""
+    msg = (
+        "one of the variables needed for gradient computation has been modified by an "
+        f"inplace operation: [{type_name(arr)} {list(arr.shape)}], which is output {nr} of "
+        f"{op_name(node)}, is at version {vc[0]}; expected version {expected} instead. " + HINT
+    )
+    msg = with_site(msg, node, f"It was saved by {node.name()}, created by the forward call")
+    return with_site(msg, label="It was modified by the in-place call", s=inplace_site(vc))
+
+
+def freed_msg(node) -> str:
+    """FREED_MSG, then the forward call that created ``node``."""
+    return with_site(FREED_MSG, node)
 
 
 def make_tensor(arr, grad_fn=None, nr=0):
@@ -129,18 +151,18 @@ class SavedTensors:
         """The saved inputs, as arrays or (for create_graph) as tensors."""
         saved = self._saved
         if saved is None:
-            raise RuntimeError(FREED_MSG)
+            raise RuntimeError(freed_msg(self))
         if len(saved) == 2:
             a, b = saved
             va, vb = self._versions
             if va is not None:
                 if a._vc[0] != va:
-                    raise RuntimeError(modified_msg(a, va))
+                    raise RuntimeError(modified_msg(a, va, self))
                 if not as_tensors:
                     a = a._data
             if vb is not None:
                 if b._vc[0] != vb:
-                    raise RuntimeError(modified_msg(b, vb))
+                    raise RuntimeError(modified_msg(b, vb, self))
                 if not as_tensors:
                     b = b._data
             return a, b
@@ -148,7 +170,7 @@ class SavedTensors:
         for t, v in zip(saved, self._versions):
             if v is not None:
                 if t._vc[0] != v:
-                    raise RuntimeError(modified_msg(t, v))
+                    raise RuntimeError(modified_msg(t, v, self))
                 if not as_tensors:
                     t = t._data
             out.append(t)
@@ -158,15 +180,10 @@ class SavedTensors:
         """The saved output; as a tensor its grad_fn is this node, as PyTorch unpacks it."""
         out = self._out
         if out is None:
-            raise RuntimeError(FREED_MSG)
+            raise RuntimeError(freed_msg(self))
         arr, vc, version = out
         if vc[0] != version:
-            raise RuntimeError(
-                "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: [{type_name(arr)} {list(arr.shape)}], which is output 0 of "
-                f"{op_name(self)}, is at version {vc[0]}; expected version {version} instead. "
-                + HINT
-            )
+            raise RuntimeError(output_modified_msg(arr, vc, version, self, 0))
         if not as_tensor:
             return arr
         return unpacked_output(arr, vc, self, 0)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor, make
+from .provenance import with_site
 
 __all__ = ["count_grads", "check_grad", "materialize"]
 
@@ -19,10 +20,9 @@ def count_grads(fn, grads, nf) -> tuple:
     n = len(nf)
     if len(grads) > n and all(g is None for g in grads[n:]):
         return grads[:n]
-    raise RuntimeError(
+    raise RuntimeError(with_site(
         f"function {fn.name()} returned an incorrect number of gradients (expected {n}, "
-        f"got {len(grads)})"
-    )
+        f"got {len(grads)})", fn))
 
 
 def check_grad(fn, grads, g, meta, xp):
@@ -40,10 +40,9 @@ def check_grad(fn, grads, g, meta, xp):
     if gshape != shape:
         lead = len(gshape) - len(shape)
         if lead < 0 or any(s != 1 and s != gshape[lead + k] for k, s in enumerate(shape)):
-            raise RuntimeError(
+            raise RuntimeError(with_site(
                 f"Function {fn.name()} returned an invalid gradient at index {i} - got "
-                f"{list(gshape)} but expected shape compatible with {list(shape)}"
-            )
+                f"{list(gshape)} but expected shape compatible with {list(shape)}", fn))
         g = xp.sum_to(g, shape)
     if a.dtype != dtype:
         g = xp.cast(g, dtype)

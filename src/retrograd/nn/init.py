@@ -1,8 +1,8 @@
 """``nn.init``: fill tensors in place with PyTorch's initialisation schemes, without recording grad.
 
-Every function takes the same arguments as PyTorch's (``generator=`` included), draws from the
-same distribution with the same bounds, and returns the tensor it filled. Exact values differ
-from PyTorch's, whose random number generator retrograd does not reproduce.
+Every function takes the same arguments as PyTorch's (``generator=`` included), draws the same
+random numbers in the same order with the same bounds, and returns the tensor it filled: with the
+same seed, the values are PyTorch's (``orthogonal_``'s QR decomposition may round differently).
 """
 
 from __future__ import annotations
@@ -85,49 +85,59 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None)
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
                   b: float = 2.0, generator=None) -> Tensor:
-    """Fill with values from ``N(mean, std**2)`` conditioned on lying in ``[a, b]``.
+    """Fill with values from ``N(mean, std**2)`` conditioned on lying in ``[a, b]``, by
+    PyTorch's rejection sampling (so the same seed gives PyTorch's values).
 
     >>> import retrograd as torch
     >>> w = torch.nn.init.trunc_normal_(torch.empty(1000), std=1.0, a=-1.0, b=1.0)
     >>> bool(w.abs().max() <= 1.0)
     True
     """
+
+    def norm_cdf(x: float) -> float:
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
                       "distribution of values may be incorrect.", stacklevel=2)
-    n = tensor.numel()
-    dt = tensor.dtype
-
-    def draw(k: int, kind: str, *args) -> np.ndarray:
-        t = torch.empty(k, dtype=dt)
-        getattr(t, kind)(*args, generator=generator)
-        return t.numpy()
-
-    def cdf(x: float) -> float:
-        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
-
-    if cdf((b - mean) / std) - cdf((a - mean) / std) > 0.3:
-        # Rejection from the normal itself: at least 30% of draws land in [a, b].
-        out = draw(n, "normal_", mean, std).copy()
-        bad = (out < a) | (out > b)
-        while bad.any():
-            out[bad] = draw(int(bad.sum()), "normal_", mean, std)
-            bad = (out < a) | (out > b)
-    else:
-        # A narrow or far window: propose uniformly on [a, b], accept by the density ratio.
+    with torch.no_grad():
+        if norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std) > 0.3:
+            # rejection from the normal itself: at least 30% of draws land in [a, b]; the bounds
+            # are rounded to the tensor's dtype so that the test matches its values
+            lo = torch.tensor(a, dtype=tensor.dtype).item()
+            hi = torch.tensor(b, dtype=tensor.dtype).item()
+            result = tensor.normal_(mean, std, generator=generator)
+            while True:
+                mask = (result < lo) | (result > hi)
+                if not mask.any():
+                    break
+                fresh = torch.empty_like(result).normal_(mean, std, generator=generator)
+                result = torch.where(mask, fresh, result)
+            if tensor is not result:
+                tensor.copy_(result)
+            return tensor
+        # a narrow or far window: propose uniformly on [a, b], accept by the density ratio
         mode = max(a, min(mean, b))
         log_peak = -0.5 * ((mode - mean) / std) ** 2
-        out = np.empty(n, dtype=draw(0, "uniform_", 0.0, 1.0).dtype)
-        pending = np.ones(n, dtype=bool)
-        while pending.any():
-            k = int(pending.sum())
-            cand = draw(k, "uniform_", a, b)
-            log_ratio = -0.5 * ((cand.astype(np.float64) - mean) / std) ** 2 - log_peak
-            ok = np.log(draw(k, "uniform_", 0.0, 1.0).astype(np.float64)) <= log_ratio
-            idx = np.flatnonzero(pending)
-            out[idx[ok]] = cand[ok]
-            pending[idx[ok]] = False
-    return _write(tensor, out.reshape(tuple(tensor.shape)))
+        candidates = torch.empty_like(tensor)
+        accept = torch.empty_like(tensor)
+        tensor.uniform_(a, b, generator=generator)
+        candidates.copy_(tensor)
+        candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+        pending = accept.uniform_(generator=generator).log_().gt(candidates)
+        if pending.any():
+            result = tensor
+            while True:
+                candidates.uniform_(a, b, generator=generator)
+                result = torch.where(pending, candidates, result)
+                candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+                pending = torch.where(
+                    pending, accept.uniform_(generator=generator).log_().gt(candidates), pending
+                )
+                if not pending.any():
+                    break
+            tensor.copy_(result)
+    return tensor
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
@@ -312,7 +322,10 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:
     q = q * np.sign(np.diagonal(r))  # make the decomposition unique
     if rows < cols:
         q = q.T
-    return _write(tensor, gain * q.reshape(tuple(tensor.shape)))
+    _write(tensor, q.reshape(tuple(tensor.shape)))
+    with torch.no_grad():
+        tensor.mul_(gain)
+    return tensor
 
 
 def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) -> Tensor:
@@ -327,12 +340,13 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
         raise ValueError("Only tensors with 2 dimensions are supported")
     rows, cols = tuple(tensor.shape)
     num_zeros = int(math.ceil(sparsity * rows))
-    arr = torch.empty(rows, cols, dtype=tensor.dtype).normal_(0, std, generator=generator)
-    arr = arr.numpy().copy()
-    for j in range(cols):
-        zero_rows = torch.randperm(rows, generator=generator).numpy()[:num_zeros]
-        arr[zero_rows, j] = 0
-    return _write(tensor, arr)
+    with torch.no_grad():
+        tensor.normal_(0, std, generator=generator)
+        for j in range(cols):
+            # PyTorch draws the rows to zero from the default generator, whatever generator= is
+            zero_rows = torch.randperm(rows)[:num_zeros]
+            tensor[zero_rows, j] = 0
+    return tensor
 
 
 def _deprecated(fn):

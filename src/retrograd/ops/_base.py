@@ -12,6 +12,8 @@ from .._dtypes import FROM_NP
 from .._tensor import Tensor, edge
 from ..autograd.grad_mode import state
 from ..autograd.graph import AccumulateGrad
+from ..autograd.provenance import ENABLED as PROVENANCE
+from ..autograd.provenance import site, with_site
 
 
 def legacy(dtype) -> str:
@@ -36,9 +38,9 @@ def _check_writable(self: Tensor) -> None:
 def _check_leaf(self: Tensor) -> None:
     fn, _ = edge(self)
     if fn.__class__ is AccumulateGrad:
-        raise RuntimeError(
-            "a leaf Variable that requires grad is being used in an in-place operation."
-        )
+        raise RuntimeError(with_site(
+            "a leaf Variable that requires grad is being used in an in-place operation.",
+            label="The in-place op was called", s=site(2) if PROVENANCE else None))
     v = self._view
     if v is not None and v[0]._grad_fn is None and v[0]._rg:
         raise RuntimeError(

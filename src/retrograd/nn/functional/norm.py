@@ -13,14 +13,15 @@ import warnings
 
 import numpy as np
 
-from ..._random import _rng
-from ..._tensor import Tensor, make
+import retrograd as torch
+
+from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...ops import nn_norm
 
 __all__ = [
     "batch_norm", "layer_norm", "group_norm", "rms_norm", "instance_norm", "dropout",
-    "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
+    "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
 ]
 
 
@@ -189,20 +190,38 @@ def _check_p(p: float) -> None:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
-def _keep_mask(shape, p: float, dtype) -> np.ndarray:
-    """Bernoulli(1 - p) draws from the default generator, scaled by ``1 / (1 - p)``."""
-    if p >= 1.0:
-        return np.zeros(shape, dtype)
-    u = _rng(None).random(shape, dtype=np.float32 if dtype == np.float32 else np.float64)
-    mask = (u >= p).astype(dtype)
-    if p > 0.0:
-        mask *= np.asarray(1.0 / (1.0 - p), dtype)
-    return mask
+def _noise(input: Tensor, p: float, feature: bool) -> Tensor:  # noqa: A002
+    """PyTorch's dropout noise: Bernoulli(1 - p) draws into a tensor like ``input`` (or, for
+    feature dropout, of shape ``(N, C, 1, ...)``), drawn as its kernel draws them."""
+    dt = input.dtype if input.dtype.is_floating_point else torch.float32
+    if feature:
+        shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2)
+        noise = torch.empty(shape, dtype=dt)
+    elif dt is input.dtype:
+        noise = torch.empty_like(input)
+    else:
+        noise = torch.empty_like(input, dtype=dt)
+    return noise.bernoulli_(1 - p)
 
 
-def _apply_mask(input: Tensor, mask: np.ndarray, inplace: bool) -> Tensor:  # noqa: A002
-    m = make(mask)
-    return input.mul_(m) if inplace else input * m
+def _dropout_impl(input: Tensor, p: float, training: bool, inplace: bool,  # noqa: A002
+                  feature: bool = False, alpha: bool = False) -> Tensor:
+    """ATen's ``_dropout_impl``: ``input * noise`` (and, for alpha dropout, ``+ b``)."""
+    _check_p(p)
+    if not training or p == 0 or input.numel() == 0:
+        return input
+    if p == 1:
+        zero = torch.zeros((), dtype=input.dtype)
+        return input.mul_(zero) if inplace else input * zero
+    noise = _noise(input, p, feature)
+    if alpha:
+        a = 1.0 / math.sqrt((_SELU_ALPHA * _SELU_ALPHA * p + 1) * (1 - p))
+        b = noise.add(-1).mul_(_SELU_ALPHA * a).add_(_SELU_ALPHA * a * p)
+        noise.mul_(a)
+        out = input.mul_(noise) if inplace else input * noise
+        return out.add_(b)
+    noise.div_(1 - p)
+    return input.mul_(noise) if inplace else input * noise
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A002
@@ -217,28 +236,18 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A002
     >>> sorted(set(y.tolist()))
     [0.0, 2.0]
     """
-    _check_p(p)
-    if not training or p == 0 or input.numel() == 0:
-        return input
-    dt = input.dtype.np
-    if dt.kind != "f":
-        dt = np.dtype(np.float32)
-    return _apply_mask(input, _keep_mask(tuple(input.shape), p, dt), inplace)
+    return _dropout_impl(input, p, training, inplace)
 
 
 def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool,  # noqa: A002
-                     unbatched: bool) -> Tensor:
-    _check_p(p)
-    if not training or p == 0 or input.numel() == 0:
-        return input
-    shape = tuple(input.shape)
-    if unbatched:
-        shape = (1,) + shape
-    mshape = shape[:2] + (1,) * (len(shape) - 2)
-    mask = _keep_mask(mshape, p, input.dtype.np)
-    if unbatched:
-        mask = mask[0]
-    return _apply_mask(input, mask, inplace)
+                     unbatched: bool, alpha: bool = False) -> Tensor:
+    """Feature dropout; an unbatched input gets a batch dimension of 1 for it, as in PyTorch."""
+    if not unbatched:
+        return _dropout_impl(input, p, training, inplace, feature=True, alpha=alpha)
+    if inplace:
+        input.unsqueeze_(0)
+        return _dropout_impl(input, p, training, True, True, alpha).squeeze_(0)
+    return _dropout_impl(input.unsqueeze(0), p, training, False, True, alpha).squeeze(0)
 
 
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A002
@@ -318,15 +327,17 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,  # noqa
     >>> torch.nn.functional.alpha_dropout(torch.ones(2), 0.5)
     tensor([1., 1.])
     """
-    _check_p(p)
-    if not training or p == 0 or input.numel() == 0:
-        return input
-    dt = input.dtype.np
-    if p >= 1.0:
-        return _apply_mask(input, np.zeros((), dt), inplace)
-    keep = _keep_mask(tuple(input.shape), p, dt)
-    keep = (keep != 0).astype(dt)
-    a = 1.0 / math.sqrt((_SELU_ALPHA * _SELU_ALPHA * p + 1) * (1 - p))
-    shift = ((keep - 1) * (_SELU_ALPHA * a) + _SELU_ALPHA * a * p).astype(dt)
-    out = _apply_mask(input, (keep * a).astype(dt), inplace)
-    return out.add_(make(shift)) if inplace else out + make(shift)
+    return _dropout_impl(input, p, training, inplace, alpha=True)
+
+
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,  # noqa: A002
+                          inplace: bool = False) -> Tensor:
+    """Alpha dropout of whole channels (dim 1): every element of a dropped channel goes to the
+    SELU saturation value, then the same affine map as ``alpha_dropout``.
+
+    >>> import retrograd as torch
+    >>> torch.nn.functional.feature_alpha_dropout(torch.ones(1, 2, 2), 0.5)
+    tensor([[[1., 1.],
+             [1., 1.]]])
+    """
+    return _dropout_impl(input, p, training, inplace, feature=True, alpha=True)

@@ -51,6 +51,11 @@ class _LoaderIter:
     def __init__(self, loader: DataLoader) -> None:
         self._loader = loader
         self._index_iter = iter(loader._index_sampler)
+        # PyTorch draws the workers' base seed for every pass, workers or not, so that the
+        # generators' states stay in step with it
+        self._base_seed = int(
+            retrograd.empty((), dtype=retrograd.int64).random_(generator=loader.generator).item()
+        )
         self._dataset_iter = iter(loader.dataset) if loader._iterable else None
         self._done = False
         self._yielded = 0

@@ -65,15 +65,6 @@ class SequentialSampler(Sampler[int]):
         return len(self.data_source)
 
 
-def _fresh_generator(generator: retrograd.Generator | None) -> retrograd.Generator:
-    """``generator`` itself, or a new one seeded from the default generator (so that
-    ``retrograd.manual_seed`` makes the order reproducible)."""
-    if generator is not None:
-        return generator
-    seed = int(retrograd.randint(0, 2**62, ()).item())
-    return retrograd.Generator().manual_seed(seed)
-
-
 class RandomSampler(Sampler[int]):
     """Indices in random order: a permutation, or ``num_samples`` draws with replacement.
 
@@ -113,13 +104,17 @@ class RandomSampler(Sampler[int]):
 
     def __iter__(self) -> Iterator[int]:
         n = len(self.data_source)
-        g = _fresh_generator(self.generator)
+        if self.generator is None:
+            # as PyTorch: a fresh generator seeded by one draw of the default generator
+            seed = int(retrograd.empty((), dtype=retrograd.int64).random_().item())
+            g = retrograd.Generator().manual_seed(seed)
+        else:
+            g = self.generator
         if self.replacement:
-            left = self.num_samples
-            while left > 0:
-                chunk = min(left, 32)
-                yield from retrograd.randint(0, n, (chunk,), generator=g).tolist()
-                left -= chunk
+            for _ in range(self.num_samples // 32):
+                yield from retrograd.randint(high=n, size=(32,), generator=g).tolist()
+            yield from retrograd.randint(high=n, size=(self.num_samples % 32,),
+                                         generator=g).tolist()
         else:
             for _ in range(self.num_samples // n):
                 yield from retrograd.randperm(n, generator=g).tolist()

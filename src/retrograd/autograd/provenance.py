@@ -1,0 +1,87 @@
+"""Provenance: which line of the user's code made a node, for errors raised later in backward.
+
+An error in backward ("Trying to backward through the graph a second time", "one of the
+variables needed for gradient computation has been modified by an inplace operation", a custom
+Function's wrong gradient) happens far from its cause. Each node records, when it is created,
+where in the user's code the op was called: the innermost frame outside retrograd, kept as its
+code object and instruction offset (no frame is kept alive, so no locals are). The text
+("File "train.py", line 12, in step") is worked out only when an error is raised.
+``RETROGRAD_PROVENANCE=0`` in the environment turns the recording off.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+__all__ = ["ENABLED", "site", "describe", "with_site", "current_site", "record_inplace",
+           "inplace_site"]
+
+ENABLED = os.environ.get("RETROGRAD_PROVENANCE", "1") != "0"
+
+_getframe = sys._getframe
+_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_IN_LIB: dict = {}  # code object -> whether it is retrograd's own
+
+
+def _lib(code) -> bool:
+    r = code.co_filename.startswith(_PKG)
+    _IN_LIB[code] = r
+    return r
+
+
+def site(depth: int = 2):
+    """``(code, offset)`` of the innermost frame outside retrograd, ``depth`` frames up from
+    the caller's caller. Cheap: a dict lookup per frame walked."""
+    f = _getframe(depth)
+    get = _IN_LIB.get
+    while f is not None:
+        code = f.f_code
+        lib = get(code)
+        if lib is None:
+            lib = _lib(code)
+        if not lib:
+            return (code, f.f_lasti)
+        f = f.f_back
+    return None
+
+
+def current_site():
+    """``site`` for an error raised now (in-place checks): the user's frame on the stack."""
+    return site(2)
+
+
+def _line(code, offset: int) -> int:
+    for start, end, line in code.co_lines():
+        if start <= offset < end and line is not None:
+            return line
+    return code.co_firstlineno
+
+
+def describe(s) -> str:
+    """``File "x.py", line 3, in f`` for a recorded site."""
+    code, offset = s
+    return f'File "{code.co_filename}", line {_line(code, offset)}, in {code.co_name}'
+
+
+def with_site(msg: str, node=None, label: str | None = None, s=None) -> str:
+    """``msg`` with, on a new line, where ``node`` was created (or ``label`` and the site
+    ``s``: "the in-place op was called")."""
+    if s is None and node is not None:
+        s = node.__dict__.get("_site")
+    if s is None:
+        return msg
+    if label is None:
+        label = f"{node.name()} was created by the forward call"
+    return f"{msg}\n  {label} at: {describe(s)}"
+
+
+def record_inplace(vc) -> None:
+    """Remember where the in-place op that just bumped the version counter ``vc`` was called
+    (kept as the counter's second item, read by the saved-tensor version error)."""
+    if ENABLED:
+        vc[1:] = (site(3),)
+
+
+def inplace_site(vc):
+    return vc[1] if len(vc) > 1 else None
