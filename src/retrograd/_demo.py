@@ -306,7 +306,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"accuracy: {100 * test_acc:.1f}% on {len(y_test)} held-out points "
           f"(training set {100 * train_acc:.1f}%)")
     if args.distributed:
-        print(f"data-parallel on {world} processes, global batch {args.batch_size}")
+        print(f"data-parallel on {world} process{'es' if world > 1 else ''}, global batch "
+              f"{args.batch_size}" + ("" if world > 1 else " (launch with mpiexec -n 2)"))
     print(f"outputs written to {os.path.abspath(out)}: "
           + ", ".join(os.path.basename(p) for p in written))
     if not has_png:

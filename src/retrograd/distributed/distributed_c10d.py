@@ -650,8 +650,6 @@ def all_to_all_single(output: Tensor, input: Tensor, output_split_sizes=None,
         return None
     o, a = array_of(output), array_of(input)
     n = pg.size()
-    agree(pg._comm, describe("all_to_all_single", o[:0] if o.ndim else o,
-                             a[:0] if a.ndim else a))
 
     def counts(x, splits, what):
         rows = x.shape[0] if x.ndim else 1
@@ -666,8 +664,15 @@ def all_to_all_single(output: Tensor, input: Tensor, output_split_sizes=None,
             raise ValueError(f"all_to_all_single: {what}_split_sizes {splits} must have "
                              f"{n} entries summing to dim 0 ({rows})")
         return [s * row for s in splits]
-    sc = counts(a, input_split_sizes, "input")
-    rc = counts(o, output_split_sizes, "output")
+    error = sc = rc = None
+    try:
+        sc = counts(a, input_split_sizes, "input")
+        rc = counts(o, output_split_sizes, "output")
+    except ValueError as e:
+        error = e
+    # (dim 0 may differ across ranks: the counts exchanged next are checked themselves)
+    agree(pg._comm, describe("all_to_all_single", o[:0] if o.ndim else o,
+                             a[:0] if a.ndim else a), error)
     send, _ = contiguous(a)
     recv, copied = contiguous(o)
     return _alltoallv(pg, send, sc, recv, rc, async_op,
