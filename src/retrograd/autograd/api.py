@@ -14,6 +14,17 @@ from .engine import run_backward
 __all__ = ["backward", "grad"]
 
 
+def _start_leak_watch(outputs) -> None:
+    # The leak watch (leak.py) needs the optimizers, which load after this module: it starts
+    # on the first backward (before any optimizer step) and takes over ``on_backward``.
+    from . import leak
+
+    leak.note_backward(outputs)
+
+
+# Sees each backward's roots while autograd/leak.py watches the first optimizer steps; None after.
+on_backward = _start_leak_watch
+
 def _as_tuple(x) -> tuple:
     if x is None:
         return ()
@@ -91,6 +102,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
             if t.grad_fn is not None:
                 t.retain_grad()  # PyTorch marks non-leaf inputs as retaining their grad
     seeds = _seed_grads(outputs, grads)
+    if on_backward is not None:
+        on_backward(outputs)
     run_backward(outputs, seeds, retain_graph, create_graph, inputs, accumulate=True)
 
 

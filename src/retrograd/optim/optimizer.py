@@ -20,7 +20,8 @@ from retrograd import Tensor
 
 from ..utils.hooks import RemovableHandle
 
-__all__ = ["Optimizer", "required"]
+__all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook",
+           "register_optimizer_step_post_hook"]
 
 
 def _typename(obj) -> str:
@@ -42,12 +43,37 @@ class _RequiredParameter:
 required = _RequiredParameter()
 
 
+# Hooks run around every optimizer's step (PyTorch's register_optimizer_step_*_hook).
+_global_optimizer_pre_hooks: OrderedDict = OrderedDict()
+_global_optimizer_post_hooks: OrderedDict = OrderedDict()
+
+
+def register_optimizer_step_pre_hook(hook) -> RemovableHandle:
+    """Run ``hook(optimizer, args, kwargs)`` before every optimizer's ``step``.
+
+    >>> import retrograd as torch
+    >>> h = torch.optim.optimizer.register_optimizer_step_pre_hook(lambda o, a, k: None)
+    >>> h.remove()
+    """
+    handle = RemovableHandle(_global_optimizer_pre_hooks)
+    _global_optimizer_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_optimizer_step_post_hook(hook) -> RemovableHandle:
+    """Run ``hook(optimizer, args, kwargs)`` after every optimizer's ``step``."""
+    handle = RemovableHandle(_global_optimizer_post_hooks)
+    _global_optimizer_post_hooks[handle.id] = hook
+    return handle
+
+
 def _hooked_step(step):
     """Wrap a subclass's ``step`` to run the step hooks and note that it was called."""
 
     @functools.wraps(step)
     def wrapper(self, *args, **kwargs):
-        for hook in self._optimizer_step_pre_hooks.values():
+        for hook in (*_global_optimizer_pre_hooks.values(),
+                     *self._optimizer_step_pre_hooks.values()):
             out = hook(self, args, kwargs)
             if out is not None:
                 if isinstance(out, tuple) and len(out) == 2:
@@ -57,7 +83,8 @@ def _hooked_step(step):
                                        f"new_kwargs), but got {out}.")
         result = step(self, *args, **kwargs)
         self._opt_called = True
-        for hook in self._optimizer_step_post_hooks.values():
+        for hook in (*self._optimizer_step_post_hooks.values(),
+                     *_global_optimizer_post_hooks.values()):
             hook(self, args, kwargs)
         return result
 
