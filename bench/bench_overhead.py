@@ -63,6 +63,25 @@ def numpy_chain(x, w, b):
 
 
 
+class _provenance:
+    """Switch provenance recording on or off in the modules that read the flag."""
+
+    def __init__(self, on: bool) -> None:
+        from retrograd.ops import _apply, _base, inplace
+
+        self.mods = (_apply, _base, inplace)
+        self.on = on
+
+    def __enter__(self):
+        self.old = [m.PROVENANCE for m in self.mods]
+        for m in self.mods:
+            m.PROVENANCE = self.on
+
+    def __exit__(self, *exc):
+        for m, v in zip(self.mods, self.old):
+            m.PROVENANCE = v
+
+
 def bench_small(repeat: int, number: int) -> dict:
     rng = np.random.default_rng(0)
     xs, ws, bs = (rng.standard_normal(8).astype(np.float32) for _ in range(3))
@@ -77,6 +96,10 @@ def bench_small(repeat: int, number: int) -> dict:
         chain(retrograd, x, w, b).backward()
 
     results["retrograd"] = time_it(rg_step, repeat, number) / OPS * 1e6
+    # The same with provenance (each node recording the user's line that made it) turned off,
+    # as RETROGRAD_PROVENANCE=0 does at import.
+    with _provenance(False):
+        results["retrograd (provenance off)"] = time_it(rg_step, repeat, number) / OPS * 1e6
 
     if torch is not None:
         tx = torch.tensor(xs, requires_grad=True)
@@ -135,6 +158,9 @@ def main() -> None:
     if "torch" in r:
         print(f"  ratio retrograd / torch: {r['retrograd'] / r['torch']:.2f}  (target <= 0.75)")
     print(f"  ratio retrograd / numpy: {r['retrograd'] / r['numpy']:.2f}  (the floor is 1)")
+    off = r["retrograd (provenance off)"]
+    print(f"  provenance cost: {100 * (r['retrograd'] / off - 1):+.1f}% (on vs off; "
+          "target <= 5%)")
 
     r = bench_long(args.long)
     print(f"\nscalar chain of {args.long} muls, seconds (forward, backward, teardown):")

@@ -21,6 +21,8 @@ from .._dtypes import F32, FLOAT_CHARS, NATIVE_FLOAT_CHARS, REDUCED, REDUCED_CHA
 from .._tensor import Tensor, edge, make
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node, next_seq
+from ..autograd.provenance import ENABLED as PROVENANCE
+from ..autograd.provenance import site as _site
 from ..autograd.saved import INFERENCE_SAVE
 from . import _array
 from ._core import (
@@ -160,6 +162,8 @@ def apply(P, out, *inputs, save=None, save_out: bool = False, **attrs) -> Tensor
             node.save(*save)
         r = make(out, node)
         if save_out:
+        if PROVENANCE:
+            node._site = _site()
             node._out = (out, r._vc, 0)
         return r
     return make(out)
@@ -186,6 +190,8 @@ def apply_multi(P, outs, inputs, *, differentiable=None, save=None, **attrs) -> 
         node.save(*save)
     node._n_out = len(outs)
     node._plain = False
+    if PROVENANCE:
+        node._site = _site()
     node._out_meta = [(o.shape, o.dtype) for o in outs]
     res = []
     for i, (o, d) in enumerate(zip(outs, differentiable)):
@@ -228,6 +234,8 @@ def apply_view(P, out, x: Tensor, step: tuple, **attrs) -> Tensor:
             node._meta = ((d.shape, d.dtype),)
             if attrs:
                 node.__dict__.update(attrs)
+            if PROVENANCE:
+                node._site = _site()
             t = make(out, node)
         else:
             t = make(out)
@@ -331,6 +339,8 @@ def apply_binary(P, fwd, a: Tensor, b, **attrs) -> Tensor:
             plan = P._plan
             if plan is None:
                 plan = save_plan(P)
+            if PROVENANCE:
+                node._site = _site()
             sa, sb, so = plan[ra * 2 + rb]
             if sa or sb:
                 # Saved with their versions (Node.save2, unrolled: this runs on every call).
@@ -406,6 +416,8 @@ def apply_unary(P, x: Tensor, a=None, **attrs) -> Tensor:
                 node._saved = (x,)
                 node._versions = (x._vc[0],)
             t = _new(Tensor)  # _tensor.make(out, node), unrolled: this runs on every call
+            if PROVENANCE:
+                node._site = _site()
             t._data = out
             t._vc = vc = [0]
             t._grad = t._view = t._acc = None
@@ -502,6 +514,8 @@ def _attach_function(node, args, output, record: bool):
         is_dirty = any(o is d for d in dirty)
         differentiable = record and not any(o is n for n in non_diff) and \
             o._data.dtype.char in FLOAT_CHARS
+        if PROVENANCE:
+            node._site = _site(3)
         if is_dirty:
             if record and o._grad_fn is None and o._rg:
                 raise RuntimeError(

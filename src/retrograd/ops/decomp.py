@@ -18,7 +18,8 @@ import numpy as np
 from .. import return_types
 from .._dtypes import FLOAT_CHARS, FROM_NP
 from .._tensor import Tensor, make
-from ..autograd.graph import FREED_MSG, HINT, Node, op_name, type_name, unpacked_output
+from ..autograd.graph import Node, unpacked_output
+from ..autograd.saved import freed_msg, output_modified_msg
 from . import _array
 from ._apply import apply, apply_multi
 from ._autocast import fp32
@@ -207,16 +208,11 @@ class _MultiOut(Node):
     def outputs(self, xp) -> list:
         outs = self._outs
         if outs is None:
-            raise RuntimeError(FREED_MSG)
+            raise RuntimeError(freed_msg(self))
         res = []
         for i, (arr, vc, version) in enumerate(outs):
             if vc[0] != version:
-                raise RuntimeError(
-                    "one of the variables needed for gradient computation has been modified by "
-                    f"an inplace operation: [{type_name(arr)} {list(arr.shape)}], which is "
-                    f"output {i} of {op_name(self)}, is at version {vc[0]}; expected version "
-                    f"{version} instead. " + HINT
-                )
+                raise RuntimeError(output_modified_msg(arr, vc, version, self, i))
             res.append(unpacked_output(arr, vc, self, i) if xp.TENSORS else arr)
         return res
 

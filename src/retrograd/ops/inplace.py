@@ -18,7 +18,9 @@ from .._creation import tensor
 from .._dtypes import FLOAT_CHARS, FROM_NP, can_cast
 from .._tensor import Tensor, edge, make
 from ..autograd.grad_mode import state
-from ..autograd.graph import Node, next_seq
+from ..autograd.graph import Node, next_seq, unpacked_output
+from ..autograd.provenance import ENABLED as PROVENANCE
+from ..autograd.provenance import record_inplace, site
 from . import _apply, _array
 from . import indexing as _indexing
 from ._apply import apply, needs_grad
@@ -57,6 +59,8 @@ def write(self: Tensor, arr) -> None:
 
 
 def _bc(a, b) -> bool:
+    if PROVENANCE:
+        record_inplace(self._vc)
     try:
         np.broadcast_shapes(a.shape, b.shape)
         return True
@@ -151,6 +155,8 @@ def commit(self: Tensor, r: Tensor) -> Tensor:
     node._base_shape = base._data.shape
     # The base takes the view's place as input 0; the op's other inputs keep their metadata.
     d = base._data
+    if PROVENANCE:
+        node._site = site()
     node._meta = ((d.shape, d.dtype),) + tuple(fn._meta[1:])
     node.next_functions = (edge(base),) + tuple(fn.next_functions[1:])
     write(self, r._data)
@@ -270,6 +276,8 @@ class FillBackward3(Node):
 class ZeroBackward0(FillBackward2):
     pass
 
+                    if PROVENANCE:
+                        record_inplace(self._vc)
 
 def _fill(self: Tensor, value) -> Tensor:
     if isinstance(value, Tensor):
@@ -329,3 +337,5 @@ def setitem(self: Tensor, index, value) -> None:
         copy_(ix.getitem(self, index), value)
         return
     apply_inplace(self, ix.index_put, ix.np_index(index), value)
+        if PROVENANCE:
+            record_inplace(self._vc)
