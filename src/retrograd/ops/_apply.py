@@ -155,6 +155,8 @@ def apply(P, out, *inputs, save=None, save_out: bool = False, **attrs) -> Tensor
         else:
             return make(out)
         node = P()
+        if PROVENANCE:
+            node._site = _site()
         wire(node, inputs)
         if attrs:
             node.__dict__.update(attrs)
@@ -162,8 +164,6 @@ def apply(P, out, *inputs, save=None, save_out: bool = False, **attrs) -> Tensor
             node.save(*save)
         r = make(out, node)
         if save_out:
-        if PROVENANCE:
-            node._site = _site()
             node._out = (out, r._vc, 0)
         return r
     return make(out)
@@ -183,6 +183,8 @@ def apply_multi(P, outs, inputs, *, differentiable=None, save=None, **attrs) -> 
     if not recording(*inputs):
         return tuple(make(o) for o in outs)
     node = P()
+    if PROVENANCE:
+        node._site = _site()
     wire(node, inputs)
     if attrs:
         node.__dict__.update(attrs)
@@ -190,8 +192,6 @@ def apply_multi(P, outs, inputs, *, differentiable=None, save=None, **attrs) -> 
         node.save(*save)
     node._n_out = len(outs)
     node._plain = False
-    if PROVENANCE:
-        node._site = _site()
     node._out_meta = [(o.shape, o.dtype) for o in outs]
     res = []
     for i, (o, d) in enumerate(zip(outs, differentiable)):
@@ -227,6 +227,8 @@ def apply_view(P, out, x: Tensor, step: tuple, **attrs) -> Tensor:
         if P is not None and (x._rg or (x._view is not None and x.requires_grad)):
             # apply() and link_view() inlined: views are among the most frequent ops.
             node = P()
+            if PROVENANCE:
+                node._site = _site()
             fn = x._grad_fn
             node.next_functions = ((fn, x._nr) if fn is not None and x._view is None
                                    else edge(x),)
@@ -234,8 +236,6 @@ def apply_view(P, out, x: Tensor, step: tuple, **attrs) -> Tensor:
             node._meta = ((d.shape, d.dtype),)
             if attrs:
                 node.__dict__.update(attrs)
-            if PROVENANCE:
-                node._site = _site()
             t = make(out, node)
         else:
             t = make(out)
@@ -327,6 +327,8 @@ def apply_binary(P, fwd, a: Tensor, b, **attrs) -> Tensor:
         rb = eb[0] is not None
         if ra or rb:
             node = P()
+            if PROVENANCE:
+                node._site = _site()
             node.next_functions = (ea, eb)
             d = a._data
             if b_tensor:
@@ -339,8 +341,6 @@ def apply_binary(P, fwd, a: Tensor, b, **attrs) -> Tensor:
             plan = P._plan
             if plan is None:
                 plan = save_plan(P)
-            if PROVENANCE:
-                node._site = _site()
             sa, sb, so = plan[ra * 2 + rb]
             if sa or sb:
                 # Saved with their versions (Node.save2, unrolled: this runs on every call).
@@ -404,6 +404,8 @@ def apply_unary(P, x: Tensor, a=None, **attrs) -> Tensor:
         e = (fn, x._nr) if fn is not None and x._view is None else edge(x)
         if e[0] is not None:
             node = P()
+            if PROVENANCE:
+                node._site = _site()
             node.next_functions = (e,)
             d = x._data
             node._meta = ((d.shape, d.dtype),)
@@ -416,8 +418,6 @@ def apply_unary(P, x: Tensor, a=None, **attrs) -> Tensor:
                 node._saved = (x,)
                 node._versions = (x._vc[0],)
             t = _new(Tensor)  # _tensor.make(out, node), unrolled: this runs on every call
-            if PROVENANCE:
-                node._site = _site()
             t._data = out
             t._vc = vc = [0]
             t._grad = t._view = t._acc = None
@@ -502,6 +502,8 @@ def _attach_function(node, args, output, record: bool):
     results = []
     if record:
         wire(node, inputs)
+        if PROVENANCE:
+            node._site = _site(3)
         node._seq = next_seq()
     out_arrays = []
     out_rg = []
@@ -514,8 +516,6 @@ def _attach_function(node, args, output, record: bool):
         is_dirty = any(o is d for d in dirty)
         differentiable = record and not any(o is n for n in non_diff) and \
             o._data.dtype.char in FLOAT_CHARS
-        if PROVENANCE:
-            node._site = _site(3)
         if is_dirty:
             if record and o._grad_fn is None and o._rg:
                 raise RuntimeError(
