@@ -13,7 +13,8 @@ from .. import init
 from ..module import Module
 from ..parameter import Parameter
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d", "Unfold", "Fold"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+           "Unfold", "Fold"]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -122,7 +123,7 @@ class _Conv(_ConvNd):
                          False, 0, groups, bias, padding_mode, device, dtype)
 
     def _conv_forward(self, input: Tensor, weight: Tensor, bias) -> Tensor:  # noqa: A002
-        fn = F.conv1d if self._nd == 1 else F.conv2d
+        fn = (F.conv1d, F.conv2d, F.conv3d)[self._nd - 1]
         if self.padding_mode != "zeros":
             padded = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
             return fn(padded, weight, bias, self.stride, 0, self.dilation, self.groups)
@@ -159,6 +160,20 @@ class Conv2d(_Conv):
     """
 
     _nd = 2
+
+
+class Conv3d(_Conv):
+    """3-D convolution layer over ``(N, C_in, D, H, W)``.
+
+    >>> import retrograd as torch
+    >>> m = torch.nn.Conv3d(2, 4, 3, padding=1)
+    >>> m
+    Conv3d(2, 4, kernel_size=(3, 3, 3), stride=(1, 1, 1), padding=(1, 1, 1))
+    >>> m(torch.ones(1, 2, 3, 4, 5)).shape
+    retrograd.Size([1, 4, 3, 4, 5])
+    """
+
+    _nd = 3
 
 
 class _ConvTranspose(_ConvNd):
@@ -199,7 +214,7 @@ class _ConvTranspose(_ConvNd):
 
     def forward(self, input: Tensor, output_size=None) -> Tensor:  # noqa: A002
         op = self._output_padding(input, output_size)
-        fn = F.conv_transpose1d if self._nd == 1 else F.conv_transpose2d
+        fn = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[self._nd - 1]
         return fn(input, self.weight, self.bias, self.stride, self.padding, op, self.groups,
                   self.dilation)
 
@@ -228,6 +243,18 @@ class ConvTranspose2d(_ConvTranspose):
     """
 
     _nd = 2
+
+
+class ConvTranspose3d(_ConvTranspose):
+    """3-D transposed convolution layer; weight ``(C_in, C_out / groups, kD, kH, kW)``.
+
+    >>> import retrograd as torch
+    >>> m = torch.nn.ConvTranspose3d(2, 3, 2, stride=2)
+    >>> m(torch.ones(1, 2, 2, 3, 4)).shape
+    retrograd.Size([1, 3, 4, 6, 8])
+    """
+
+    _nd = 3
 
 
 class Unfold(Module):
