@@ -248,6 +248,7 @@ def main() -> int:
         dist.all_reduce(t, group=both)
         eq(t, [3.0])
         assert dist.get_backend() == "mpi" and dist.is_initialized()
+        assert dist.get_node_local_rank() == r and dist.is_backend_available("gloo")
         assert dist.group.WORLD is dist.GroupMember.WORLD and dist.group.WORLD is not None
         dist.barrier()
 

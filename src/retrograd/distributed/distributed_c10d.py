@@ -28,6 +28,7 @@ __all__ = [
     "Backend", "GroupMember", "ProcessGroup", "ReduceOp", "Work", "P2POp", "group",
     "init_process_group", "destroy_process_group", "is_initialized", "is_available",
     "is_mpi_available", "is_gloo_available", "is_nccl_available", "is_torchelastic_launched",
+    "is_backend_available", "get_node_local_rank",
     "get_rank", "get_world_size", "get_backend", "new_group", "get_global_rank",
     "get_group_rank", "get_process_group_ranks", "barrier", "monitored_barrier",
     "all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor",
@@ -59,6 +60,25 @@ def is_gloo_available() -> bool:
 
 def is_nccl_available() -> bool:
     return False
+
+
+def is_backend_available(backend: str) -> bool:
+    """Whether ``backend`` can run here: "mpi" and "gloo" (which runs on MPI) with mpi4py."""
+    return str(backend).lower() in ("mpi", "gloo") and _mpi.available()
+
+
+def get_node_local_rank(fallback_rank: int | None = None) -> int:
+    """This process's rank on its node, from ``LOCAL_RANK`` (set by the launcher and by
+    ``init_process_group``), else ``fallback_rank``."""
+    if "LOCAL_RANK" in os.environ:
+        return int(os.environ["LOCAL_RANK"])
+    if fallback_rank is not None:
+        return int(fallback_rank)
+    raise RuntimeError(
+        "LOCAL_RANK is not in the environment. Consider passing fallback_rank to allow "
+        "`get_node_local_rank` to work, assuming you are not running in a multi-device context "
+        "and want the code to run locally instead."
+    )
 
 
 def is_torchelastic_launched() -> bool:
