@@ -266,6 +266,27 @@ def test_dropout_masks(p, torch):
     both(torch, 11, run)
 
 
+def test_other_ops_that_draw(torch):
+    def run(T):
+        F = T.nn.functional
+        x = T.linspace(-2, 2, 60).reshape(3, 4, 5)
+        y = x.clone()
+        return [F.rrelu(x, training=True), F.rrelu(x.double(), 0.1, 0.7, training=True),
+                F.rrelu_(y, training=True), y, T.nn.RReLU()(x),
+                F.dropout(x.transpose(0, 2), 0.4), F.dropout(x.permute(2, 0, 1), 0.4),
+                F.fractional_max_pool2d(x.reshape(1, 3, 4, 5), 2, output_size=(2, 2)),
+                T.rand(1)]
+    both(torch, 0, run)
+    for T in (rg, torch):  # the attention weights' dropout: same draws, values up to rounding
+        T.manual_seed(1)
+    x = rg.linspace(-2, 2, 60).reshape(3, 4, 5)
+    ours = rg.nn.functional.scaled_dot_product_attention(x, x, x, dropout_p=0.3)
+    x = torch.linspace(-2, 2, 60).reshape(3, 4, 5)
+    theirs = torch.nn.functional.scaled_dot_product_attention(x, x, x, dropout_p=0.3)
+    np.testing.assert_allclose(_np(ours), _np(theirs), rtol=1e-6, atol=1e-6)
+    _same(_np(rg.get_rng_state()), _np(torch.get_rng_state()))
+
+
 def test_dropout_graph_matches_torch(torch):
     for T in (rg, torch):
         T.manual_seed(0)

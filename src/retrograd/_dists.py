@@ -220,15 +220,12 @@ def multinomial_with_replacement(eng: Engine, rows: np.ndarray, n_sample: int) -
 
 def poisson(eng: Engine, rates: np.ndarray) -> np.ndarray:
     """PyTorch's ``sample_poisson`` for each rate (flat, in fill order): Hoermann's transformed
-    rejection for rates of 10 or more, multiplication of uniforms below."""
+    rejection for rates of 10 or more, multiplication of uniforms below. (That kernel is built
+    without fused multiply-adds: plain Python arithmetic rounds as it does.)"""
     out = np.empty(rates.size, np.float64)
     for idx, lam in enumerate(rates.tolist()):
         out[idx] = _poisson_one(eng, lam)
     return out
-
-
-def _fma(a: float, b: float, c: float) -> float:
-    return float(fma64(a, b, c))
 
 
 def _to_int64(x: float) -> int:
@@ -242,8 +239,8 @@ def _poisson_one(eng: Engine, lam: float) -> float:
     if lam >= 10:
         slam = math.sqrt(lam)
         loglam = math.log(lam)
-        b = _fma(2.53, slam, 0.931)
-        a = _fma(0.02483, b, -0.059)
+        b = 0.931 + 2.53 * slam
+        a = -0.059 + 0.02483 * b
         invalpha = 1.1239 + 1.1328 / (b - 3.4)
         vr = 0.9277 - 3.6224 / (b - 2)
         while True:
@@ -251,13 +248,13 @@ def _poisson_one(eng: Engine, lam: float) -> float:
             u = float(uv[0]) - 0.5
             v = float(uv[1])
             us = 0.5 - abs(u)
-            k = _to_int64(float(np.floor(_fma(2 * a / us + b, u, lam) + 0.43)))
+            k = _to_int64(float(np.floor((2 * a / us + b) * u + lam + 0.43)))
             if us >= 0.07 and v <= vr:
                 return k
             if k < 0 or (us < 0.013 and v > us):
                 continue
             if (math.log(v) + math.log(invalpha) - math.log(a / (us * us) + b)
-                    <= _fma(k, loglam, -lam) - math.lgamma(k + 1.0)):
+                    <= -lam + k * loglam - math.lgamma(k + 1.0)):
                 return k
     if lam == 0:
         return 0.0

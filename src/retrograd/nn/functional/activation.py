@@ -317,8 +317,16 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,  # noqa
     """
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
-    slopes = torch.empty_like(input).uniform_(lower, upper)
-    noise = torch.where(input >= 0, torch.ones_like(input), slopes)
+    # as PyTorch's kernel: one float64 uniform slope per non-positive element, in order, between
+    # the bounds rounded to the input's computing type (float32 below float64); that kernel is
+    # built without fused multiply-adds, so the affine map rounds twice
+    negative = input <= 0
+    acc = torch.float64 if input.dtype == torch.float64 else torch.float32
+    lo, hi = (torch.tensor(v, dtype=acc).item() for v in (lower, upper))
+    unit = torch.empty(int(negative.sum()), dtype=torch.float64).uniform_()
+    slopes = unit * (hi - lo) + lo
+    noise = torch.ones_like(input)
+    noise[negative] = slopes.to(input.dtype)
     if inplace:
         return input.mul_(noise)
     return input * noise

@@ -20,10 +20,12 @@ __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
 def _keep_mask(p: float):
     def keep_fn(shape: tuple, dtype) -> np.ndarray:
+        # PyTorch's math kernel applies at::dropout to the weights: Bernoulli(1 - p) noise
+        # divided by 1 - p, drawn as torch draws it (nothing is drawn for p = 1)
         if p >= 1:
             return np.zeros(shape, dtype)
-        r = torch.rand(shape, dtype=torch.float64 if dtype == np.float64 else torch.float32)
-        return (r.numpy() >= p).astype(dtype) * dtype.type(1.0 / (1.0 - p))
+        dt = torch.float64 if dtype == np.float64 else torch.float32
+        return torch.empty(shape, dtype=dt).bernoulli_(1 - p).div_(1 - p).numpy()
     return keep_fn
 
 

@@ -195,12 +195,12 @@ def _noise(input: Tensor, p: float, feature: bool) -> Tensor:  # noqa: A002
     feature dropout, of shape ``(N, C, 1, ...)``), drawn as its kernel draws them."""
     dt = input.dtype if input.dtype.is_floating_point else torch.float32
     if feature:
-        shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2)
-        noise = torch.empty(shape, dtype=dt)
-    elif dt is input.dtype:
-        noise = torch.empty_like(input)
+        noise = torch.empty(tuple(input.shape[:2]) + (1,) * (input.dim() - 2), dtype=dt)
     else:
-        noise = torch.empty_like(input, dtype=dt)
+        # like empty_like: the input's memory layout, so that the draws follow its storage
+        order = sorted(range(input.dim()), key=lambda d: -input.stride(d))
+        noise = torch.empty([input.shape[d] for d in order], dtype=dt)
+        noise = noise.permute([order.index(d) for d in range(input.dim())])
     return noise.bernoulli_(1 - p)
 
 
