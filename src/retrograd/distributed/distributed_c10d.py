@@ -400,7 +400,18 @@ def _avg(arrays, n: int):
 
 # -- collectives -----------------------------------------------------------------------------
 def all_reduce(tensor: Tensor, op=_SUM, group=None, async_op: bool = False):
-    """Reduce ``tensor`` across the ranks, in place, on every rank (``ReduceOp.SUM`` etc.)."""
+    """Reduce ``tensor`` across the ranks, in place, on every rank (``ReduceOp.SUM`` etc.).
+
+    In a job of 2 ranks (``mpiexec -n 2``; tests/distributed runs these):
+
+    >>> t = torch.tensor([1.0, 2.0]) * (dist.get_rank() + 1)    # doctest: +SKIP
+    >>> dist.all_reduce(t)                                       # doctest: +SKIP
+    >>> t                                                        # doctest: +SKIP
+    tensor([3., 6.])
+    >>> work = dist.all_reduce(t, op=dist.ReduceOp.MAX, async_op=True)  # doctest: +SKIP
+    >>> work.wait()                                              # doctest: +SKIP
+    True
+    """
     _check_tensor(tensor, "tensor")
     pg = _enter(group, "all_reduce")
     if pg is None:
@@ -418,7 +429,13 @@ def all_reduce(tensor: Tensor, op=_SUM, group=None, async_op: bool = False):
 
 def broadcast(tensor: Tensor, src: int | None = None, group=None, async_op: bool = False,
               group_src: int | None = None):
-    """Copy the source rank's ``tensor`` into ``tensor`` on every rank, in place."""
+    """Copy the source rank's ``tensor`` into ``tensor`` on every rank, in place.
+
+    >>> t = torch.full((2,), float(dist.get_rank()))   # doctest: +SKIP
+    >>> dist.broadcast(t, src=1)                        # doctest: +SKIP
+    >>> t                                               # doctest: +SKIP
+    tensor([1., 1.])
+    """
     _check_tensor(tensor, "tensor")
     pg = _enter(group, "broadcast")
     if pg is None:
@@ -458,7 +475,13 @@ def reduce(tensor: Tensor, dst: int | None = None, op=_SUM, group=None, async_op
 
 
 def all_gather(tensor_list: list, tensor: Tensor, group=None, async_op: bool = False):
-    """Every rank's ``tensor`` into ``tensor_list`` (one per rank), on every rank."""
+    """Every rank's ``tensor`` into ``tensor_list`` (one per rank), on every rank.
+
+    >>> out = [torch.zeros(1) for _ in range(2)]                     # doctest: +SKIP
+    >>> dist.all_gather(out, torch.tensor([float(dist.get_rank())]))  # doctest: +SKIP
+    >>> out                                                           # doctest: +SKIP
+    [tensor([0.]), tensor([1.])]
+    """
     _check_list(tensor_list, "tensor_list")
     _check_tensor(tensor, "tensor")
     pg = _enter(group, "all_gather")

@@ -78,10 +78,13 @@ class DistributedDataParallel(Module):
     the optimizers keep the replicas equal. ``no_sync()`` skips the averaging (gradient
     accumulation), ``find_unused_parameters=True`` allows parameters that a forward does not use.
 
-    >>> import retrograd.distributed as dist
-    >>> from retrograd.nn.parallel import DistributedDataParallel
-    >>> DistributedDataParallel.__name__, dist.is_initialized()
-    ('DistributedDataParallel', False)
+    Inside a job (``mpiexec -n 2 python train.py``; docs/distributed.md has a whole script):
+
+    >>> dist.init_process_group()                                    # doctest: +SKIP
+    >>> model = DistributedDataParallel(nn.Linear(4, 2))             # doctest: +SKIP
+    >>> loss_fn(model(x_of_this_rank), y_of_this_rank).backward()    # doctest: +SKIP
+    >>> list(model.state_dict())                                     # doctest: +SKIP
+    ['module.weight', 'module.bias']
     """
 
     def __init__(self, module: Module, device_ids=None, output_device=None, dim: int = 0,
