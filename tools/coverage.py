@@ -165,8 +165,12 @@ def _helper(ns: str, name: str, obj) -> str | None:
     top = ns in ("torch", "torch.Tensor")
     if not top and isinstance(obj, type) and mod in ("torch", "torch._C"):
         return "imported helper"  # torch.Tensor imported into a submodule
-    if isinstance(obj, (type, types.FunctionType)) and mod and not mod.startswith("torch"):
-        return "imported helper"
+    if mod and not isinstance(mod, str):
+        mod = None  # an instance whose class has a __module__ property
+    if not isinstance(obj, float) and mod and not mod.startswith("torch"):
+        return "imported helper"  # from the standard library or typing
+    if not top and isinstance(obj, type) and mod and not mod.startswith(ns):
+        return "imported helper"  # a class a sibling module defines (lr_scheduler's Optimizer)
     if mod and mod.startswith(("typing", "collections")):
         return "imported helper"
     return None

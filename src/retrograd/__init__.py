@@ -147,6 +147,13 @@ __all__ += ["amp", "cpu", "autocast", "is_autocast_enabled", "get_autocast_dtype
             "set_autocast_enabled", "set_autocast_dtype", "bfloat16", "finfo"]
 __all__ += ["is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled"]
 
+# Top-level function forms: in-place (torch.relu_), ATen-level nn functions, old linalg names.
+from . import _functions  # noqa: E402
+from ._functions import *  # noqa: E402, F403
+
+_functions.install()
+__all__ += _functions.__all__
+
 # Last: a torch name retrograd lacks fails saying so (retrograd does not implement torch.fft ...).
 from . import _missing  # noqa: E402
 

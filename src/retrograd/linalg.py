@@ -2,13 +2,14 @@
 
 from .ops import decomp as _decomp
 from .ops import linalg as _linalg
+from .ops import linalg_composite as _composite
 from .ops import reduction as _reduction
 from .ops.decomp import LinAlgError
 from .ops.reduction import vector_norm
 
 __all__ = ["vector_norm", "LinAlgError"]
 
-for _name, _fn in {**_decomp.LINALG, **_linalg.LINALG}.items():
+for _name, _fn in {**_decomp.LINALG, **_linalg.LINALG, **_composite.LINALG}.items():
     globals()[_name] = _fn
     __all__.append(_name)
 del _name, _fn

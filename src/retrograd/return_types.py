@@ -4,7 +4,7 @@ from __future__ import annotations
 
 __all__ = [
     "max", "min", "aminmax", "sort", "topk", "kthvalue", "median", "nanmedian", "mode",
-    "cummax", "cummin",
+    "cummax", "cummin", "histogram", "histogramdd", "frexp",
 ]
 
 
@@ -35,3 +35,6 @@ nanmedian = _structseq("nanmedian", ("values", "indices"))
 mode = _structseq("mode", ("values", "indices"))
 cummax = _structseq("cummax", ("values", "indices"))
 cummin = _structseq("cummin", ("values", "indices"))
+histogram = _structseq("histogram", ("hist", "bin_edges"))
+histogramdd = _structseq("histogramdd", ("hist", "bin_edges"))
+frexp = _structseq("frexp", ("mantissa", "exponent"))

@@ -16,7 +16,9 @@ from .._tensor import Tensor, make
 from . import (
     arithmetic,
     compare,
+    composite,
     copies,
+    counting,
     decomp,
     index_ops,
     indexing,
@@ -42,6 +44,7 @@ TENSORS = True  # formulas get tensors from this namespace (see _array)
 FAMILIES = (
     arithmetic, unary, compare, special, reduction, sorting, shape, copies, padding, join, indexing,
     scatter_gather, index_ops, linalg, decomp, nn_activation, nn_conv, nn_norm, nn_attention,
+    composite, counting,
 )
 
 __all__: list = []

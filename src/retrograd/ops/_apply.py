@@ -21,13 +21,12 @@ from .._dtypes import F32, FLOAT_CHARS, NATIVE_FLOAT_CHARS, REDUCED, REDUCED_CHA
 from .._tensor import Tensor, edge, make
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node, next_seq
-from ..autograd.provenance import ENABLED as PROVENANCE
-from ..autograd.provenance import site as _site
 from ..autograd.saved import INFERENCE_SAVE
 from . import _array
 from ._core import (
     NONE_EDGE,
     as_tensor_arg,
+    check_broadcast,
     default_float,
     reduced_binary,
     scalar_array,
@@ -155,8 +154,6 @@ def apply(P, out, *inputs, save=None, save_out: bool = False, **attrs) -> Tensor
         else:
             return make(out)
         node = P()
-        if PROVENANCE:
-            node._site = _site()
         wire(node, inputs)
         if attrs:
             node.__dict__.update(attrs)
@@ -183,8 +180,6 @@ def apply_multi(P, outs, inputs, *, differentiable=None, save=None, **attrs) -> 
     if not recording(*inputs):
         return tuple(make(o) for o in outs)
     node = P()
-    if PROVENANCE:
-        node._site = _site()
     wire(node, inputs)
     if attrs:
         node.__dict__.update(attrs)
@@ -227,8 +222,6 @@ def apply_view(P, out, x: Tensor, step: tuple, **attrs) -> Tensor:
         if P is not None and (x._rg or (x._view is not None and x.requires_grad)):
             # apply() and link_view() inlined: views are among the most frequent ops.
             node = P()
-            if PROVENANCE:
-                node._site = _site()
             fn = x._grad_fn
             node.next_functions = ((fn, x._nr) if fn is not None and x._view is None
                                    else edge(x),)
@@ -302,15 +295,20 @@ def apply_binary(P, fwd, a: Tensor, b, **attrs) -> Tensor:
         b = as_tensor_arg(b)
         b_tensor = True
     ad = a._data
-    if b_tensor and ad.dtype is b._data.dtype and ad.dtype.char not in REDUCED_CHARS:
-        bd = b._data
-        out = fwd(ad, bd)
-    elif b.__class__ is float and ad.dtype.char in NATIVE_FLOAT_CHARS:
-        bd = scalar_array(b, ad.dtype)  # ``x * 0.5``: a weak scalar in x's dtype
-        out = fwd(ad, bd)
-    else:
-        # Promotion, and float16/bfloat16 computed in float32 then rounded once.
-        ad, bd, out = reduced_binary(P, fwd, a, b)
+    try:
+        if b_tensor and ad.dtype is b._data.dtype and ad.dtype.char not in REDUCED_CHARS:
+            bd = b._data
+            out = fwd(ad, bd)
+        elif b.__class__ is float and ad.dtype.char in NATIVE_FLOAT_CHARS:
+            bd = scalar_array(b, ad.dtype)  # ``x * 0.5``: a weak scalar in x's dtype
+            out = fwd(ad, bd)
+        else:
+            # Promotion, and float16/bfloat16 computed in float32 then rounded once.
+            ad, bd, out = reduced_binary(P, fwd, a, b)
+    except ValueError:  # NumPy's shape mismatch: PyTorch's error (free when nothing is raised)
+        if b_tensor:
+            check_broadcast(ad.shape, b._data.shape)
+        raise
     if out.__class__ is not ndarray:
         out = asarray(out)
     if (a._rg or a._view is not None or (b_tensor and (b._rg or b._view is not None))) and \
@@ -327,8 +325,6 @@ def apply_binary(P, fwd, a: Tensor, b, **attrs) -> Tensor:
         rb = eb[0] is not None
         if ra or rb:
             node = P()
-            if PROVENANCE:
-                node._site = _site()
             node.next_functions = (ea, eb)
             d = a._data
             if b_tensor:
@@ -404,8 +400,6 @@ def apply_unary(P, x: Tensor, a=None, **attrs) -> Tensor:
         e = (fn, x._nr) if fn is not None and x._view is None else edge(x)
         if e[0] is not None:
             node = P()
-            if PROVENANCE:
-                node._site = _site()
             node.next_functions = (e,)
             d = x._data
             node._meta = ((d.shape, d.dtype),)
@@ -502,8 +496,6 @@ def _attach_function(node, args, output, record: bool):
     results = []
     if record:
         wire(node, inputs)
-        if PROVENANCE:
-            node._site = _site(3)
         node._seq = next_seq()
     out_arrays = []
     out_rg = []

@@ -194,4 +194,60 @@ def wrap_dims(dim, ndim: int):
     return wrap_dim(dim, ndim)
 
 
+# -- PyTorch's errors for shapes -----------------------------------------------------------------
+# Ops let NumPy find a shape mismatch (no check on the hot path) and, in the handler of NumPy's
+# ValueError, ask these for PyTorch's error instead.
+
+
+def broadcast_error(*shapes) -> RuntimeError | None:
+    """PyTorch's error for ``shapes`` that do not broadcast together, or None if they do.
+
+    As PyTorch's ``infer_size``, shapes combine left to right, each pair compared from the
+    last dimension: the message names the first pair and its rightmost mismatch.
+
+    >>> broadcast_error((2, 3), (2, 5))
+    RuntimeError('The size of tensor a (3) must match the size of tensor b (5) at non-singleton dimension 1')
+    """  # noqa: E501
+    acc = tuple(shapes[0])
+    for s in shapes[1:]:
+        s = tuple(s)
+        n = max(len(acc), len(s))
+        out = [0] * n
+        for i in range(n - 1, -1, -1):
+            ia, ib = i - n + len(acc), i - n + len(s)
+            sa = acc[ia] if ia >= 0 else 1
+            sb = s[ib] if ib >= 0 else 1
+            if sa != sb and sa != 1 and sb != 1:
+                return RuntimeError(
+                    f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) at "
+                    f"non-singleton dimension {i}")
+            out[i] = sb if sa == 1 else sa
+        acc = tuple(out)
+    return None
+
+
+def check_broadcast(*shapes) -> None:
+    """Raise PyTorch's RuntimeError if ``shapes`` do not broadcast together (else nothing: the
+    caller re-raises the error it was handling)."""
+    e = broadcast_error(*shapes)
+    if e is not None:
+        raise e from None
+
+
+def expand_error(shape, sizes) -> RuntimeError | None:
+    """PyTorch's error for expanding (or assigning) a tensor of ``shape`` to ``sizes``, checked
+    from the last dimension as PyTorch does; None if it expands (or has too many dimensions,
+    which the caller reports)."""
+    shape, sizes = tuple(shape), tuple(sizes)
+    lead = len(sizes) - len(shape)
+    for i in range(len(sizes) - 1, lead - 1, -1):
+        have, want = shape[i - lead], sizes[i]
+        if have != want and have != 1 and want != -1:
+            return RuntimeError(
+                f"The expanded size of the tensor ({want}) must match the existing size ({have}) "
+                f"at non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
+                f"{list(shape)}")
+    return None
+
+
 Tensor  # noqa: B018 - re-exported for op modules

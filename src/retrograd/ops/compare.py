@@ -9,9 +9,10 @@ import numpy as np
 from .._dtypes import FLOAT_CHARS
 from .._tensor import Tensor
 from ..autograd.graph import Node
+from . import _array
 from ._apply import apply, apply_binary, recording
 from ._base import legacy, not_implemented
-from ._core import as_tensor_arg, operands, wrap
+from ._core import as_tensor_arg, check_broadcast, operands, wrap
 from .arithmetic import _tensor_other
 from .indexing import nonzero
 
@@ -21,7 +22,11 @@ def _compare(fn):
         if not isinstance(input, Tensor):
             input = as_tensor_arg(input)
         ad, bd = operands(input, other)
-        return wrap(fn(ad, bd))
+        try:
+            return wrap(fn(ad, bd))
+        except ValueError:
+            check_broadcast(ad.shape, np.shape(bd))
+            raise
 
     op.__name__ = fn.__name__
     op.__doc__ = f"""Elementwise ``{fn.__name__}`` comparison, broadcasting; a bool tensor.
@@ -59,6 +64,8 @@ def _integral(name, fn):
         if not isinstance(input, Tensor):
             input = as_tensor_arg(input)
         ad, bd = operands(input, other)
+        if ad.shape != np.shape(bd):  # PyTorch checks shapes before dtypes
+            check_broadcast(ad.shape, np.shape(bd))
         if ad.dtype.char in FLOAT_CHARS:
             raise not_implemented(f"{name}_cpu", ad.dtype)
         if bd.__class__ is float or (isinstance(bd, np.ndarray) and bd.dtype.char in FLOAT_CHARS):
@@ -271,6 +278,31 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:  #
                            equal_nan=equal_nan))
 
 
+class TiedGradBackward(Node):
+    """A gradient formula's result tied to an input it does not vary with (see ``tie``):
+    the gradient passes through to the result's inputs; the input gets zeros."""
+
+    def backward(self, xp, g):
+        return g, xp.zeros_meta(self._meta[1])
+
+
+def tie(P, r: Tensor, x: Tensor, **attrs) -> Tensor:
+    """``r``, a backward formula's result, as a function of ``(r, x)`` with a zero derivative
+    in ``x``; a ``P`` node (a ``TiedGradBackward`` subclass, named as PyTorch's double
+    backward) records it. PyTorch's backward of a piecewise-linear op (``relu``'s
+    ``threshold_backward``, ``hardtanh_backward``, ``max_pool2d``'s...) is an op of the input
+    too, so under ``create_graph=True`` its first-order gradient requires grad and
+    differentiating it again gives zeros, not an error. The array twin returns ``r``.
+
+    >>> import retrograd as torch
+    >>> x = torch.tensor([-1., 2.], requires_grad=True)
+    >>> (g,) = torch.autograd.grad(torch.relu(x).sum(), x, create_graph=True)
+    >>> g.grad_fn.name(), torch.autograd.grad(g.sum(), x)[0]
+    ('ThresholdBackwardBackward0', tensor([0., 0.]))
+    """
+    return apply(P, r._data, r, x, **attrs)
+
+
 class WhereBackward0(Node):
     def backward(self, xp, g):
         cond = self._cond
@@ -301,11 +333,19 @@ def where(condition, input=None, other=None) -> Tensor:  # noqa: A002
             input = as_tensor_arg(input)
         else:
             ad, bd = operands(other, input)
-            out = np.where(cond, bd, ad)
+            out = _where_array(cond, bd, ad)
             return _where_finish(cond, out, input, other, bd, ad)
     ad, bd = operands(input, other)
-    out = np.where(cond, ad, bd)
+    out = _where_array(cond, ad, bd)
     return _where_finish(cond, out, input, other, ad, bd)
+
+
+def _where_array(cond, a, b):
+    try:
+        return np.where(cond, a, b)
+    except ValueError:
+        check_broadcast(cond.shape, np.shape(a), np.shape(b))
+        raise
 
 
 def _where_finish(cond, out, a, b, ad, bd):
@@ -430,7 +470,8 @@ __all__ = [
     "allclose", "isclose", "maximum", "minimum", "fmax", "fmin", "bitwise_left_shift",
     "bitwise_right_shift",
 ]
-XP: list = []
+XP: list = ["tie"]
+_array.register(tie=lambda P, r, x, **attrs: r)
 
 METHODS = {name: globals()[name] for name in __all__ if name != "where"}
 METHODS["where"] = lambda self, condition, other: where(condition, self, other)

@@ -18,7 +18,7 @@ from .._creation import tensor
 from .._dtypes import FLOAT_CHARS, FROM_NP, can_cast
 from .._tensor import Tensor, edge, make
 from ..autograd.grad_mode import state
-from ..autograd.graph import Node, next_seq
+from ..autograd.graph import Node, next_seq, unpacked_output
 from ..autograd.provenance import ENABLED as PROVENANCE
 from ..autograd.provenance import record_inplace, site
 from . import _apply, _array
@@ -56,11 +56,11 @@ def write(self: Tensor, arr) -> None:
         )
     np.copyto(dst, arr, casting="unsafe")
     self._vc[0] += 1
-    if PROVENANCE:
-        record_inplace(self._vc)
 
 
 def _bc(a, b) -> bool:
+    if PROVENANCE:
+        record_inplace(self._vc)
     try:
         np.broadcast_shapes(a.shape, b.shape)
         return True
@@ -150,13 +150,13 @@ def commit(self: Tensor, r: Tensor) -> Tensor:
     base, steps, _ = v
     fn = r._grad_fn
     node = CopySlices()
-    if PROVENANCE:
-        node._site = site()
     node._fn = fn
     node._steps = steps
     node._base_shape = base._data.shape
     # The base takes the view's place as input 0; the op's other inputs keep their metadata.
     d = base._data
+    if PROVENANCE:
+        node._site = site()
     node._meta = ((d.shape, d.dtype),) + tuple(fn._meta[1:])
     node.next_functions = (edge(base),) + tuple(fn.next_functions[1:])
     write(self, r._data)
@@ -219,8 +219,6 @@ def _fast_ufunc(ufunc, fn, name):
                         o = o * alpha
                     ufunc(d, o, out=d)
                     self._vc[0] += 1
-                    if PROVENANCE:
-                        record_inplace(self._vc)
                     return self
         if alpha is not None:
             return apply_inplace(self, fn, other, alpha=alpha)
@@ -278,6 +276,8 @@ class FillBackward3(Node):
 class ZeroBackward0(FillBackward2):
     pass
 
+                    if PROVENANCE:
+                        record_inplace(self._vc)
 
 def _fill(self: Tensor, value) -> Tensor:
     if isinstance(value, Tensor):
@@ -324,8 +324,6 @@ def zero_(self: Tensor) -> Tensor:
             return self
         self._data[...] = 0
         self._vc[0] += 1
-        if PROVENANCE:
-            record_inplace(self._vc)
         return self
     return apply_inplace(self, _zero)
 
@@ -339,3 +337,5 @@ def setitem(self: Tensor, index, value) -> None:
         copy_(ix.getitem(self, index), value)
         return
     apply_inplace(self, ix.index_put, ix.np_index(index), value)
+        if PROVENANCE:
+            record_inplace(self._vc)

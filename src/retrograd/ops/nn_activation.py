@@ -24,8 +24,9 @@ from ..autograd.graph import Node
 from . import _array
 from ._apply import apply, recording
 from ._core import operands, wrap_dim
+from .compare import TiedGradBackward
 from .special import _erf
-from .unary import SigmoidBackward0, _sigmoid
+from .unary import SigmoidBackward0, ThresholdBackwardBackward0, _sigmoid
 
 
 def _float_input(x: Tensor, kernel: str) -> np.ndarray:
@@ -163,7 +164,11 @@ class LeakyReluBackward0(Node):
 
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
-        return xp.where(x > 0, g, g * self._slope)
+        return xp.tie(LeakyReluBackwardBackward0, xp.where(x > 0, g, g * self._slope), x)
+
+
+class LeakyReluBackwardBackward0(TiedGradBackward):
+    """leaky_relu's first-order gradient, an op of the input too (``compare.tie``)."""
 
 
 class LeakyReluBackward1(Node):
@@ -173,7 +178,7 @@ class LeakyReluBackward1(Node):
 
     def backward(self, xp, g):
         y = self.saved_output(xp.TENSORS)
-        return xp.where(y > 0, g, g * self._slope)
+        return xp.tie(LeakyReluBackwardBackward0, xp.where(y > 0, g, g * self._slope), y)
 
 
 def leaky_relu(input, negative_slope=0.01, result=False) -> Tensor:  # noqa: A002
@@ -191,7 +196,12 @@ def leaky_relu(input, negative_slope=0.01, result=False) -> Tensor:  # noqa: A00
 class HardtanhBackward0(Node):
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
-        return xp.where((x > self._lo) & (x < self._hi), g, 0.0)
+        return xp.tie(HardtanhBackwardBackward0, xp.where((x > self._lo) & (x < self._hi), g, 0.0),
+                      x)
+
+
+class HardtanhBackwardBackward0(TiedGradBackward):
+    """hardtanh's (and relu6's) first-order gradient, an op of the input too."""
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0) -> Tensor:  # noqa: A002
@@ -211,7 +221,7 @@ def hardtanh(input, min_val=-1.0, max_val=1.0) -> Tensor:  # noqa: A002
 class ThresholdBackward0(Node):
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
-        return xp.where(x > self._th, g, 0.0)
+        return xp.tie(ThresholdBackwardBackward0, xp.where(x > self._th, g, 0.0), x)
 
 
 class ThresholdBackward1(ThresholdBackward0):
@@ -404,11 +414,23 @@ class HardshrinkBackward0(Node):
 
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
-        return xp.where((x > self._l) | (x < -self._l), g, 0.0)
+        return xp.tie(self._tied, xp.where((x > self._l) | (x < -self._l), g, 0.0), x)
+
+
+class HardshrinkBackwardBackward0(TiedGradBackward):
+    """hardshrink's first-order gradient, an op of the input too (``compare.tie``)."""
+
+
+class SoftshrinkBackwardBackward0(TiedGradBackward):
+    """softshrink's first-order gradient, an op of the input too (``compare.tie``)."""
 
 
 class SoftshrinkBackward0(HardshrinkBackward0):
     forward = staticmethod(_softshrink_array)
+    _tied = SoftshrinkBackwardBackward0
+
+
+HardshrinkBackward0._tied = HardshrinkBackwardBackward0
 
 
 def hardshrink(input, lambd=0.5) -> Tensor:  # noqa: A002
@@ -441,7 +463,8 @@ class PreluKernelBackward0(Node):
         x, w = self.saved(xp.TENSORS)
         wb = xp.reshape(w, self._wshape) if self._wshape is not None else w
         pos = x > 0
-        gx = xp.where(pos, g, g * wb) if self._needs(0) else None
+        gx = xp.tie(PreluKernelBackwardBackward0, xp.where(pos, g, g * wb), x) \
+            if self._needs(0) else None
         gw = None
         if self._needs(1):
             gw = xp.where(pos, 0.0, g * x)
@@ -450,6 +473,10 @@ class PreluKernelBackward0(Node):
             elif w.shape != gw.shape:
                 gw = xp.reshape(xp.sum(gw), w.shape)
         return gx, gw
+
+
+class PreluKernelBackwardBackward0(TiedGradBackward):
+    """prelu's first-order gradient, an op of the input too (``compare.tie``)."""
 
 
 def prelu(input, weight) -> Tensor:  # noqa: A002

@@ -28,6 +28,7 @@ from ..autograd.graph import Node
 from . import _array
 from ._apply import apply, needs_grad
 from ._core import wrap
+from .compare import TiedGradBackward
 
 _strided = np.lib.stride_tricks.as_strided
 
@@ -560,6 +561,9 @@ def _max_pool_backward_arrays(g4, arg, in_shape4, k, s, p, d):
 
 class MaxPool2DWithIndicesBackward0(Node):
     def backward(self, xp, g):
+        # The input is saved as PyTorch saves it: an in-place change to it is an error, and
+        # under create_graph the gradient is an op of it too (zero derivative: compare.tie).
+        (x,) = self.saved(xp.TENSORS)
         in_shape = self._in_shape
         k, s, p, d = self._params
         if not xp.TENSORS:
@@ -572,7 +576,11 @@ class MaxPool2DWithIndicesBackward0(Node):
         plane = in_shape[-2] * in_shape[-1]
         g3 = xp.reshape(g, lead + (-1,))
         gx = xp.scatter_along(g3, idx.reshape(lead + (-1,)), len(lead), lead + (plane,))
-        return xp.reshape(gx, in_shape)
+        return xp.tie(MaxPool2DWithIndicesBackwardBackward0, xp.reshape(gx, in_shape), x)
+
+
+class MaxPool2DWithIndicesBackwardBackward0(TiedGradBackward):
+    """max_pool2d's first-order gradient, an op of the input too (``compare.tie``)."""
 
 
 def max_pool2d_with_indices(input, kernel_size, stride, padding, dilation,  # noqa: A002
@@ -588,8 +596,8 @@ def max_pool2d_with_indices(input, kernel_size, stride, padding, dilation,  # no
     if x.ndim == 3:
         best, arg = best[0], arg[0]
     indices = wrap(_max_pool_indices(arg, (h, w), *params)) if want_indices else None
-    return apply(MaxPool2DWithIndicesBackward0, best, input, _in_shape=x.shape, _params=params,
-                 _arg=arg), indices
+    return apply(MaxPool2DWithIndicesBackward0, best, input, save=(input,), _in_shape=x.shape,
+                 _params=params, _arg=arg), indices
 
 
 class AdaptiveMaxPool2DBackward0(Node):
@@ -597,12 +605,17 @@ class AdaptiveMaxPool2DBackward0(Node):
     gradients add up). ``_idx`` holds flat indices into each input plane."""
 
     def backward(self, xp, g):
+        (x,) = self.saved(xp.TENSORS)  # saved as PyTorch saves it (see max_pool2d's)
         in_shape = self._in_shape
         lead = tuple(in_shape[:-2])
         g3 = xp.reshape(g, lead + (-1,))
         gx = xp.scatter_along(g3, self._idx.reshape(lead + (-1,)), len(lead),
                               lead + (in_shape[-2] * in_shape[-1],))
-        return xp.reshape(gx, in_shape)
+        return xp.tie(AdaptiveMaxPool2DBackwardBackward0, xp.reshape(gx, in_shape), x)
+
+
+class AdaptiveMaxPool2DBackwardBackward0(TiedGradBackward):
+    """adaptive_max_pool2d's first-order gradient, an op of the input too."""
 
 
 def adaptive_max_pool2d(input, rows, cols) -> tuple:  # noqa: A002
@@ -637,7 +650,8 @@ def adaptive_max_pool2d(input, rows, cols) -> tuple:  # noqa: A002
     r = rows[np.arange(oh)[:, None], arg // kw]
     c = cols[np.arange(ow)[None, :], arg % kw]
     idx = (r * x.shape[-1] + c).astype(np.int64)
-    return apply(AdaptiveMaxPool2DBackward0, vals, input, _in_shape=x.shape, _idx=idx), wrap(idx)
+    return apply(AdaptiveMaxPool2DBackward0, vals, input, save=(input,), _in_shape=x.shape,
+                 _idx=idx), wrap(idx)
 
 
 # -- average pooling ---------------------------------------------------------------------------

@@ -278,12 +278,14 @@ def expand(input, *sizes) -> Tensor:  # noqa: A002
             f"in the tensor ({a.ndim})"
         )
     shape = []
-    for i, s in enumerate(sizes):
+    # From the last dimension, as PyTorch checks (its error names the rightmost mismatch).
+    for i in range(len(sizes) - 1, -1, -1):
+        s = sizes[i]
         if i < lead:
             if s < 0:
                 raise RuntimeError(
                     f"The expanded size of the tensor ({s}) isn't allowed in a leading, "
-                    "non-existing dimension 0"
+                    f"non-existing dimension {i}"
                 )
             shape.append(s)
         else:
@@ -297,7 +299,7 @@ def expand(input, *sizes) -> Tensor:  # noqa: A002
                     f"sizes: {list(a.shape)}"
                 )
             shape.append(s)
-    shape = tuple(shape)
+    shape = tuple(shape[::-1])
     out = np.broadcast_to(a, shape)
     return apply_view(ExpandBackward0, out, input, ("expand", (shape,)), _in_shape=a.shape)
 

@@ -26,6 +26,7 @@ from ._core import (
     wrap,
 )
 from .arithmetic import _LN2, _result_dtype, pow
+from .compare import TiedGradBackward
 
 # -- array kernels the declarations below use as their forward -------------------------------
 
@@ -145,7 +146,11 @@ class ReluBackward0(Node):
 
     def backward(self, xp, g):
         y = self.saved_output(xp.TENSORS)
-        return xp.where(y > 0, g, 0.0)
+        return xp.tie(ThresholdBackwardBackward0, xp.where(y > 0, g, 0.0), y)
+
+
+class ThresholdBackwardBackward0(TiedGradBackward):
+    """relu's and threshold's first-order gradient, an op of the input too (``compare.tie``)."""
 
 
 class AbsBackward0(Node):

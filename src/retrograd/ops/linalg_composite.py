@@ -1,0 +1,416 @@
+"""``torch.linalg`` functions composed from the linear-algebra primitives (no nodes of their
+own, so gradients of every order come from the primitives): diagonal, multi_dot, norm, cond,
+solve_ex, solve_triangular, tensorinv, tensorsolve, vander, matrix_exp, lstsq, and the LU
+family (lu_factor, lu_factor_ex, lu, lu_solve, lu_unpack).
+
+The LU factorization picks its row pivots on the values (LAPACK's partial pivoting), then
+runs the Doolittle recurrences on the permuted matrix as tensor ops, so ``L`` and ``U`` are
+differentiable functions of ``A`` for fixed pivots, as PyTorch's are.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._tensor import Tensor
+from ._core import wrap, wrap_dim
+from .copies import diag_embed, tril, triu
+from .decomp import _structseq as _named
+from .decomp import linalg_inv, linalg_pinv, linalg_solve, linalg_svdvals
+from .join import cat, stack
+from .linalg import matmul
+from .reduction import matrix_norm, vector_norm
+from .scatter_gather import gather
+from .shape import diagonal as _diagonal
+from .shape import reshape
+
+__all__: list = []
+XP: list = []
+METHODS: dict = {}
+INPLACE: dict = {}
+
+_lstsq = _named("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))
+_lu_factor = _named("linalg_lu_factor", ("LU", "pivots"))
+_lu_factor_ex = _named("linalg_lu_factor_ex", ("LU", "pivots", "info"))
+_lu = _named("linalg_lu", ("P", "L", "U"))
+_solve_ex = _named("linalg_solve_ex", ("result", "info"))
+
+
+def diagonal(A, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:  # noqa: N803
+    """The diagonals of a (batch of) matrices: ``torch.diagonal`` over the last two dims.
+
+    >>> import retrograd as torch
+    >>> torch.linalg.diagonal(torch.tensor([[1., 2.], [3., 4.]]))
+    tensor([1., 4.])
+    """
+    return _diagonal(A, offset, dim1, dim2)
+
+
+def multi_dot(tensors) -> Tensor:
+    """The product of a chain of matrices (the first and last may be vectors).
+
+    >>> import retrograd as torch
+    >>> torch.linalg.multi_dot([torch.ones(3), torch.eye(3), torch.ones(3)])
+    tensor(3.)
+    """
+    ts = list(tensors)
+    if len(ts) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(ts)}")
+    first_vec, last_vec = ts[0].dim() == 1, ts[-1].dim() == 1
+    if first_vec:
+        ts[0] = ts[0].unsqueeze(0)
+    if last_vec:
+        ts[-1] = ts[-1].unsqueeze(-1)
+    out = ts[0]
+    for t in ts[1:]:
+        out = matmul(out, t)
+    if first_vec:
+        out = out.squeeze(-2)
+    if last_vec:
+        out = out.squeeze(-1)
+    return out
+
+
+def norm(A, ord=None, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A002, N803
+    """A vector norm (``dim`` an int, or a 1-D input) or a matrix norm (``dim`` a pair, or a
+    2-D input); with neither ``ord`` nor ``dim`` the 2-norm of all elements.
+
+    >>> import retrograd as torch
+    >>> torch.linalg.norm(torch.tensor([[3., 4.], [0., 0.]]))
+    tensor(5.)
+    """
+    if dim is not None and not isinstance(dim, int) and len(dim) == 2 or \
+            (dim is None and ord is not None and A.dim() == 2):
+        return matrix_norm(A, "fro" if ord is None else ord, dim if dim is not None else (-2, -1),
+                           keepdim, dtype=dtype)
+    if ord is None:
+        ord = 2  # noqa: A001
+    if dim is None and ord is not None and A.dim() != 1 and ord != 2:
+        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must "
+                           f"be 1D or 2D. Got {A.dim()}D.")
+    return vector_norm(A, ord, dim, keepdim, dtype=dtype)
+
+
+def cond(A, p=None) -> Tensor:  # noqa: N803
+    """The condition number: the ratio of the extreme singular values (``p`` None or 2), or
+    ``norm(A, p) * norm(inv(A), p)``.
+
+    >>> import retrograd as torch
+    >>> torch.linalg.cond(torch.tensor([[2., 0.], [0., 0.5]]))
+    tensor(4.)
+    """
+    if p in (None, 2, -2):
+        s = linalg_svdvals(A)
+        big, small = s[..., 0], s[..., -1]
+        return big / small if p in (None, 2) else small / big
+    return matrix_norm(A, p) * matrix_norm(linalg_inv(A), p)
+
+
+def solve_ex(A, B, *, left: bool = True, check_errors: bool = False):  # noqa: N803
+    """``(solve(A, B), info)`` with ``info`` 0 where ``A`` was invertible.
+
+    >>> import retrograd as torch
+    >>> torch.linalg.solve_ex(torch.eye(2) * 2, torch.ones(2)).result
+    tensor([0.5000, 0.5000])
+    """
+    out = linalg_solve(A, B, left=left)
+    return _solve_ex((out, wrap(np.zeros(A.shape[:-2], np.int32))))
+
+
+def _triangle(A, upper: bool, unitriangular: bool):  # noqa: N803
+    T = triu(A) if upper else tril(A)
+    if unitriangular:
+        n = A.shape[-1]
+        eye = wrap(np.eye(n, dtype=A.detach().numpy().dtype))
+        T = T - diag_embed(_diagonal(T, 0, -2, -1)) + eye
+    return T
+
+
+def solve_triangular(A, B, *, upper: bool, left: bool = True,  # noqa: N803
+                     unitriangular: bool = False) -> Tensor:
+    """Solve ``A X = B`` (or ``X A = B`` with ``left=False``) for triangular ``A``: only the
+    triangle ``upper`` names is read (with a unit diagonal if ``unitriangular``).
+
+    >>> import retrograd as torch
+    >>> torch.linalg.solve_triangular(torch.tensor([[2., 1.], [0., 1.]]),
+    ...                               torch.tensor([[3.], [1.]]), upper=True)
+    tensor([[1.],
+            [1.]])
+    """
+    return linalg_solve(_triangle(A, upper, unitriangular), B, left=left)
+
+
+def tensorinv(A, ind: int = 2) -> Tensor:  # noqa: N803
+    """The inverse of a tensor for ``tensordot`` over its first ``ind`` dims.
+
+    >>> import retrograd as torch
+    >>> torch.linalg.tensorinv(torch.eye(4).reshape(4, 2, 2), ind=1).shape == (2, 2, 4)
+    True
+    """
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    left, right = tuple(A.shape[:ind]), tuple(A.shape[ind:])
+    if math.prod(left) != math.prod(right):
+        raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           "prod(self.shape[:ind]), but got " + str(math.prod(right)) + " != "
+                           + str(math.prod(left)))
+    inv = linalg_inv(reshape(A, (math.prod(left), -1)))
+    return reshape(inv, right + left)
+
+
+def tensorsolve(A, B, dims=None) -> Tensor:  # noqa: N803
+    """The ``X`` with ``tensordot(A, X, X.ndim) == B``.
+
+    >>> import retrograd as torch
+    >>> tuple(torch.linalg.tensorsolve(torch.eye(4).reshape(2, 2, 4), torch.ones(2, 2)).shape)
+    (4,)
+    """
+    if dims is not None:
+        nd = A.dim()
+        src = [wrap_dim(d, nd) for d in dims]
+        order = [d for d in range(nd) if d not in src] + src
+        A = A.permute(*order)
+    rest = tuple(A.shape[B.dim():])
+    flat = reshape(A, (B.numel(), -1))
+    return reshape(linalg_solve(flat, reshape(B, (-1,))), rest)
+
+
+def vander(x, *, N: int | None = None) -> Tensor:  # noqa: N803
+    """The Vandermonde matrix with increasing powers ``x**0 ... x**(N-1)`` (batched).
+
+    >>> import retrograd as torch
+    >>> torch.linalg.vander(torch.tensor([1., 2., 3.]))
+    tensor([[1., 1., 1.],
+            [1., 2., 4.],
+            [1., 3., 9.]])
+    """
+    if x.dim() < 1:
+        raise RuntimeError("linalg.vander: x must have at least one dimension.")
+    n = x.shape[-1] if N is None else N
+    if n <= 1:
+        if n < 1:
+            raise RuntimeError("N must be greater than 1.")
+        return x.new_ones(tuple(x.shape) + (1,))
+    base = x if x.is_floating_point() else x.long()
+    cols = [base.new_ones(x.shape)] + [base] * (n - 1)
+    return stack(cols, dim=-1).cumprod(dim=-1)
+
+
+def matrix_exp(A) -> Tensor:  # noqa: N803
+    """The matrix exponential, by scaling and squaring of a Taylor polynomial.
+
+    >>> import retrograd as torch
+    >>> torch.linalg.matrix_exp(torch.zeros(2, 2))
+    tensor([[1., 0.],
+            [0., 1.]])
+    """
+    if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
+        raise RuntimeError("linalg.matrix_exp: A must be batches of square matrices, but they "
+                           f"are {A.shape[-2]} by {A.shape[-1]} matrices")
+    n = A.shape[-1]
+    norm1 = float(np.abs(A.detach().numpy()).sum(-2).max()) if A.numel() else 0.0
+    squarings = max(0, int(math.ceil(math.log2(norm1 / 0.5)))) if norm1 > 0.5 else 0
+    X = A / (2.0**squarings)
+    eye = wrap(np.broadcast_to(np.eye(n, dtype=A.detach().numpy().dtype), A.shape).copy())
+    out, term = eye, eye
+    terms = 18 if A.dtype.name == "float64" else 10
+    for k in range(1, terms + 1):
+        term = matmul(term, X) / k
+        out = out + term
+    for _ in range(squarings):
+        out = matmul(out, out)
+    return out
+
+
+def lstsq(A, B, rcond=None, *, driver=None):  # noqa: N803
+    """The least-squares solution of ``A X = B`` (minimum norm), as ``(solution, residuals,
+    rank, singular_values)``; the last three are empty, as for PyTorch's default driver.
+
+    >>> import retrograd as torch
+    >>> torch.linalg.lstsq(torch.tensor([[1.], [1.]]), torch.tensor([[1.], [3.]])).solution
+    tensor([[2.0000]])
+    """
+    vec = B.dim() == A.dim() - 1
+    b = B.unsqueeze(-1) if vec else B
+    x = matmul(linalg_pinv(A), b)
+    x = x.squeeze(-1) if vec else x
+    empty = A.new_zeros((0,))
+    return _lstsq((x, empty, wrap(np.zeros((0,), np.int64)), empty))
+
+
+def _pivots(a: np.ndarray) -> tuple:
+    """LAPACK's partial pivoting on the values: 1-based ``ipiv`` per batch, the row order it
+    makes, and ``info`` (first zero pivot, 1-based, or 0)."""
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    batch = a.shape[:-2]
+    w = a.reshape((-1, m, n)).astype(np.float64, copy=True)
+    ipiv = np.zeros((w.shape[0], k), np.int32)
+    perm = np.tile(np.arange(m), (w.shape[0], 1))
+    info = np.zeros(w.shape[0], np.int32)
+    rows = np.arange(w.shape[0])
+    for j in range(k):
+        p = j + np.argmax(np.abs(w[:, j:, j]), axis=1)
+        ipiv[:, j] = p + 1
+        wj, wp = w[rows, j].copy(), w[rows, p].copy()
+        w[rows, j], w[rows, p] = wp, wj
+        pj, pp = perm[rows, j].copy(), perm[rows, p].copy()
+        perm[rows, j], perm[rows, p] = pp, pj
+        piv = w[:, j, j]
+        zero = piv == 0
+        info = np.where(zero & (info == 0), j + 1, info)
+        safe = np.where(zero, 1.0, piv)
+        f = w[:, j + 1:, j] / safe[:, None]
+        f[zero] = 0.0
+        w[:, j + 1:, j] = f
+        w[:, j + 1:, j + 1:] -= f[:, :, None] * w[:, j, None, j + 1:]
+    return (ipiv.reshape(batch + (k,)), perm.reshape(batch + (m,)), info.reshape(batch))
+
+
+def _doolittle(PA):  # noqa: N803
+    """``L`` (unit lower, m x k) and ``U`` (upper, k x n) of a matrix needing no pivoting."""
+    m, n = PA.shape[-2:]
+    k = min(m, n)
+    lead = tuple(PA.shape[:-2])
+    l_cols, u_rows = [], []
+    for i in range(k):
+        row = PA[..., i, i:]
+        if i:
+            lsofar = stack(l_cols, -1)[..., i, :]          # L[i, :i]
+            usofar = stack(u_rows, -2)[..., :, i:]         # U[:i, i:]
+            row = row - matmul(lsofar.unsqueeze(-2), usofar).squeeze(-2)
+        u_rows.append(cat([PA.new_zeros(lead + (i,)), row], -1))
+        col = PA[..., i + 1:, i]
+        if i:
+            lrest = stack(l_cols, -1)[..., i + 1:, :]      # L[i+1:, :i]
+            ucol = stack(u_rows[:i], -2)[..., :, i]        # U[:i, i]
+            col = col - matmul(lrest, ucol.unsqueeze(-1)).squeeze(-1)
+        col = col / row[..., :1]
+        l_cols.append(cat([PA.new_zeros(lead + (i,)), PA.new_ones(lead + (1,)), col], -1))
+    return stack(l_cols, -1), stack(u_rows, -2)
+
+
+def _lu_parts(A, pivot: bool = True):  # noqa: N803
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+    if A.dim() < 2:
+        raise RuntimeError(f"linalg.lu_factor: Expected tensor with 2 or more dimensions. Got "
+                           f"size: {list(A.shape)} instead")
+    ipiv, perm, info = _pivots(A.detach().numpy())
+    m = A.shape[-2]
+    idx = wrap(np.broadcast_to(perm[..., None], perm.shape + (A.shape[-1],)).copy())
+    PA = gather(A, -2, idx) if m else A
+    L, U = _doolittle(PA)
+    eye = np.eye(m, dtype=A.detach().numpy().dtype)
+    P = np.swapaxes(eye[perm], -1, -2) if perm.size else np.zeros(A.shape[:-2] + (m, m))
+    return ipiv, info, wrap(np.ascontiguousarray(P.astype(eye.dtype))), L, U
+
+
+def _packed(L, U):  # noqa: N803
+    m, k = L.shape[-2:]
+    n = U.shape[-1]
+    if m >= n:
+        return tril(L, -1) + cat([U, U.new_zeros(tuple(U.shape[:-2]) + (m - k, n))], -2)
+    return cat([tril(L, -1), L.new_zeros(tuple(L.shape[:-2]) + (m, n - k))], -1) + U
+
+
+def lu_factor_ex(A, *, pivot: bool = True, check_errors: bool = False):  # noqa: N803
+    """``(LU, pivots, info)``: the LU factorization packed in one matrix, LAPACK's 1-based
+    pivots, and ``info`` (the first zero pivot, or 0).
+
+    >>> import retrograd as torch
+    >>> torch.linalg.lu_factor_ex(torch.tensor([[1., 2.], [3., 4.]])).pivots.tolist()
+    [2, 2]
+    """
+    ipiv, info, _, L, U = _lu_parts(A, pivot)
+    return _lu_factor_ex((_packed(L, U), wrap(ipiv), wrap(info)))
+
+
+def lu_factor(A, *, pivot: bool = True):  # noqa: N803
+    """``(LU, pivots)`` of ``lu_factor_ex``; a singular matrix is an error.
+
+    >>> import retrograd as torch
+    >>> torch.linalg.lu_factor(torch.tensor([[1., 2.], [3., 4.]])).LU
+    tensor([[3.0000, 4.0000],
+            [0.3333, 0.6667]])
+    """
+    ipiv, info, _, L, U = _lu_parts(A, pivot)
+    if info.size and info.max() > 0:
+        bad = int(info.reshape(-1)[np.flatnonzero(info.reshape(-1))[0]])
+        raise RuntimeError(f"torch.linalg.lu_factor: U[{bad},{bad}] is zero and using it on "
+                           "lu_solve would result in a division by zero. If you still want to "
+                           "perform the factorization, consider calling linalg.lu(A, pivot) or "
+                           "linalg.lu_factor_ex(A, pivot)")
+    return _lu_factor((_packed(L, U), wrap(ipiv)))
+
+
+def lu(A, *, pivot: bool = True):  # noqa: N803
+    """``(P, L, U)`` with ``A = P @ L @ U``.
+
+    >>> import retrograd as torch
+    >>> P, L, U = torch.linalg.lu(torch.tensor([[1., 2.], [3., 4.]]))
+    >>> (P @ L @ U).tolist()
+    [[1.0, 2.0], [3.0, 4.0]]
+    """
+    _, _, P, L, U = _lu_parts(A, pivot)
+    return _lu((P, L, U))
+
+
+def _perm_of(pivots: np.ndarray, m: int) -> np.ndarray:
+    piv = pivots.reshape((-1, pivots.shape[-1])) - 1
+    perm = np.tile(np.arange(m), (piv.shape[0], 1))
+    rows = np.arange(piv.shape[0])
+    for j in range(piv.shape[1]):
+        p = piv[:, j]
+        a, b = perm[rows, j].copy(), perm[rows, p].copy()
+        perm[rows, j], perm[rows, p] = b, a
+    return perm.reshape(pivots.shape[:-1] + (m,))
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data: bool = True, unpack_pivots: bool = True):  # noqa: N803
+    """``(P, L, U)`` from the packed factorization of ``lu_factor``.
+
+    >>> import retrograd as torch
+    >>> LU, piv = torch.linalg.lu_factor(torch.tensor([[1., 2.], [3., 4.]]))
+    >>> P, L, U = torch.lu_unpack(LU, piv)
+    >>> (P @ L @ U).tolist()
+    [[1.0, 2.0], [3.0, 4.0]]
+    """
+    m, n = LU_data.shape[-2:]
+    k = min(m, n)
+    eye_k = wrap(np.eye(m, k, dtype=LU_data.detach().numpy().dtype))
+    L = tril(LU_data[..., :, :k], -1) + eye_k
+    U = triu(LU_data[..., :k, :])
+    perm = _perm_of(LU_pivots.numpy(), m)
+    eye = np.eye(m, dtype=LU_data.detach().numpy().dtype)
+    P = wrap(np.ascontiguousarray(np.swapaxes(eye[perm], -1, -2)))
+    return return_types_lu_unpack((P, L, U))
+
+
+return_types_lu_unpack = _named("lu_unpack", ("P", "L", "U"))
+
+
+def lu_solve(LU, pivots, B, *, left: bool = True, adjoint: bool = False) -> Tensor:  # noqa: N803
+    """Solve ``A X = B`` from ``A``'s ``lu_factor``.
+
+    >>> import retrograd as torch
+    >>> A = torch.tensor([[1., 2.], [3., 4.]])
+    >>> torch.linalg.lu_solve(*torch.linalg.lu_factor(A), torch.tensor([[5.], [11.]]))
+    tensor([[1.],
+            [2.]])
+    """
+    P, L, U = lu_unpack(LU, pivots)
+    A = matmul(P, matmul(L, U))
+    if adjoint:
+        A = A.mT
+    return linalg_solve(A, B, left=left)
+
+
+LINALG = {
+    "diagonal": diagonal, "multi_dot": multi_dot, "norm": norm, "cond": cond,
+    "solve_ex": solve_ex, "solve_triangular": solve_triangular, "tensorinv": tensorinv,
+    "tensorsolve": tensorsolve, "vander": vander, "matrix_exp": matrix_exp, "lstsq": lstsq,
+    "lu_factor": lu_factor, "lu_factor_ex": lu_factor_ex, "lu": lu, "lu_solve": lu_solve,
+}

@@ -1,0 +1,120 @@
+"""The breadth ops the op table cannot take: vander (PyTorch's cannot be differentiated under
+create_graph), the top-level function forms (in place, ATen-level nn functions, removed
+names), multi-output results, and errors, each against torch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import retrograd as rg
+
+
+def _both(torch, fn, *arrays):
+    outs = []
+    for lib in (rg, torch):
+        ts = [lib.tensor(a, requires_grad=a.dtype.kind == "f") for a in arrays]
+        out = fn(lib, *ts)
+        outs.append((out, ts))
+    return outs
+
+
+def test_vander_values_and_gradients(torch):
+    # PyTorch's vander cannot be differentiated at all (an in-place cumprod); retrograd's is a
+    # composite, so its gradient is checked by finite differences.
+    x = np.array([0.5, -1.5, 2.0])
+    for kw in ({}, {"N": 4}, {"increasing": True}):
+        a, b = rg.vander(rg.tensor(x), **kw), torch.vander(torch.tensor(x), **kw)
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12)
+        t = rg.tensor(x, requires_grad=True)
+        assert rg.autograd.gradcheck(lambda t, kw=kw: rg.vander(t, **kw), (t,))
+        assert rg.autograd.gradgradcheck(lambda t, kw=kw: rg.vander(t, **kw), (t,))
+    assert rg.vander(rg.tensor([1, 2])).tolist() == torch.vander(torch.tensor([1, 2])).tolist()
+
+
+def test_inplace_function_forms(torch):
+    for name in ("relu_", "sigmoid_", "exp_", "tanh_", "abs_", "floor_", "neg_", "sqrt_",
+                 "clamp_", "sinc_", "zero_"):
+        a, b = rg.tensor([0.25, 1.5, 2.0]), torch.tensor([0.25, 1.5, 2.0])
+        args = (0.5, 1.0) if name == "clamp_" else ()
+        ra, tb = getattr(rg, name)(a, *args), getattr(torch, name)(b, *args)
+        assert ra is a
+        np.testing.assert_allclose(a.numpy(), tb.numpy(), rtol=1e-6)
+
+
+def test_aten_nn_functions_match_torch(torch):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3, 8))
+    w = rng.standard_normal((4, 3, 3))
+    cases = [
+        lambda lib, x, w: lib.conv1d(x, w, None, 1, 1),
+        lambda lib, x, w: lib.max_pool1d(x, 2),
+        lambda lib, x, w: lib.avg_pool1d(x, 3, 1),
+        lambda lib, x, w: lib.adaptive_max_pool1d(x, 4)[0],
+        lambda lib, x, w: lib.dropout(x, 0.5, False),
+        lambda lib, x, w: lib.layer_norm(x, [8]),
+        lambda lib, x, w: lib.group_norm(x, 1),
+        lambda lib, x, w: lib.batch_norm(x, None, None, None, None, True, 0.1, 1e-5, False),
+        lambda lib, x, w: lib.kl_div(x, x.exp(), 2),
+        lambda lib, x, w: lib.cosine_similarity(x, x * 2),
+        lambda lib, x, w: lib.embedding(w.reshape(12, 3), lib.tensor([[1, 5], [11, 0]])),
+    ]
+    for fn in cases:
+        (a, ta), (b, tb) = _both(torch, fn, x, w)
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_removed_functions_say_so(torch):
+    for name in ("eig", "symeig", "matrix_rank"):
+        with pytest.raises(RuntimeError) as mine:
+            getattr(rg, name)(rg.eye(2))
+        with pytest.raises(RuntimeError) as theirs:
+            getattr(torch, name)(torch.eye(2))
+        assert str(mine.value)[:60] == str(theirs.value)[:60]
+
+
+def test_multi_output_results(torch):
+    x = np.array([[4.0, 3.0], [6.0, 3.0]])
+    m, t = rg.frexp(rg.tensor(x)), torch.frexp(torch.tensor(x))
+    assert m.exponent.tolist() == t.exponent.tolist()
+    assert m.mantissa.tolist() == t.mantissa.tolist()
+    h, th = rg.histogram(rg.tensor(x), bins=3), torch.histogram(torch.tensor(x), bins=3)
+    np.testing.assert_allclose(h.bin_edges.numpy(), th.bin_edges.numpy())
+    u = rg.unique_consecutive(rg.tensor([[1, 1], [1, 1], [2, 3]]), return_inverse=True,
+                              return_counts=True, dim=0)
+    tu = torch.unique_consecutive(torch.tensor([[1, 1], [1, 1], [2, 3]]), return_inverse=True,
+                                  return_counts=True, dim=0)
+    assert [v.tolist() for v in u] == [v.tolist() for v in tu]
+    assert [v.tolist() for v in rg.unravel_index(rg.tensor([-1, 3]), (2, 3))] == \
+        [v.tolist() for v in torch.unravel_index(torch.tensor([-1, 3]), (2, 3))]
+    P, L, U = rg.lu_unpack(*rg.linalg.lu_factor(rg.tensor(x)))
+    tP, tL, tU = torch.lu_unpack(*torch.linalg.lu_factor(torch.tensor(x)))
+    for a, b in ((P, tP), (L, tL), (U, tU)):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-12)
+    c = rg.linalg.cond(rg.tensor(x), "fro")
+    np.testing.assert_allclose(c.numpy(), torch.linalg.cond(torch.tensor(x), "fro").numpy())
+
+
+def test_tensor_methods_and_predicates(torch):
+    x = np.array([[1.0, -2.0], [0.5, 3.0]])
+    a, b = rg.tensor(x), torch.tensor(x)
+    for name in ("msort", "diagflat", "corrcoef", "cov", "isposinf", "isreal", "resolve_conj"):
+        np.testing.assert_allclose(getattr(a, name)().numpy(), getattr(b, name)().numpy(),
+                                   rtol=1e-6)
+    assert a.is_signed() and not rg.tensor([1], dtype=rg.uint8).is_signed()
+    assert a.is_same_size(a) and rg.is_nonzero(rg.tensor([2]))
+    assert a.quantile(0.5).item() == pytest.approx(b.quantile(0.5).item())
+    assert [t.shape[1] for t in a.hsplit(2)] == [1, 1]
+
+
+def test_errors_match_torch(torch):
+    for fn in (lambda lib: lib.bincount(lib.tensor([-1, 2])),
+               lambda lib: lib.block_diag(lib.ones(1, 1, 1)),
+               lambda lib: lib.combinations(lib.ones(2, 2)),
+               lambda lib: lib.quantile(lib.ones(3), 1.5),
+               lambda lib: lib.cdist(lib.ones(2, 3), lib.ones(2, 4))):
+        with pytest.raises(RuntimeError) as mine:
+            fn(rg)
+        with pytest.raises(RuntimeError) as theirs:
+            fn(torch)
+        assert str(mine.value).split(".")[0] == str(theirs.value).split(".")[0]
