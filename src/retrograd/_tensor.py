@@ -123,6 +123,7 @@ class Tensor:
         "__weakref__", "__dict__",
     )
     __array_priority__ = 1000  # so that ndarray <op> Tensor defers to Tensor's reflected op
+    _fw = None  # forward AD: (level, tangent) on a dual tensor (autograd/forward_ad.py)
 
     def __init__(self, *args, **kwargs) -> None:
         # PyTorch's legacy constructor: Tensor([1, 2]) copies data, Tensor(2, 3) is uninitialised.

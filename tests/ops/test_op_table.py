@@ -1,6 +1,7 @@
 """Generic op tests, run over every entry of the op table (``op_table.OPS``).
 
-- gradcheck and gradgradcheck in float64, by finite differences (no torch needed);
+- gradcheck (reverse and forward mode) and gradgradcheck in float64, by finite differences (no
+  torch needed);
 - against torch (the ``torch`` fixture of ``tests/conftest.py``: these alone skip where torch is
   not installed): values, dtype and shape in float32 and float64, the grad_fn
   name, and first- and second-order gradients with random upstream gradients.
@@ -46,7 +47,9 @@ def test_gradcheck(op, shapes):
     if not op.grad or op.no_gradcheck:
         pytest.skip(op.no_gradcheck or "not differentiable")
     xs = _tensors(retrograd, make_inputs(op, shapes, _rng(op, shapes)))
-    assert gradcheck(lambda *t: op.fn(retrograd, *t), xs)
+    # Forward mode too: its Jacobian, one JVP per input element, against the same differences.
+    assert gradcheck(lambda *t: op.fn(retrograd, *t), xs,
+                     check_forward_ad="no_forward_ad" not in op.extra)
 
 
 @pytest.mark.parametrize("op,shapes", CASES, ids=IDS)
@@ -112,3 +115,47 @@ def test_against_torch(torch, op, shapes, dtype):
     if "known_name_gap" in op.extra:
         assert names[0] != names[1], "the grad_fn names agree now: drop known_name_gap"
         pytest.xfail(op.extra["known_name_gap"])
+
+
+# Where torch's forward mode disagrees with finite differences (and retrograd's agrees).
+_TORCH_FORWARD_AD_DIFFERS = {
+    "ldexp": "torch's tangent computes 2 ** other in integers: 0 for a negative exponent",
+}
+
+
+@pytest.mark.parametrize("op,shapes", CASES, ids=IDS)
+def test_forward_ad_against_torch(torch, op, shapes):
+    """Forward mode: the tangent of the output for random input tangents, against torch's
+    forward mode in float64 (ops torch cannot forward-differentiate are skipped)."""
+    if not op.grad or "no_forward_ad" in op.extra:
+        pytest.skip("not differentiable" if not op.grad else op.extra["no_forward_ad"])
+    import torch.autograd.forward_ad as tfw
+
+    import retrograd.autograd.forward_ad as rfw
+
+    arrays = make_inputs(op, shapes, _rng(op, shapes))
+    rng = np.random.default_rng(2)
+    tangents = [rng.standard_normal(a.shape) if a.dtype.kind == "f" else None for a in arrays]
+
+    def run(lib, fw):
+        with fw.dual_level():
+            xs = [fw.make_dual(lib.tensor(a), lib.tensor(t)) if t is not None else lib.tensor(a)
+                  for a, t in zip(arrays, tangents)]
+            out = op.fn(lib, *xs)
+            p, t = fw.unpack_dual(out)
+            return _np(p), _np(t)
+
+    try:
+        ref = run(torch, tfw)
+    except (NotImplementedError, RuntimeError) as e:
+        pytest.skip(f"torch has no forward AD here: {e}"[:200])
+    if ref[1] is None:
+        pytest.skip("torch's forward AD gives this op's output no tangent")
+    why = op.extra.get("no_torch_forward_ad") or _TORCH_FORWARD_AD_DIFFERS.get(op.name)
+    if why:
+        pytest.skip(why)
+    got = run(retrograd, rfw)
+    tol = dict(rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got[0], ref[0], **tol)
+    np.testing.assert_allclose(np.zeros_like(ref[1]) if got[1] is None else got[1], ref[1],
+                               **tol)

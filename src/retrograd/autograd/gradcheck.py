@@ -80,7 +80,8 @@ def _analytical(fn, inputs, wrt, outs_shape_only):
 def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
               raise_exception: bool = True, nondet_tol: float = 0.0, check_undefined_grad=True,
               check_grad_dtypes=False, check_batched_grad=False, fast_mode=False,
-              masked=None) -> bool:
+              masked=None, check_forward_ad: bool = False,
+              check_backward_ad: bool = True) -> bool:
     """Check the gradients of ``func`` at ``inputs`` against central finite differences.
 
     Inputs that require grad should be float64 for the check to be meaningful.
@@ -109,27 +110,55 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
                 stacklevel=2,
             )
     num, outs = _numerical(func, inputs, wrt, eps)
-    ana = _analytical(func, inputs, wrt, outs)
-    for (i, j), n in num.items():
-        a = ana[i, j]
-        if not np.allclose(a, n, rtol=rtol, atol=atol, equal_nan=True):
-            bad = np.argwhere(~np.isclose(a, n, rtol=rtol, atol=atol, equal_nan=True))
-            lines = [
-                f"  d output[{j}] flat[{m}] / d input[{i}] flat[{k}]: analytical {a[k, m]:.6g}, "
-                f"numerical {n[k, m]:.6g}"
-                for k, m in bad[:10]
-            ]
-            msg = (
-                f"Jacobian mismatch for output {j} with respect to input {i},\n"
-                f"numerical:{_fmt(n)}\nanalytical:{_fmt(a)}\n"
-                f"{len(bad)} mismatching entries (input element, output element):\n"
-                + "\n".join(lines)
-            )
-            if raise_exception:
-                raise GradcheckError(msg)
-            return False
+    checks = []
+    if check_backward_ad:
+        checks.append(("Jacobian", _analytical(func, inputs, wrt, outs)))
+    if check_forward_ad:
+        checks.append(("Jacobian computed with forward mode", _forward(func, inputs, wrt, outs)))
+    for what, ana in checks:
+        for (i, j), n in num.items():
+            a = ana[i, j]
+            if not np.allclose(a, n, rtol=rtol, atol=atol, equal_nan=True):
+                if raise_exception:
+                    raise GradcheckError(_mismatch(what, i, j, n, a, rtol, atol))
+                return False
     return True
 
+
+def _mismatch(what, i, j, n, a, rtol, atol) -> str:
+    bad = np.argwhere(~np.isclose(a, n, rtol=rtol, atol=atol, equal_nan=True))
+    lines = [
+        f"  d output[{j}] flat[{m}] / d input[{i}] flat[{k}]: analytical {a[k, m]:.6g}, "
+        f"numerical {n[k, m]:.6g}"
+        for k, m in bad[:10]
+    ]
+    return (
+        f"{what} mismatch for output {j} with respect to input {i},\n"
+        f"numerical:{_fmt(n)}\nanalytical:{_fmt(a)}\n"
+        f"{len(bad)} mismatching entries (input element, output element):\n" + "\n".join(lines)
+    )
+
+
+def _forward(fn, inputs, wrt, outs):
+    """Jacobians from forward mode: one JVP per input element (a one-hot tangent)."""
+    from . import forward_ad as fwad
+
+    jac = {(i, j): np.zeros((inputs[i]._data.size, o._data.size))
+           for i in wrt for j, o in enumerate(outs)}
+    primals = [x.detach() if isinstance(x, Tensor) else x for x in inputs]
+    with no_grad(), fwad.dual_level():
+        for i in wrt:
+            x = primals[i]
+            for k in range(x._data.size):
+                e = np.zeros(x._data.size, x._data.dtype)
+                e[k] = 1
+                args = list(primals)
+                args[i] = fwad.make_dual(x, make(e.reshape(x._data.shape)))
+                for j, o in enumerate(_outputs(fn, args)):
+                    t = fwad.unpack_dual(o).tangent if isinstance(o, Tensor) else None
+                    if t is not None:
+                        jac[i, j][k] = t._data.astype(np.float64).reshape(-1)
+    return jac
 
 def _fmt(m) -> str:
     return "\n" + np.array2string(m, precision=6, max_line_width=100, threshold=200)

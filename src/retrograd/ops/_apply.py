@@ -50,6 +50,7 @@ __all__ = [
 # around the plain call.
 OBSERVED = False
 OBSERVERS: list = []
+RECORD_ALSO = None  # forward AD's test: does a call on these inputs need its node (recording)
 
 
 def add_observer(obs) -> None:
@@ -107,21 +108,26 @@ def _wrap(obs, P, inputs, attrs, inner):
 
 def needs_grad(t) -> bool:
     """Whether ``t`` (a tensor, a number or None) requires grad; a view may first need to
-    re-derive its history after an in-place op on its base."""
+    re-derive its history after an in-place op on its base. While forward AD is on, a tensor
+    with a tangent counts too: ops save for its rule what they save for its gradient."""
     if t.__class__ is Tensor or isinstance(t, Tensor):
-        return t._rg or (t._view is not None and t.requires_grad)
+        return t._rg or (t._view is not None and t.requires_grad) or \
+            (t._fw is not None and RECORD_ALSO is not None and RECORD_ALSO((t,)))
     return False
 
 
 def recording(*args) -> bool:
     """Whether an op on these arguments records a node: grad mode on and some input needs it.
 
-    Ops whose forward keeps extra arrays only for backward ask this first."""
-    if not state.grad_enabled:
-        return False
-    for t in args:
-        if needs_grad(t):
-            return True
+    Ops whose forward keeps extra arrays only for backward ask this first. While forward AD
+    is on, a call with an input that carries a tangent records too (``RECORD_ALSO``): its
+    tangent's rule reads the node."""
+    if state.grad_enabled:
+        for t in args:
+            if needs_grad(t):
+                return True
+    if OBSERVED and RECORD_ALSO is not None:
+        return RECORD_ALSO(args)
     return False
 
 
@@ -472,7 +478,7 @@ def apply_function(cls, node, args, kwargs, uses_setup: bool):
     outputs)."""
     if OBSERVED:
         return _observed(apply_function, cls, tuple(args), (cls, node, args, kwargs, uses_setup),
-                         {})
+                         {}, {"ctx": node})
     prev = state.grad_enabled
     state.grad_enabled = False
     try:

@@ -72,6 +72,8 @@ def _snapshot(self: Tensor) -> Tensor:
     """The old value of ``self``, with its history, for the out-of-place op to consume."""
     fn, nr = edge(self)
     old = make(self._data.copy())
+    if self._fw is not None:  # forward AD: the op sees the old value's tangent
+        old._fw = self._fw
     if fn is not None:
         old._grad_fn, old._nr, old._rg = fn, nr, True
     return old
@@ -181,10 +183,35 @@ def apply_inplace(self: Tensor, fn, *args, **kwargs) -> Tensor:
                                or any(needs_grad(a) for a in kwargs.values())):
         _check_leaf(self)
         r = fn(_snapshot(self), *args, **kwargs)
-        return commit(self, r)
-    r = fn(self, *args, **kwargs)
-    write(self, r._data)
+        commit(self, r)
+    else:
+        r = fn(self, *args, **kwargs)
+        write(self, r._data)
+    if r._fw is not None:
+        _take_tangent(self, r)
     return self
+
+
+def _take_tangent(self: Tensor, r: Tensor) -> None:
+    """Forward AD: ``self`` takes the tangent of the result ``r`` written into it; in place
+    when it has one at the same level (views of it share that tangent), as PyTorch does."""
+    fw, cur = r._fw, self._fw
+    if cur is not None and cur[0] is fw[0]:
+        if cur[1] is not fw[1]:
+            cur[1].copy_(fw[1])
+    else:
+        v = self._view
+        if v is not None:
+            # A view takes its part of the base's tangent (made zero first if need be), so
+            # that the base's tangent sees the write, as PyTorch's views of duals do.
+            base = v[0]
+            bfw = base._fw
+            if bfw is None or bfw[0] is not fw[0]:
+                bfw = base._fw = (fw[0], make(np.zeros_like(base._data)))
+            part = _array.replay(bfw[1]._data, v[1])
+            np.copyto(part, fw[1]._data)
+            fw = (fw[0], make(part))
+        self._fw = fw
 
 
 def inplace_method(fn, name: str):

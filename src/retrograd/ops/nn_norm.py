@@ -485,6 +485,13 @@ class EmbeddingBackward0(Node):
         self.saved(False)  # raises once the graph is freed, as PyTorch (it keeps the indices)
         return xp.embedding_dense_backward(g, self._indices, self._num, self._pad, self._scale)
 
+    def jvp(self, xp, t):
+        # Forward mode reads rows as the forward does: padding_idx and scale_grad_by_freq
+        # shape only the backward (the double-VJP rule would scale the tangent).
+        if xp.TENSORS:
+            return embedding(make(self._indices), t, None, False)
+        return t.take(self._indices, axis=0)
+
 
 def embedding_renorm_(weight: Tensor, indices: Tensor, max_norm: float,
                       norm_type: float) -> Tensor:

@@ -794,6 +794,8 @@ def _inplace_view(self: Tensor, r: Tensor, cls) -> Tensor:
     self._data = r._data
     if self._view is not None:
         self._view = r._view
+    if r._fw is not None:  # forward AD: the tangent takes the same view
+        self._fw = r._fw
     self._vc[0] += 1
     return self
 

@@ -1,0 +1,426 @@
+"""Forward-mode AD: ``dual_level``, ``make_dual``, ``unpack_dual`` (``torch.autograd.forward_ad``).
+
+A dual tensor carries a tangent beside its value (``Tensor._fw``: ``(level, tangent)``, None on
+every other tensor through a class attribute, so nothing changes on the hot path). Entering a
+dual level registers an observer on ``ops._apply``: each primitive call with an input carrying
+a tangent gets the output's tangent pushed through at once, and no graph is kept for it, so
+memory does not grow with depth. The rule comes from the primitive's declaration, in this order:
+
+- a view (``apply_view``) replays the same view step on the tangent: the tangent of a view is
+  the same view of the tangent, so in-place updates reach both;
+- ``P.jvp(node, xp, *tangents)``, an explicit rule (bilinear products, ...);
+- ``P.pointwise`` (derived for every op built with ``unary_op``/``binary_op``): the Jacobian is
+  diagonal after broadcasting, so the output tangent is the sum over inputs of the VJP formula
+  applied to the broadcast tangent;
+- otherwise the double-VJP trick, valid for any primitive whose backward is written in
+  differentiable ops: ``J t = d/du <J^T u, t>`` (slower: two small backward passes).
+
+The primitive's node is built by the call itself (its inputs that carry tangents are made to
+record for the duration of the call), so a rule reads the same saved values and attributes as
+the backward formula; when the call would not have recorded, the node is dropped afterwards.
+Tangents are plain arrays pushed through NumPy unless grad mode is on and a primal or a tangent
+requires grad: then the rule runs on tensors and records, so reverse-over-forward and
+forward-over-reverse (``jacfwd(jacrev(f))``) work. User ``autograd.Function``s use their ``jvp``
+staticmethod, with ``ctx.save_for_forward``.
+
+>>> import retrograd as torch
+>>> import retrograd.autograd.forward_ad as fwAD
+>>> x = torch.tensor([0.0, 1.0])
+>>> with fwAD.dual_level():
+...     y = fwAD.make_dual(x, torch.ones(2)).exp() * 2
+...     fwAD.unpack_dual(y).tangent
+tensor([2.0000, 5.4366])
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from .. import ops as _ops
+from .._dtypes import FLOAT_CHARS, FROM_NP
+from .._tensor import Tensor, make
+from ..ops import _apply, _array
+from ..ops._views import replay
+from .api import grad as _grad
+from .function import Function
+from .grad_mode import state
+from .graph import Node
+
+__all__ = ["dual_level", "make_dual", "unpack_dual", "enter_dual_level", "exit_dual_level",
+           "UnpackedDualTensor"]
+
+UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
+UnpackedDualTensor.__doc__ = "What ``unpack_dual`` returns: the primal and its tangent (or None)."
+
+
+class _Level:
+    """One dual level: tangents are valid while their level is the current one."""
+
+    __slots__ = ()
+
+
+_current = None  # the live _Level, or None
+
+
+def enter_dual_level() -> int:
+    """Enter a new forward-AD level and return its index (0: only one level at a time).
+
+    >>> lvl = enter_dual_level(); exit_dual_level(); lvl
+    0
+    """
+    global _current
+    if _current is not None:
+        raise RuntimeError("Nested forward mode AD is not supported at the moment")
+    _current = _Level()
+    _apply.add_observer(_observe)
+    _apply.RECORD_ALSO = _carries_tangent
+    return 0
+
+
+def exit_dual_level(*, level=None) -> None:
+    """Leave the current forward-AD level: every tangent made in it is gone."""
+    global _current
+    if _current is None:
+        raise RuntimeError("Dual level must be a positive number.")
+    if level not in (None, 0):
+        raise RuntimeError(
+            "Trying to exit a forward AD level that was not the last one that was created. "
+            "This is not supported."
+        )
+    _apply.remove_observer(_observe)
+    _apply.RECORD_ALSO = None
+    _current = None
+
+
+class dual_level:  # noqa: N801 - PyTorch's name
+    """Context manager (and decorator) for a forward-AD level.
+
+    >>> import retrograd as torch
+    >>> with dual_level():
+    ...     d = make_dual(torch.tensor([2.0]), torch.tensor([1.0]))
+    ...     unpack_dual(d * d).tangent
+    tensor([4.])
+    """
+
+    def __enter__(self) -> int:
+        return enter_dual_level()
+
+    def __exit__(self, *exc) -> None:
+        exit_dual_level()
+
+    def __call__(self, fn):
+        def wrapper(*args, **kwargs):
+            with dual_level():
+                return fn(*args, **kwargs)
+
+        wrapper.__wrapped__ = fn
+        wrapper.__name__ = getattr(fn, "__name__", "wrapper")
+        wrapper.__doc__ = fn.__doc__
+        return wrapper
+
+
+def _torch_dtype(arr) -> str:
+    return "torch." + FROM_NP[arr.dtype].name
+
+
+def tangent_of(t):
+    """The tangent ``t`` carries at the current level, or None."""
+    fw = t._fw
+    if fw is not None and fw[0] is _current and _current is not None:
+        return fw[1]
+    return None
+
+
+def _carries_tangent(args) -> bool:
+    for x in args:
+        if isinstance(x, Tensor) and tangent_of(x) is not None:
+            return True
+    return False
+
+
+def make_dual(tensor: Tensor, tangent: Tensor, *, level=None) -> Tensor:
+    """A view of ``tensor`` that carries ``tangent`` as its forward gradient.
+
+    >>> import retrograd as torch
+    >>> with dual_level():
+    ...     unpack_dual(make_dual(torch.tensor([1.0]), torch.tensor([3.0]))).tangent
+    tensor([3.])
+    """
+    if _current is None:
+        raise RuntimeError(
+            "Trying to create a dual Tensor for forward AD but no level exists, make sure to "
+            "enter_dual_level() first."
+        )
+    if tensor._data.dtype.char not in FLOAT_CHARS:
+        raise ValueError(
+            f"Expected primal to be floating point or complex, but got: "
+            f"{_torch_dtype(tensor._data)}"
+        )
+    if tangent._data.dtype.char not in FLOAT_CHARS:
+        raise ValueError(
+            f"Expected tangent to be floating point or complex, but got: "
+            f"{_torch_dtype(tangent._data)}"
+        )
+    if tangent._data.shape != tensor._data.shape:
+        raise RuntimeError(
+            "Trying to set a forward gradient that has a different size than that of the "
+            f"original Tensor, this is not supported. Tensor is of size "
+            f"{list(tensor._data.shape)} while the given forward gradient is of size "
+            f"{list(tangent._data.shape)}."
+        )
+    if tangent_of(tensor) is not None:
+        raise RuntimeError(
+            "Making a dual Tensor based on a Tensor that already has a forward gradient at the "
+            "same level 0 is not supported."
+        )
+    d = tensor.view(tensor._data.shape)
+    d._fw = (_current, tangent)
+    return d
+
+
+def unpack_dual(tensor: Tensor, *, level=None) -> UnpackedDualTensor:
+    """``(primal, tangent)``: a view of ``tensor`` without its tangent, and the tangent at the
+    current level (None outside a level or for a tensor without one).
+
+    >>> import retrograd as torch
+    >>> unpack_dual(torch.tensor([1.0])).tangent is None
+    True
+    """
+    t = tangent_of(tensor) if isinstance(tensor, Tensor) else None
+    if t is None:
+        return UnpackedDualTensor(tensor, None)
+    prev = _apply.OBSERVED
+    _apply.OBSERVED = False  # the primal view must not inherit the tangent
+    try:
+        p = tensor.view(tensor._data.shape)
+    finally:
+        _apply.OBSERVED = prev
+    return UnpackedDualTensor(p, t)
+
+
+# -- pushing tangents through primitive calls ---------------------------------------------------
+
+
+class _Forced(Node):
+    """A stand-in history given to a tangent-carrying input for the duration of a call, so that
+    the call records its node (the rules read its saved values); edges to it are cut after."""
+
+
+_FORCED = _Forced()
+_NONE_EDGE = (None, 0)
+
+
+def _is_function(P) -> bool:
+    return P is not None and not issubclass(P, Node)
+
+
+def _observe(P, inputs, attrs, run):
+    lvl = _current
+    tans = None
+    for i, x in enumerate(inputs):
+        if isinstance(x, Tensor):
+            fw = x._fw
+            if fw is not None and fw[0] is lvl:
+                if tans is None:
+                    tans = [None] * len(inputs)
+                tans[i] = fw[1]
+    if tans is None:
+        return run()
+    if "step" in attrs:
+        out = run()
+        _set(out, replay(_ops, tans[0], (attrs["step"],)), lvl)
+        return out
+    if _is_function(P):
+        return _function_jvp(P, inputs, attrs, tans, run, lvl)
+    return _primitive_jvp(P, inputs, tans, run, lvl)
+
+
+def _set(out, tan, lvl) -> None:
+    if isinstance(out, Tensor) and tan is not None and out._data.dtype.char in FLOAT_CHARS:
+        out._fw = (lvl, tan)
+
+
+def _requires(x) -> bool:
+    return isinstance(x, Tensor) and (x._rg or (x._view is not None and x.requires_grad))
+
+
+def _primitive_jvp(P, inputs, tans, run, lvl):
+    prev = state.grad_enabled
+    natural = prev and any(_requires(x) for x in inputs)
+    forced = [x for x, t in zip(inputs, tans) if t is not None and not _requires(x)]
+    for x in forced:
+        x._grad_fn, x._rg = _FORCED, True
+    state.grad_enabled = True
+    try:
+        out = run()
+    finally:
+        state.grad_enabled = prev
+        for x in forced:
+            x._grad_fn, x._rg = None, False
+    outs = out if isinstance(out, tuple) else (out,)
+    node = next((o._grad_fn for o in outs if isinstance(o, Tensor) and o._grad_fn is not None),
+                None)
+    if node is None or node is _FORCED:
+        return out
+    if getattr(node, "_outs", 0) is None and hasattr(node, "keep"):
+        # A factorization keeps its outputs once the call returns (ops.decomp._attach): the
+        # rule runs inside the call, so it keeps them here.
+        node.keep([o._data for o in outs], [o._vc for o in outs])
+    if node._out is None and len(outs) > 1 and isinstance(outs[0], Tensor):
+        node.save_output(outs[0])  # std_mean saves it once the call returns: its rule reads it
+    graph = prev and (natural or any(t is not None and t.requires_grad for t in tans))
+    try:
+        tout = _rule(P, node, inputs, tans, outs, graph)
+    finally:
+        if forced:
+            node.next_functions = tuple(_NONE_EDGE if e[0] is _FORCED else e
+                                        for e in node.next_functions)
+        if not natural:
+            for o in outs:
+                if isinstance(o, Tensor) and o._grad_fn is node:
+                    o._grad_fn, o._nr, o._rg = None, 0, False
+    if not isinstance(tout, tuple):
+        tout = (tout,)
+    for o, t in zip(outs, tout):
+        if t is not None and isinstance(o, Tensor):
+            _set(o, _as_tangent(t, o, tans, graph), lvl)
+    return out
+
+
+def _as_tangent(t, o, tans, graph):
+    """A rule's result as a tangent of ``o``: its shape and dtype, never one of the inputs'
+    tangents itself (an in-place op on one must not change the other)."""
+    d = o._data
+    if graph or isinstance(t, Tensor):
+        if not isinstance(t, Tensor):
+            t = make(np.asarray(t))
+        if t._data.shape != d.shape:
+            t = _ops.expand(t, d.shape)
+        if t._data.dtype != d.dtype:
+            t = _ops.to_dtype_op(t, d.dtype)
+        if t._view is not None or any(t is x for x in tans):
+            t = _ops.clone(t)
+        return t
+    a = np.asarray(t)
+    if a.shape != d.shape or a.dtype != d.dtype or a.base is not None or \
+            any(x is not None and a is x._data for x in tans):
+        a = np.array(np.broadcast_to(a, d.shape), dtype=d.dtype)
+    return make(a)
+
+
+def _rule(P, node, inputs, tans, outs, graph):
+    """The output tangent(s) of one recorded primitive call (see the module docstring)."""
+    xp = _ops if graph else _array
+    tv = [t if t is None or graph else t._data for t in tans]
+    if P.jvp is not None:
+        return node.jvp(xp, *tv)
+    if getattr(P, "pointwise", False):
+        shape = outs[0]._data.shape
+        total = None
+        for i, t in enumerate(tv):
+            if t is None:
+                continue
+            g = (_ops.expand(t, shape) if graph else np.broadcast_to(t, shape)) \
+                if t.shape != shape else t
+            r = node.backward(xp, g)
+            r = r[i] if isinstance(r, tuple) else r
+            if r is not None:
+                total = r if total is None else total + r
+        return total
+    return _double_vjp(node, tans, outs, graph)
+
+
+def _double_vjp(node, tans, outs, graph):
+    """``J t = d/du <J^T u, t>``: the backward formula, run on tensors with a ``u`` that
+    requires grad, then differentiated with respect to ``u``."""
+    us = []
+    for o in outs:
+        if isinstance(o, Tensor) and o._grad_fn is node and o._data.dtype.char in FLOAT_CHARS:
+            # J^T u is linear in u, so any u will do: ones keep formulas that branch on the
+            # sign of g (logcumsumexp) on a smooth branch.
+            us.append(make(np.ones_like(o._data)).requires_grad_())
+        elif isinstance(o, Tensor):
+            us.append(make(np.zeros_like(o._data)))
+        else:
+            us.append(None)
+    wrt = [u for u in us if u is not None and u._rg]
+    prev = state.grad_enabled
+    state.grad_enabled = True
+    try:
+        gis = node.backward(_ops, *us)
+        if not isinstance(gis, tuple):
+            gis = (gis,)
+        total = None
+        for gi, t, meta in zip(gis, tans, node._meta):
+            if gi is None or t is None:
+                continue
+            if gi._data.shape != meta[0]:
+                gi = _ops.sum_to(gi, meta[0])
+            s = _ops.sum(gi * t)
+            total = s if total is None else total + s
+        if total is None or not total.requires_grad:
+            res = [None] * len(wrt)  # the outputs do not depend on the inputs: zero tangents
+        else:
+            # retain_graph: the pass may run through the op's own node (its saved output),
+            # which the user's backward still needs.
+            # create_graph: the formulas' tensor forms are the ones every op has (some array
+            # twins miss 0-d cases); the result is detached below unless a graph is wanted.
+            res = _grad(total, wrt, retain_graph=True, create_graph=True, allow_unused=True)
+            if not graph:
+                res = [None if r is None else r.detach() for r in res]
+    finally:
+        state.grad_enabled = prev
+    it = iter(res)
+    out = []
+    for u in us:
+        if u is not None and u._rg:
+            r = next(it)
+            out.append(r if r is not None else make(np.zeros_like(u._data)))
+        else:
+            out.append(None)
+    return tuple(out)
+
+
+def _function_jvp(cls, inputs, attrs, tans, run, lvl):
+    """A user ``autograd.Function``: its ``jvp(ctx, *tangents)`` staticmethod."""
+    if cls.jvp is Function.jvp:
+        Function.jvp(None)
+    out = run()
+    ctx = attrs.get("ctx")
+    targs = []
+    for x, t in zip(inputs, tans):
+        if isinstance(x, Tensor) and t is None:
+            t = make(np.zeros_like(x._data))
+        targs.append(t if isinstance(x, Tensor) else None)
+    saved = ctx.__dict__.get("saved_for_forward")
+    if saved is not None:
+        # ``ctx.save_for_forward``: what ``jvp`` reads as ``ctx.saved_tensors``.
+        keep = ctx._saved, ctx._saved_kinds, ctx._versions
+        ctx._saved, ctx._saved_kinds = tuple(saved), ["in" if t is not None else None
+                                                      for t in saved]
+        ctx._versions = [None if t is None else t._vc[0] for t in saved]
+    try:
+        tout = cls.jvp(ctx, *targs)
+    finally:
+        if saved is not None:
+            ctx._saved, ctx._saved_kinds, ctx._versions = keep
+    outs = out if isinstance(out, tuple) else (out,)
+    touts = tout if isinstance(tout, tuple) else (tout,)
+    for o, t in zip(outs, touts):
+        if isinstance(o, Tensor) and isinstance(t, Tensor):
+            _set(o, t, lvl)
+    return out
+
+
+def _mark_pointwise() -> None:
+    """Every op derived with ``unary_op``/``binary_op`` is pointwise: flag its primitive."""
+    for mod in _ops.FAMILIES:
+        for name in mod.__all__:
+            P = getattr(getattr(mod, name, None), "primitive", None)
+            if P is not None and "pointwise" not in P.__dict__:
+                P.pointwise = True
+
+
+_mark_pointwise()
