@@ -1,6 +1,7 @@
 """retrograd.autograd: the engine's fronts, Function, grad modes and gradcheck."""
 
-from . import functional, graph
+from . import anomaly_mode, functional, graph
+from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .api import backward, grad
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (
@@ -17,5 +18,5 @@ __all__ = [
     "backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad",
     "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
     "is_inference_mode_enabled", "gradcheck", "gradgradcheck", "GradcheckError", "graph",
-    "functional",
+    "functional", "anomaly_mode", "detect_anomaly", "set_detect_anomaly",
 ]

@@ -24,6 +24,7 @@ import numpy as np
 from .. import ops as _ops
 from .._tensor import Tensor, edge, make
 from ..ops import _array
+from . import anomaly_mode  # a module reference: anomaly_mode imports ops (a cycle)
 from .grad_mode import state
 from .graph import AccumulateGrad
 from .validate import check_grad, count_grads, materialize
@@ -69,6 +70,7 @@ class _Pass:
         self.captured = []
         self.reach = None        # nodes from which a target can be reached (None: all)
         self.run_targets = ()
+        self.anomaly = anomaly_mode.state.enabled  # once per pass: off, no node pays for it
 
     def run(self, outputs, seeds) -> list:
         """The walk. Returns the captured gradients of ``inputs`` when not accumulating."""
@@ -91,13 +93,14 @@ class _Pass:
                 self._walk(root_edges, seeds)
         finally:
             state.grad_enabled = prev_mode
+            anomaly_mode.state.current = None
         return self.captured
 
     def _walk(self, root_edges, seeds) -> None:
         xp = self.xp
         create_graph = self.create_graph
         retain_graph = self.retain_graph
-        special = self.capture is not None
+        special = self.capture is not None or self.anomaly
         reach = self.reach
         pruned = reach is not None
         run_targets = self.run_targets
@@ -167,12 +170,10 @@ class _Pass:
                 buf = buf[0]
         grads = None
         if buf is not None and (not pruned or _runs(fn, reach) or fn in run_targets):
-            if single:
-                grads = fn.backward(xp, buf)
-            else:
-                if fn._materialize and any(g is None for g in buf):
-                    buf = materialize(fn, buf, xp)
-                grads = fn.backward(xp, *buf)
+            if not single and fn._materialize and any(g is None for g in buf):
+                buf = materialize(fn, buf, xp)
+            args = (buf,) if single else buf
+            grads = anomaly_mode.run_node(fn, xp, args) if self.anomaly else fn.backward(xp, *args)
             if grads.__class__ is not tuple:
                 grads = (grads,)
             if not retain_graph:
