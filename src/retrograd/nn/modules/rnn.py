@@ -23,6 +23,7 @@ from .. import init
 from ..functional.norm import dropout as _dropout
 from ..module import Module
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence, _pack, pad_packed_sequence, pad_sequence
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
@@ -268,7 +269,42 @@ class RNNBase(Module):
             return x, (h_n, torch.stack(c_n, 0))
         return x, h_n
 
+    def _forward_packed(self, packed: PackedSequence, hx) -> tuple:
+        """A ``PackedSequence`` input: each sequence runs on its own steps only (reverse
+        directions start at its own end), and the output is packed the same way."""
+        padded, lengths = pad_packed_sequence(packed)
+        self._check_input(padded)
+        batch = padded.shape[1]
+        is_lstm = self.mode == "LSTM"
+        if hx is None:
+            h0 = torch.zeros(self._expected_hidden(batch), dtype=padded.dtype)
+            hx = (h0, torch.zeros(self._expected_hidden(batch, False), dtype=padded.dtype)) \
+                if is_lstm else h0
+        elif is_lstm:
+            self._check_size(hx[0], self._expected_hidden(batch),
+                             "Expected hidden[0] size {}, got {}")
+            self._check_size(hx[1], self._expected_hidden(batch, False),
+                             "Expected hidden[1] size {}, got {}")
+        else:
+            self._check_size(hx, self._expected_hidden(batch))
+        outs, hs, cs = [], [], []
+        for b, n in enumerate(lengths.tolist()):
+            h_b = (hx[0][:, b:b + 1], hx[1][:, b:b + 1]) if is_lstm else hx[:, b:b + 1]
+            out, hid = self._run(padded[:n, b:b + 1], h_b, 0)
+            outs.append(out[:, 0])
+            hs.append(hid[0] if is_lstm else hid)
+            if is_lstm:
+                cs.append(hid[1])
+        sizes = [int(v) for v in packed.batch_sizes.tolist()]
+        data = _pack(pad_sequence(outs), sizes, packed.sorted_indices)
+        output = PackedSequence(data, packed.batch_sizes, packed.sorted_indices,
+                                packed.unsorted_indices)
+        h_n = torch.cat(hs, 1)
+        return output, ((h_n, torch.cat(cs, 1)) if is_lstm else h_n)
+
     def forward(self, input: Tensor, hx=None):  # noqa: A002
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         name = "RNN" if self.mode.startswith("RNN") else self.mode
         dim = input.dim()
         if dim not in (2, 3):

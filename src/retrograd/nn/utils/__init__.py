@@ -1,6 +1,7 @@
-"""``retrograd.nn.utils``: gradient clipping and parameter/vector conversion."""
+"""``retrograd.nn.utils``: gradient clipping, parameter/vector conversion and variable-length
+sequences (``rnn``)."""
 
-from . import clip_grad, convert_parameters
+from . import clip_grad, convert_parameters, rnn
 from .clip_grad import (
     clip_grad_norm,
     clip_grad_norm_,
@@ -12,5 +13,5 @@ from .convert_parameters import parameters_to_vector, vector_to_parameters
 
 __all__ = [
     "clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm",
-    "clip_grads_with_norm_", "parameters_to_vector", "vector_to_parameters",
+    "clip_grads_with_norm_", "parameters_to_vector", "vector_to_parameters", "rnn",
 ]
