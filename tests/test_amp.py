@@ -194,3 +194,34 @@ def test_mixed_precision_training_loop_matches_torch(torch):
     assert ours[1] == theirs[1]
     np.testing.assert_allclose(ours[0], theirs[0], rtol=2e-2)
     assert ours[0][-1] < ours[0][0]
+
+
+def _block_step(lib):
+    """A transformer block (LayerNorm, causal attention, tanh-GELU MLP, residuals) under
+    autocast: the dtype of each stage, the loss and a weight's gradient."""
+    rs = np.random.default_rng(4)
+    nn, F = lib.nn, lib.nn.functional
+    ln, qkv, fc = nn.LayerNorm(16), nn.Linear(16, 48), nn.Linear(16, 32)
+    with lib.no_grad():
+        for p in list(qkv.parameters()) + list(fc.parameters()):
+            p.copy_(lib.tensor(rs.standard_normal(tuple(p.shape)).astype(np.float32) * 0.3))
+    x = lib.tensor(rs.standard_normal((2, 5, 16)).astype(np.float32))
+    seen = []
+    with lib.autocast("cpu", dtype=lib.bfloat16):
+        h = ln(x)
+        q, k, v = qkv(h).view(2, 5, 3, 2, 8).permute(2, 0, 3, 1, 4).unbind(0)
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        a = a.transpose(1, 2).reshape(2, 5, 16)
+        y = x + a
+        z = F.gelu(fc(y), approximate="tanh")
+        loss = F.mse_loss(z, lib.zeros(2, 5, 32))
+        seen = [t.dtype for t in (h, q, a, y, z, loss)]
+    loss.backward()
+    return [str(d).split(".")[-1] for d in seen], loss.item(), qkv.weight.grad.numpy().copy()
+
+
+def test_transformer_block_under_autocast_matches_torch(torch):
+    ours, theirs = _block_step(rg), _block_step(torch)
+    assert ours[0] == theirs[0]
+    assert ours[1] == pytest.approx(theirs[1], rel=2e-2)
+    np.testing.assert_allclose(ours[2], theirs[2], rtol=0.05, atol=0.02 * np.abs(theirs[2]).max())

@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from .._dtypes import FLOAT_CHARS, FROM_NP
+from .._dtypes import F32, FLOAT_CHARS, FROM_NP, REDUCED
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
@@ -243,6 +243,8 @@ def threshold(input, threshold, value, result=False) -> Tensor:  # noqa: A002
 
 
 def _gelu_array(a, tanh: bool = False):
+    if a.dtype in REDUCED:  # float32 inside, one rounding (as PyTorch; and ml_dtypes is slow)
+        return _gelu_array(a.astype(F32), tanh).astype(a.dtype)
     if tanh:
         k = np.asarray(math.sqrt(2.0 / math.pi), a.dtype)
         inner = np.tanh((a + np.asarray(0.044715, a.dtype) * (a * a * a)) * k)
@@ -256,6 +258,8 @@ class GeluBackward0(Node):
 
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
+        if not xp.TENSORS and x.dtype in REDUCED:
+            x, g = x.astype(F32), g.astype(F32)  # the engine rounds the result to x's dtype
         if self._tanh:
             k = math.sqrt(2.0 / math.pi)
             x2 = x * x

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._dtypes import F32, REDUCED
 from .._tensor import Tensor
 from ..autograd import api as _autograd  # a module reference: api imports ops (a cycle)
 from ..autograd.grad_mode import enable_grad
@@ -123,6 +124,9 @@ def sdpa(query: Tensor, key: Tensor, value: Tensor, fmask, bmask, causal: bool, 
     when ``dropout_p > 0``).
     """
     qd, kd, vd = query._data, key._data, value._data
+    rd = qd.dtype if qd.dtype in REDUCED else None
+    if rd is not None:  # float32 inside, as PyTorch's CPU flash attention; one rounding
+        qd, kd, vd = qd.astype(F32), kd.astype(F32), vd.astype(F32)
     allowed = None if bmask is None else bmask._data
     if causal:
         tri = np.tri(qd.shape[-2], kd.shape[-2], dtype=np.bool_)
@@ -145,6 +149,8 @@ def sdpa(query: Tensor, key: Tensor, value: Tensor, fmask, bmask, causal: bool, 
         keep = keep_fn(p.shape, p.dtype)
         pd = p * keep
     out = _array.matmul(pd, vr)
+    if rd is not None:
+        out = out.astype(rd)
     inputs = (query, key, value, fmask)
     return apply(SdpaBackward, out, *inputs, save=inputs, _name=name or SdpaBackward._name,
                  _p=p, _keep=keep, _allowed=allowed, _scale=scale, _groups=groups)
