@@ -9,7 +9,7 @@ not touch autograd, as in torch (outside ``torch.distributed.nn``).
 
 Before each tensor collective the ranks agree, in one small allreduce, that they are all making
 the same call on the same shapes and dtypes (``_mpi.agree``): a mismatch raises a clear error on
-every rank instead of letting MPI read or write past a buffer.
+every rank instead of MPI failing obscurely, hanging, or mixing unrelated data.
 """
 
 from __future__ import annotations
@@ -192,7 +192,7 @@ def _check_list(ts, name: str) -> None:
     if not isinstance(ts, list) or not all(isinstance(t, Tensor) for t in ts):
         raise TypeError(
             f"Invalid function argument. Expected parameter `{name}` of type "
-            "List[torch.Tensor] but got {type(ts)} instead."
+            f"List[torch.Tensor] but got {type(ts)} instead."
         )
 
 
