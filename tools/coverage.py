@@ -18,7 +18,8 @@ Usage (from anywhere)::
 
 Which names count is decided by the rules below, never by hand: a name is *out of scope*
 (listed but not counted) when it is internal, a helper another module imported, documentation
-text, backend-specific, quantized, sparse, generated, or a TorchScript/compiler internal. Every
+text, backend-specific, quantized, sparse, generated, deprecated (DataPipes, which torch
+deprecated and torchdata removed), or a TorchScript/compiler internal. Every
 other name is *in scope*: provided, or not supported with a reason. The percentages are provided
 in-scope names over all in-scope names. A name retrograd lacks, in or out of scope, fails with
 "retrograd does not implement ..." (``retrograd._missing`` reads this file's reasons).
@@ -80,6 +81,9 @@ OUT_OF_SCOPE = (
                   r"|update_stats|backward_\w+)|norm_except_dim|frobenius_norm|nuclear_norm"
                   r"|affine_grid_generator|grid_sampler(_2d|_3d)?|conv_tbc|embedding_renorm_"
                   r"|unsafe_\w+|alias_copy|slice_inverse|sym_\w+|Sym\w+"),
+    ("deprecated", r"\w*DataPipe|DataChunk|datapipes|functional_datapipe|argument_validation"
+                   r"|graph|graph_settings|guaranteed_datapipes_determinism|non_deterministic"
+                   r"|runtime_validation\w*"),
     ("TorchScript internals", r"\w+Type|AliasDb|Argument(Spec)?|Block|CallStack|Code"
                               r"|CompilationUnit|CompleteArgumentSpec|ConcreteModuleType\w*"
                               r"|ErrorReport|ExecutionPlan|FileCheck|FunctionSchema|Gradient"
@@ -92,7 +96,8 @@ OUT_OF_SCOPE = (
 # Not supported, in scope: (reason, pattern), for names retrograd lacks.
 NOT_SUPPORTED = (
     ("complex dtypes are not supported",
-     r"complex\w*|cfloat|cdouble|chalf|view_as_(complex|real)|polar|fft|stft|istft|imag|signal"),
+     r"complex\w*|cfloat|cdouble|chalf|view_as_(complex|real)|polar|fft|stft|istft|imag|signal"
+     r"|eig|eigvals"),
     ("other devices are not supported (retrograd computes on the CPU)",
      r"xpu|mps|mtia|ipu|maia|hpu|is_(xpu|mps|mtia|ipu|maia|hpu|meta|xla)|Stream|Event"
      r"|get_device_module|record_stream|accelerator|OutOfMemoryError|DataParallel"
@@ -108,9 +113,6 @@ NOT_SUPPORTED = (
     ("storages are not supported (a retrograd tensor holds a NumPy array)",
      r"\w*Storage|storage\w*|untyped_storage|storage_offset|storage_type|set_|is_set_to"
      r"|is_shared|share_memory_|from_file|resize_?|resize_as_?|StorageBase"),
-    ("DataPipes are deprecated in torch and not provided",
-     r"\w*DataPipe|DataChunk|datapipes|functional_datapipe|argument_validation|graph|graph_settings"
-     r"|guaranteed_datapipes_determinism|non_deterministic|runtime_validation\w*"),
     ("torch's other subpackages are not provided",
      r"distributions|hub|profiler|monitor|multiprocessing|testing|masked|quasirandom|sparse"
      r"|quantization|mps|profiler\w*|ProfilerActivity|ProfilerConfig|ProfilerEvent"

@@ -153,6 +153,14 @@ from ._functions import *  # noqa: E402, F403
 
 _functions.install()
 __all__ += _functions.__all__
+# Settings, flags, constants and data exchange; Tensor's queries and legacy methods.
+from . import _settings, _tensor_extras, _windows  # noqa: E402
+from ._settings import *  # noqa: E402, F403
+from ._tensor_extras import *  # noqa: E402, F403
+from ._windows import *  # noqa: E402, F403
+
+_tensor_extras.install()
+__all__ += _settings.__all__ + _tensor_extras.__all__ + _windows.__all__
 
 # Last: a torch name retrograd lacks fails saying so (retrograd does not implement torch.fft ...).
 from . import _missing  # noqa: E402

@@ -45,6 +45,7 @@ _OUT_OF_SCOPE = {
     "sparse": "sparse tensors are not supported",
     "generated": "a variant PyTorch generates for its compilers",
     "TorchScript internals": "TorchScript is not supported",
+    "deprecated": "deprecated in PyTorch",
 }
 
 _reasons: dict | None = None

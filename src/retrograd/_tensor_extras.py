@@ -1,0 +1,217 @@
+"""Tensor methods and attributes PyTorch has beside its ops: memory and device queries
+(``nbytes``, ``itemsize``, ``get_device``, ``is_cpu``, ``pin_memory``, ``dim_order``), the
+legacy ``new``, element-wise Python callbacks (``apply_``, ``map_``, ``map2_``), and a few
+composed ops (``angle``, ``mvlgamma``, ``sum_to_size``, ``fill_diagonal_``, ``index_reduce``,
+``nonzero_static``, ``triangular_solve``).
+
+>>> import retrograd as torch
+>>> x = torch.zeros(2, 3)
+>>> x.nbytes, x.itemsize, x.get_device(), x.is_cpu
+(24, 4, -1, True)
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import linalg
+from ._settings import strided
+from ._tensor import Tensor, make
+from .ops.decomp import _structseq
+from .ops.join import cat
+
+__all__ = ["angle", "mvlgamma", "triangular_solve", "nonzero_static", "index_reduce"]
+
+_TRIANGULAR = _structseq("triangular_solve", ("solution", "cloned_coefficient"))
+
+
+def angle(input: Tensor) -> Tensor:  # noqa: A002
+    """The argument of each element: ``pi`` for negative reals, 0 otherwise (NaN stays NaN);
+    its gradient is zero, as PyTorch's for real inputs.
+
+    >>> import retrograd as torch
+    >>> torch.angle(torch.tensor([-1.0, 2.0]))
+    tensor([3.1416, 0.0000])
+    """
+    x = input if input.is_floating_point() else input.float()
+    zero = x.new_zeros(())
+    return (zero + math.pi).where(x < 0, zero).where(~x.isnan(), x) + x * 0
+
+
+def mvlgamma(input: Tensor, p: int) -> Tensor:  # noqa: A002
+    """The multivariate log-gamma of dimension ``p`` (``torch.special.multigammaln``).
+
+    >>> import retrograd as torch
+    >>> torch.mvlgamma(torch.tensor([2.5, 3.0]), 2)
+    tensor([0.8570, 1.5502])
+    """
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    if bool((input <= (p - 1) / 2).any()):
+        raise RuntimeError("All elements must be greater than (p-1)/2")
+    out = input.lgamma()
+    for i in range(1, p):
+        out = out + (input - i / 2).lgamma()
+    return out + p * (p - 1) / 4 * math.log(math.pi)
+
+
+def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,  # noqa: N803
+                     unitriangular: bool = False):
+    """``(solution, cloned_coefficient)`` of ``A X = b`` for triangular ``A`` (deprecated in
+    PyTorch for ``linalg.solve_triangular``).
+
+    >>> import retrograd as torch
+    >>> torch.triangular_solve(torch.tensor([[2.], [2.]]), torch.eye(2) * 2).solution
+    tensor([[1.],
+            [1.]])
+    """
+    T = A.mT if transpose else A
+    x = linalg.solve_triangular(T, b, upper=upper != transpose, unitriangular=unitriangular)
+    return _TRIANGULAR((x, A.clone()))
+
+
+def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:  # noqa: A002
+    """``nonzero``, cut or padded with ``fill_value`` to exactly ``size`` rows.
+
+    >>> import retrograd as torch
+    >>> torch.nonzero_static(torch.tensor([0, 3, 5]), size=3).tolist()
+    [[1], [2], [-1]]
+    """
+    nz = input.nonzero()
+    n = nz.shape[0]
+    if n >= size:
+        return nz[:size].clone()
+    return cat([nz, nz.new_full((size - n, input.dim()), fill_value)], 0)
+
+
+def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,  # noqa: A002
+                 include_self: bool = True) -> Tensor:
+    """Reduce the slices of ``source`` into ``input`` at ``index`` along ``dim`` with
+    ``prod``, ``mean``, ``amax`` or ``amin``.
+
+    >>> import retrograd as torch
+    >>> torch.ones(3).index_reduce(0, torch.tensor([0, 0, 2]), torch.tensor([2., 3., 4.]),
+    ...                            "prod")
+    tensor([6., 1., 4.])
+    """
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError("index_reduce(): Expected reduce to be one of prod, mean, amax or "
+                           f"amin but got {reduce}.")
+    d = dim % max(source.dim(), 1)
+    shape = [1] * source.dim()
+    shape[d] = -1
+    idx = index.reshape(shape).expand(*source.shape)
+    return input.scatter_reduce(d, idx, source, reduce, include_self=include_self)
+
+
+def _index_reduce_(self: Tensor, dim, index, source, reduce, *, include_self=True) -> Tensor:
+    return self.copy_(index_reduce(self, dim, index, source, reduce, include_self=include_self))
+
+
+def _sum_to_size(self: Tensor, *size) -> Tensor:
+    """Sum the broadcast dimensions away so that the result has ``size``."""
+    size = tuple(size[0]) if len(size) == 1 and not isinstance(size[0], int) else size
+    lead = self.dim() - len(size)
+    if lead < 0 or any(s != 1 and s != t for s, t in zip(size, self.shape[lead:])):
+        raise RuntimeError(f"size {{{', '.join(map(str, size))}}} is not expandable to size "
+                           f"{{{', '.join(map(str, self.shape))}}}.")
+    out = self.sum(tuple(range(lead))) if lead else self
+    dims = tuple(i for i, (s, t) in enumerate(zip(size, out.shape)) if s == 1 and t != 1)
+    return out.sum(dims, keepdim=True) if dims else out
+
+
+def _fill_diagonal_(self: Tensor, fill_value, wrap: bool = False) -> Tensor:
+    if self.dim() < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if self.dim() > 2 and len(set(self.shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    n = self.numel()
+    if self.dim() == 2:
+        rows, cols = self.shape
+        step = cols + 1
+        end = n if wrap and rows > cols else min(rows, cols) * cols
+    else:
+        step = sum(self.stride())
+        end = n
+    flat = np.arange(0, end, step)
+    if flat.size:
+        self.view(-1)[make(flat)] = fill_value
+    return self
+
+
+def _new(self: Tensor, *args, **kwargs) -> Tensor:
+    """The legacy constructor in this tensor's dtype: ``new(data)`` or ``new(*sizes)``."""
+    kwargs.setdefault("dtype", self.dtype)
+    if not args:
+        return self.new_empty((0,), **kwargs)
+    if len(args) == 1 and not isinstance(args[0], int) and not _is_size(args[0]):
+        return self.new_tensor(args[0], **kwargs)
+    size = args[0] if len(args) == 1 and not isinstance(args[0], int) else args
+    return self.new_empty(tuple(size), **kwargs)
+
+
+def _is_size(x) -> bool:
+    return isinstance(x, tuple) and all(isinstance(i, int) for i in x) and \
+        type(x).__name__ == "Size"
+
+
+def _elementwise_(self: Tensor, fn, *others) -> Tensor:
+    """Replace each element by ``fn(element, *others' elements)``, computed in Python."""
+    cols = [self.detach().numpy().reshape(-1).tolist()]
+    cols += [o.expand_as(self).detach().numpy().reshape(-1).tolist() for o in others]
+    values = np.array([fn(*vals) for vals in zip(*cols)], dtype=self.detach().numpy().dtype)
+    return self.copy_(make(values.reshape(tuple(self.shape))))
+
+
+def _apply_(self: Tensor, callable) -> Tensor:  # noqa: A002
+    return _elementwise_(self, callable)
+
+
+def _map_(self: Tensor, tensor: Tensor, callable) -> Tensor:  # noqa: A002
+    return _elementwise_(self, callable, tensor)
+
+
+def _map2_(self: Tensor, x: Tensor, y: Tensor, callable) -> Tensor:  # noqa: A002
+    return _elementwise_(self, callable, x, y)
+
+
+def _dim_order(self: Tensor, *, ambiguity_check=False) -> tuple:
+    strides = self.stride()
+    return tuple(sorted(range(self.dim()), key=lambda d: -strides[d]))
+
+
+def _as_subclass(self: Tensor, cls) -> Tensor:
+    out = self.view_as(self)
+    out.__class__ = cls
+    return out
+
+
+def install() -> None:
+    """Bind the methods and attributes above on Tensor (where Tensor has none yet)."""
+    T = Tensor
+    methods = {
+        "angle": angle, "mvlgamma": mvlgamma, "mvlgamma_": lambda s, p: s.copy_(mvlgamma(s, p)),
+        "triangular_solve": lambda s, A, upper=True, transpose=False, unitriangular=False:
+            triangular_solve(s, A, upper, transpose, unitriangular),
+        "nonzero_static": nonzero_static, "index_reduce": index_reduce,
+        "index_reduce_": _index_reduce_, "sum_to_size": _sum_to_size,
+        "fill_diagonal_": _fill_diagonal_, "new": _new, "apply_": _apply_, "map_": _map_,
+        "map2_": _map2_, "dim_order": _dim_order, "as_subclass": _as_subclass,
+        "get_device": lambda s: -1, "pin_memory": lambda s, device=None: s,
+        "is_pinned": lambda s, device=None: False, "const_data_ptr": lambda s: s.data_ptr(),
+        "conj_physical_": lambda s: s, "new_empty_strided":
+            lambda s, size, stride, **kw: s.new_empty(tuple(size), **kw),
+    }
+    for name, fn in methods.items():
+        if name not in T.__dict__:
+            setattr(T, name, fn)
+    props = {
+        "is_cpu": lambda s: True, "itemsize": lambda s: s.element_size(),
+        "nbytes": lambda s: s.numel() * s.element_size(), "layout": lambda s: strided,
+        "output_nr": lambda s: 0 if s.grad_fn is None else s._nr,
+    }
+    for name, fn in props.items():
+        if name not in T.__dict__:
+            setattr(T, name, property(fn))
