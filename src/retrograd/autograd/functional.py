@@ -18,6 +18,7 @@ import numpy as np
 
 from .._tensor import Tensor, make
 from ..ops.join import stack
+from . import forward_ad as fwAD
 from .api import grad as _autograd_grad
 from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 
@@ -310,23 +311,57 @@ def _stack_rows(rows, shape, inp):
 
 
 def _jacfwd(func, inputs, strict: bool, vectorize: bool):
-    """The forward-mode Jacobian: PyTorch's errors; the computation needs forward-mode AD."""
+    """The forward-mode Jacobian: one forward-mode pass per input element."""
     if strict:
         raise RuntimeError(
             'torch.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"` '
             "are not supported together (yet). Please either set `strict=False` or "
             '`strategy="reverse-mode"`.'
         )
-    _tupled(inputs, "inputs", "jacobian")
+    in_tuple, inputs = _tupled(inputs, "inputs", "jacobian")
     if not vectorize:
         raise NotImplementedError(
             "Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
             "only implemented for `vectorize=True`."
         )
-    raise NotImplementedError(
-        'jacobian(strategy="forward-mode") needs retrograd.autograd.forward_ad, which retrograd '
-        'does not have yet; use strategy="reverse-mode" (the same values).'
-    )
+    # One forward pass per input element, each pushing one basis tangent through the function
+    # (PyTorch batches these passes with vmap; the columns are the same).
+    cols = None
+    out_tuple = False
+    outputs = ()
+    for k, inp in enumerate(inputs):
+        for j in range(inp.numel()):
+            with fwAD.dual_level():
+                duals = []
+                for m, x in enumerate(inputs):
+                    tan = np.zeros(x.shape, x._data.dtype)
+                    if m == k:
+                        tan.reshape(-1)[j] = 1
+                    duals.append(fwAD.make_dual(x, make(tan)))
+                res = func(*duals)
+                out_tuple = isinstance(res, tuple)
+                unpacked = [fwAD.unpack_dual(o) for o in (res if out_tuple else (res,))]
+                outputs = [u.primal for u in unpacked]
+                if cols is None:
+                    cols = [[[] for _ in inputs] for _ in outputs]
+                for i, u in enumerate(unpacked):
+                    tan = u.tangent if u.tangent is not None else _zeros(u.primal)
+                    cols[i][k].append(tan.detach())
+    if cols is None:  # no input elements: one call to learn the outputs
+        res = func(*inputs)
+        out_tuple = isinstance(res, tuple)
+        outputs = res if out_tuple else (res,)
+        cols = [[[] for _ in inputs] for _ in outputs]
+    jac = tuple(
+        tuple(_stack_cols(cols[i][k], out.shape + inp.shape, inp) for k, inp in enumerate(inputs))
+        for i, out in enumerate(outputs))
+    return _untuple2(jac, out_tuple, in_tuple)
+
+
+def _stack_cols(cols, shape, inp):
+    if not cols:  # an input with no elements
+        return make(np.zeros(tuple(shape), inp._data.dtype))
+    return stack(cols, -1).reshape(tuple(shape))
 
 
 def hessian(func, inputs, create_graph: bool = False, strict: bool = False,
