@@ -51,8 +51,9 @@ def test_short_run_writes_its_outputs(tmp_path):
     m = ACCURACY.search(res.stdout)
     assert m, res.stdout
     assert 0 <= float(m.group(1)) <= 100 and int(m.group(2)) == 100
-    # The progress bar goes to stderr, redrawn in place, and ends complete.
-    assert "\r" in res.stderr and "4/4" in res.stderr and "loss" in res.stderr
+    # The progress bar goes to stderr; not a terminal here, so only its last frame, no "\r".
+    assert "\r" not in res.stderr and "4/4" in res.stderr and "loss" in res.stderr
+    assert res.stderr.count("\n") == 1
     assert f"outputs written to {out}" in res.stdout
     with open(out / "loss_curve.csv", newline="") as f:
         rows = list(csv.DictReader(f))
@@ -62,6 +63,10 @@ def test_short_run_writes_its_outputs(tmp_path):
     assert summary["epochs"] == 4 and len(summary["loss_curve"]) == 4
     assert abs(summary["test_accuracy"] * 100 - float(m.group(1))) < 0.051
     assert (out / "regions.txt").read_text().count("\n") > 10
+    svg = (out / "demo.svg").read_text()   # the picture, with no plotting library
+    assert svg.startswith("<svg") and "<polyline" in svg and svg.count("<circle") == 100
+    import xml.etree.ElementTree as ET
+    ET.fromstring(svg)
     try:
         import matplotlib  # noqa: F401
         has_mpl = True
@@ -77,21 +82,55 @@ def test_default_run_learns_the_spirals(tmp_path):
     assert res.stderr == ""   # --quiet: no progress bar
     acc = float(ACCURACY.search(res.stdout).group(1))
     assert acc > 95.0, res.stdout
-    # Without --out it writes to a fresh ./retrograd-demo; a second run would take -2.
+    # Without --out it writes to ./retrograd-demo; a second run replaces it, saying so.
     assert (tmp_path / "retrograd-demo" / "loss_curve.csv").exists()
-    assert _demo.fresh_dir(str(tmp_path / "retrograd-demo")) == \
-        str(tmp_path / "retrograd-demo-2")
+    assert (tmp_path / "retrograd-demo" / "demo.svg").exists()
+
+
+def test_a_second_run_replaces_the_outputs_and_graph_draws(tmp_path):
+    res = run_demo("--epochs", "1", "--points", "60", "--graph", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    dot = (tmp_path / "retrograd-demo" / "graph.dot").read_text()
+    assert dot.startswith("digraph") and "AddmmBackward0" in dot and "0.weight" in dot
+    res = run_demo("--epochs", "1", "--points", "60", cwd=tmp_path)
+    assert "replacing the outputs of a previous run in" in res.stdout
+    assert not (tmp_path / "retrograd-demo" / "graph.dot").exists()
+    assert sorted(os.listdir(tmp_path)) == ["retrograd-demo"]
+
+
+def test_bad_values_are_one_line_errors(tmp_path):
+    (tmp_path / "a_file").write_text("")
+    for args, text in [
+        (("--out", str(tmp_path / "a_file")), "exists and is not a directory"),
+        (("--out", "/proc/no/such/dir"), "cannot create it"),
+        (("--seed", "-1"), "--seed must be between 0 and 2**32 - 1"),
+        (("--lr", "inf"), "--lr must be a finite positive number"),
+        (("--lr", "nan"), "--lr must be a finite positive number"),
+    ]:
+        res = run_demo("--epochs", "1", "--points", "60", *args, cwd=tmp_path)
+        assert res.returncode == 2, (args, res.stderr)
+        assert text in res.stderr and "Traceback" not in res.stderr, res.stderr
 
 
 def test_progress_bar_redraws_in_place():
     s = io.StringIO()
-    bar = _demo.ProgressBar(3, s, width=6, min_interval=0)
+    bar = _demo.ProgressBar(3, s, width=6, min_interval=0, live=True)
     for i in range(1, 4):
         bar.update(i, loss=1.0 / i)
     bar.close()
     frames = s.getvalue().rstrip("\n").split("\r")[1:]
     assert len(frames) == 3 and s.getvalue().endswith("\n")
     assert frames[-1].startswith("training [######]   3/3  loss 0.3333  ")
+
+
+def test_progress_bar_in_a_log_writes_one_line():
+    s = io.StringIO()   # not a terminal
+    bar = _demo.ProgressBar(3, s, width=6, min_interval=0)
+    for i in range(1, 4):
+        bar.update(i, loss=1.0 / i)
+    bar.close()
+    assert "\r" not in s.getvalue() and s.getvalue().count("\n") == 1
+    assert s.getvalue().startswith("training [######]   3/3  loss 0.3333  ")
 
 
 def test_spirals_are_balanced_and_bounded():

@@ -4,9 +4,10 @@ The data is made here with NumPy (no download): two interleaved spirals in the p
 class, with a little noise. A multilayer perceptron learns to tell them apart, written exactly as
 PyTorch code is written (``nn.Sequential``, ``DataLoader``, ``Adam``, a cosine learning-rate
 schedule) but running on retrograd. It shows a progress bar with the loss, then prints the
-accuracy reached on held-out points and where it wrote its outputs: the loss curve as CSV, a
-JSON summary, a text picture of the learnt decision regions, and, where matplotlib is installed,
-a PNG of the loss curve and the regions.
+accuracy reached on held-out points and where it wrote its outputs (in ./retrograd-demo by
+default, replacing the previous run's): the loss curve as CSV, a JSON summary, a text picture of
+the learnt decision regions, demo.svg (the loss curve and the regions; no plotting library
+needed), with ``--graph`` the model's autograd graph, and where matplotlib is installed a PNG.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import csv
 import json
 import math
 import os
+import shutil
 import sys
 import time
 from collections.abc import Sequence
@@ -63,23 +65,25 @@ class ProgressBar:
 
     >>> import io
     >>> s = io.StringIO()
-    >>> bar = ProgressBar(4, s, width=4, min_interval=0)
+    >>> bar = ProgressBar(4, s, width=4, min_interval=0, live=True)
     >>> bar.update(2, loss=0.5)
     >>> s.getvalue().split("\\r")[-1].rsplit("  ", 1)[0]   # the elapsed time last
     'training [##..]   2/4  loss 0.5000'
     """
 
     def __init__(self, total: int, stream: TextIO, width: int = 30, label: str = "training",
-                 min_interval: float = 0.05) -> None:
+                 min_interval: float = 0.05, live: bool | None = None) -> None:
         self.total, self.stream, self.width, self.label = total, stream, width, label
         self.min_interval = min_interval
+        # Redrawn in place on a terminal; into a log (not a terminal) only the last frame goes.
+        self.live = stream.isatty() if live is None else live
         self.last = -math.inf
         self.start = time.perf_counter()
         self.drawn = False
 
     def update(self, n: int, **values: float) -> None:
         now = time.perf_counter()
-        if n < self.total and now - self.last < self.min_interval:
+        if n < self.total and (not self.live or now - self.last < self.min_interval):
             return
         self.last = now
         fill = self.width * n // self.total
@@ -88,7 +92,7 @@ class ProgressBar:
                f"{self.total}"
         text += "".join(f"  {k} {v:.4f}" for k, v in values.items())
         text += f"  {now - self.start:.1f}s"
-        self.stream.write("\r" + text)
+        self.stream.write(("\r" if self.live else "") + text)
         self.stream.flush()
         self.drawn = True
 
@@ -98,12 +102,27 @@ class ProgressBar:
             self.stream.flush()
 
 
-def fresh_dir(base: str) -> str:
-    """``base`` if it does not exist yet, else ``base-2``, ``base-3``, ..."""
-    path, i = base, 1
-    while os.path.exists(path):
-        i += 1
-        path = f"{base}-{i}"
+DEFAULT_OUT = "retrograd-demo"
+OUTPUTS = ("loss_curve.csv", "summary.json", "regions.txt", "demo.svg", "loss_curve.png",
+           "graph.dot", "graph.svg")
+
+
+def prepare_out(path: str, say) -> str:
+    """Make ``path`` ready for this run's outputs: create it, or replace the outputs a previous
+    run left there (saying so). A one-line ``ValueError`` when it cannot be used."""
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise ValueError(f"--out {path}: exists and is not a directory")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise ValueError(f"--out {path}: cannot create it ({e.strerror})") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise ValueError(f"--out {path}: not writable")
+    old = [n for n in OUTPUTS if os.path.exists(os.path.join(path, n))]
+    if old:
+        say(f"replacing the outputs of a previous run in {os.path.abspath(path)}")
+        for n in old:
+            os.remove(os.path.join(path, n))
     return path
 
 
@@ -160,6 +179,67 @@ def save_png(path: str, curve: Sequence[dict], model: nn.Module, points: np.ndar
     return True
 
 
+def save_svg(path: str, curve: Sequence[dict], model: nn.Module, points: np.ndarray,
+             labels: np.ndarray) -> None:
+    """The loss curve and the decision regions as an SVG picture: no plotting library needed."""
+    w, h, pad = 420, 360, 40
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{2 * w + 20}" height="{h + 30}" '
+             'font-family="sans-serif" font-size="12">',
+             '<rect width="100%" height="100%" fill="white"/>']
+    # Left: the training loss per epoch, on a log scale.
+    losses = np.log10([max(c["loss"], 1e-12) for c in curve])
+    lo, hi = float(losses.min()), float(losses.max())
+    hi = hi if hi > lo else lo + 1.0
+    xs = pad + (w - 2 * pad) * np.arange(len(losses)) / max(len(losses) - 1, 1)
+    ys = pad + (h - 2 * pad) * (hi - losses) / (hi - lo)
+    pts = " ".join(f"{x:.1f},{y:.1f}" for x, y in zip(xs, ys))
+    parts += [f'<text x="{w / 2}" y="20" text-anchor="middle">training loss (log scale) per '
+              'epoch</text>',
+              f'<rect x="{pad}" y="{pad}" width="{w - 2 * pad}" height="{h - 2 * pad}" '
+              'fill="none" stroke="#999"/>',
+              f'<polyline points="{pts}" fill="none" stroke="#1f77b4" stroke-width="2"/>',
+              f'<text x="{pad}" y="{pad - 4}">{10 ** hi:.3g}</text>',
+              f'<text x="{pad}" y="{h - pad + 14}">{10 ** lo:.3g}</text>',
+              f'<text x="{w - pad}" y="{h - pad + 14}" text-anchor="end">{len(curve)}</text>']
+    # Right: the classes the model predicts over the plane, and the held-out points.
+    n = 48
+    grid = np.linspace(-1.2, 1.2, n, dtype=np.float32)
+    gx, gy = np.meshgrid(grid, grid[::-1])
+    with torch.no_grad():
+        pred = model(torch.from_numpy(np.stack([gx, gy], -1).reshape(-1, 2))).argmax(dim=1)
+    pred = pred.numpy().reshape(n, n)
+    cell = (h - 2 * pad) / n
+    x0 = w + 20 + pad
+    parts.append(f'<text x="{x0 + (h - 2 * pad) / 2}" y="20" text-anchor="middle">decision '
+                 'regions and held-out points</text>')
+    for i in range(n):
+        for j in range(n):
+            color = "#fcd9c4" if pred[i, j] else "#c6dbef"
+            parts.append(f'<rect x="{x0 + j * cell:.1f}" y="{pad + i * cell:.1f}" '
+                         f'width="{cell + 0.3:.1f}" height="{cell + 0.3:.1f}" fill="{color}"/>')
+    scale = (h - 2 * pad) / 2.4
+    for (px, py), c in zip(points, labels):
+        color = "#d62728" if c else "#1f77b4"
+        parts.append(f'<circle cx="{x0 + (px + 1.2) * scale:.1f}" '
+                     f'cy="{pad + (1.2 - py) * scale:.1f}" r="1.6" fill="{color}"/>')
+    parts.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(parts) + "\n")
+
+
+def save_graph(out: str, model: nn.Module, loss_fn, x: torch.Tensor, y: torch.Tensor) -> list:
+    """The autograd graph of the model's loss on ``x``: graph.dot, and graph.svg where
+    Graphviz's ``dot`` program is installed."""
+    from retrograd.autograd.graph import draw
+
+    loss = loss_fn(model(x), y)
+    params = dict(model.named_parameters())
+    paths = [draw(loss, os.path.join(out, "graph.dot"), params=params)]
+    if shutil.which("dot"):
+        paths.append(draw(loss, os.path.join(out, "graph.svg"), params=params))
+    return paths
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="python -m retrograd",
@@ -176,8 +256,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--points", type=int, default=1000,
                    help="training points per spiral (default: %(default)s)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
-    p.add_argument("--out", default=None,
-                   help="output directory (default: a fresh ./retrograd-demo, -2, -3, ...)")
+    p.add_argument("--out", default=DEFAULT_OUT,
+                   help="output directory, its previous outputs replaced (default: "
+                        "./%(default)s)")
+    p.add_argument("--graph", action="store_true",
+                   help="also draw the model's autograd graph (graph.dot, and graph.svg where "
+                        "Graphviz is installed)")
     p.add_argument("--quiet", action="store_true",
                    help="no progress bar or intro; print only the results")
     p.add_argument("--distributed", action="store_true",
@@ -188,8 +272,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     for name in ("epochs", "hidden", "batch_size", "points"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1")
-    if not args.lr > 0:
-        p.error("--lr must be positive")
+    if not (math.isfinite(args.lr) and args.lr > 0):
+        p.error("--lr must be a finite positive number")
+    if not 0 <= args.seed < 2 ** 32:
+        p.error("--seed must be between 0 and 2**32 - 1")
     return args
 
 
@@ -202,13 +288,19 @@ def _start_distributed() -> tuple[int, int]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the demo; returns the process exit status."""
     args = parse_args(argv)
-    out = args.out if args.out is not None else fresh_dir("retrograd-demo")
     say = (lambda *a: None) if args.quiet else print
+    out = args.out
 
     rank, world = _start_distributed() if args.distributed else (0, 1)
     if rank != 0:
         say = lambda *a: None  # noqa: E731 (only rank 0 talks)
         args.quiet = True
+    else:
+        try:
+            prepare_out(out, say)
+        except ValueError as e:
+            print(f"python -m retrograd: error: {e}", file=sys.stderr)
+            return 2
     rng = np.random.default_rng(args.seed)
     torch.manual_seed(args.seed)
     x_train, y_train = make_spirals(args.points, rng)
@@ -295,6 +387,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     with open(path, "w") as f:
         f.write(picture + "\n")
     written.append(path)
+    path = os.path.join(out, "demo.svg")
+    save_svg(path, curve, model, x_test, y_test)
+    written.append(path)
+    if args.graph:
+        written += save_graph(out, model, loss_fn, xt[:64], yt[:64])
     png = os.path.join(out, "loss_curve.png")
     has_png = save_png(png, curve, model, x_test, y_test)
     if has_png:
@@ -310,6 +407,6 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{args.batch_size}" + ("" if world > 1 else " (launch with mpiexec -n 2)"))
     print(f"outputs written to {os.path.abspath(out)}: "
           + ", ".join(os.path.basename(p) for p in written))
-    if not has_png:
-        say("(install matplotlib to get loss_curve.png too)")
+    say(f"open {os.path.join(os.path.abspath(out), 'demo.svg')} in a browser to see the loss "
+        "curve and the decision regions")
     return 0
