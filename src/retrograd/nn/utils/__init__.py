@@ -1,7 +1,7 @@
-"""``retrograd.nn.utils``: gradient clipping, parameter/vector conversion and variable-length
-sequences (``rnn``)."""
+"""``retrograd.nn.utils``: gradient clipping, parameter/vector conversion, variable-length
+sequences (``rnn``), parametrizations and the legacy weight/spectral norm hooks."""
 
-from . import clip_grad, convert_parameters, rnn
+from . import clip_grad, convert_parameters, parametrizations, parametrize, rnn
 from .clip_grad import (
     clip_grad_norm,
     clip_grad_norm_,
@@ -10,8 +10,11 @@ from .clip_grad import (
     get_total_norm,
 )
 from .convert_parameters import parameters_to_vector, vector_to_parameters
+from .weight_norm import remove_spectral_norm, remove_weight_norm, spectral_norm, weight_norm
 
 __all__ = [
     "clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm",
     "clip_grads_with_norm_", "parameters_to_vector", "vector_to_parameters", "rnn",
+    "parametrize", "parametrizations", "weight_norm", "remove_weight_norm", "spectral_norm",
+    "remove_spectral_norm",
 ]
