@@ -1,8 +1,8 @@
 """Tests for ``retrograd.utils.data``: datasets, samplers, collation and the DataLoader.
 
-Batches, dtypes and order (unshuffled) are compared with ``torch.utils.data`` on the same data
-when PyTorch is installed; shuffled orders are compared as sets, since retrograd's generator
-draws different values from PyTorch's.
+Batches, dtypes and order are compared with ``torch.utils.data`` on the same data when PyTorch
+is installed (shuffled orders too: the generators draw PyTorch's numbers; see also
+``tests/test_random_torch.py``). Worker processes are tested in ``test_dataloader_workers.py``.
 """
 
 from __future__ import annotations
@@ -331,18 +331,6 @@ def test_iterable_dataset_option_errors_match_torch(kwargs, torch):
     with pytest.raises(ValueError) as ours:
         rdata.DataLoader(_StreamNoLen(), **kwargs)
     assert str(ours.value) == str(theirs.value)
-
-
-def test_num_workers_runs_in_process_with_one_warning(monkeypatch):
-    monkeypatch.setattr(rdata.dataloader, "_warned_workers", [False])
-    with pytest.warns(UserWarning, match="main process"):
-        loader = rdata.DataLoader(list(range(5)), batch_size=2, num_workers=2,
-                                  persistent_workers=True, pin_memory=True, prefetch_factor=2)
-    assert [b.tolist() for b in loader] == [[0, 1], [2, 3], [4]]
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        rdata.DataLoader(list(range(5)), num_workers=4)
-    assert rdata.get_worker_info() is None
 
 
 # -- samplers ------------------------------------------------------------------------------------
