@@ -127,6 +127,8 @@ __all__ = list(_creation_all) + list(_ranges_all) + list(_random_all) + list(_op
 # Added last: these modules read retrograd's public names when their functions run.
 # (Importing distributed does not start MPI: init_process_group does.)
 from . import distributed, nn, optim, profiler, utils  # noqa: E402
+from . import func  # noqa: E402
+from .autograd import forward_ad as _forward_ad  # noqa: E402, F401 (torch.autograd.forward_ad)
 from .autograd import profiler as _autograd_profiler  # noqa: E402, F401
 from .serialization import load, save  # noqa: E402
 

@@ -1,0 +1,276 @@
+"""``retrograd.func`` against ``torch.func``: values, Jacobians, Hessians, errors, module calls,
+vmap, and the per-sample-gradient and model-ensembling recipes of PyTorch's tutorials run
+unchanged."""
+
+import numpy as np
+import pytest
+
+import retrograd
+
+RNG = np.random.default_rng(0)
+X = RNG.standard_normal(4)
+Y = RNG.standard_normal(4)
+
+
+def _np(t):
+    return t.detach().numpy()
+
+
+def _both(torch, fn):
+    """``fn(lib)`` under retrograd and torch; results flattened to arrays."""
+    out = []
+    for lib in (retrograd, torch):
+        r = fn(lib)
+        flat = []
+
+        def walk(x, flat=flat):
+            if isinstance(x, (tuple, list)):
+                for y in x:
+                    walk(y)
+            elif isinstance(x, dict):
+                for k in sorted(x):
+                    walk(x[k])
+            else:
+                flat.append(_np(x))
+
+        walk(r)
+        out.append(flat)
+    assert len(out[0]) == len(out[1])
+    for a, b in zip(*out):
+        assert a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def _f(lib, x, y):
+    return (x.sin() * y + x * x * y.exp()).sum()
+
+
+@pytest.mark.parametrize("case", ["grad", "grad_argnums", "grad_aux", "grad_and_value",
+                                  "vjp", "jvp", "jacrev", "jacrev_multi", "jacfwd",
+                                  "jacfwd_argnums", "hessian", "grad_grad", "jacrev_dict",
+                                  "jvp_of_grad", "grad_of_jvp"])
+def test_transforms_match_torch(torch, case):
+    def run(lib):
+        F = lib.func
+        x, y = lib.tensor(X), lib.tensor(Y)
+        if case == "grad":
+            return F.grad(lambda a: _f(lib, a, y))(x)
+        if case == "grad_argnums":
+            return F.grad(lambda a, b: _f(lib, a, b), argnums=(0, 1))(x, y)
+        if case == "grad_aux":
+            return F.grad(lambda a: (_f(lib, a, y), a * 2), has_aux=True)(x)
+        if case == "grad_and_value":
+            return F.grad_and_value(lambda a, b: _f(lib, a, b), argnums=1)(x, y)
+        if case == "vjp":
+            out, fn = F.vjp(lambda a, b: (a * b, a.exp()), x, y)
+            return out, fn((lib.ones(4), lib.tensor(Y)))
+        if case == "jvp":
+            return F.jvp(lambda a, b: a.sin() * b, (x, y), (lib.tensor(Y), lib.ones(4)))
+        if case == "jacrev":
+            return F.jacrev(lambda a: a.sin() * a.sum())(x)
+        if case == "jacrev_multi":
+            return F.jacrev(lambda a, b: (a * b, (a @ b).tanh()), argnums=(0, 1))(x, y)
+        if case == "jacfwd":
+            return F.jacfwd(lambda a: a.sin() * a.sum())(x)
+        if case == "jacfwd_argnums":
+            return F.jacfwd(lambda a, b: (a * b).cumsum(0), argnums=(0, 1))(x, y)
+        if case == "hessian":
+            return F.hessian(lambda a: _f(lib, a, y))(x)
+        if case == "grad_grad":
+            return F.grad(lambda a: F.grad(lambda b: _f(lib, b, y))(a).sum())(x)
+        if case == "jacrev_dict":
+            return F.jacrev(lambda p: p["w"] * p["b"].sum())({"w": x, "b": y})
+        if case == "jvp_of_grad":
+            return F.jvp(F.grad(lambda a: _f(lib, a, y)), (x,), (lib.tensor(Y),))
+        if case == "grad_of_jvp":
+            return F.grad(lambda a: F.jvp(lambda b: _f(lib, b, y), (a,), (lib.ones(4),))[1])(x)
+
+    _both(torch, run)
+
+
+def _err(fn):
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 - comparing with torch's
+        return type(e).__name__, str(e).split("Got primals with structure")[0]
+    return None
+
+
+@pytest.mark.parametrize("case", ["nonscalar", "argnum", "tuple_out", "aux_shape", "jvp_tuple",
+                                  "jvp_struct", "jvp_empty", "vjp_int", "not_tensor",
+                                  "vmap_sizes", "vmap_random", "stack_none", "stack_mode",
+                                  "fc_dup", "fc_strict", "fc_tied"])
+def test_errors_match_torch(torch, case):
+    def run(lib):
+        F = lib.func
+        x = lib.ones(3)
+        calls = {
+            "nonscalar": lambda: F.grad(lambda a: a * 2)(x),
+            "argnum": lambda: F.grad(lambda a: a.sum(), argnums=1)(x),
+            "tuple_out": lambda: F.grad(lambda a: (a.sum(), 1))(x),
+            "aux_shape": lambda: F.grad(lambda a: a.sum(), has_aux=True)(x),
+            "jvp_tuple": lambda: F.jvp(lambda a: a, x, x),
+            "jvp_struct": lambda: F.jvp(lambda a: a, (x,), (x, x)),
+            "jvp_empty": lambda: F.jvp(lambda: x, (), ()),
+            "vjp_int": lambda: F.vjp(lambda a: 3, x),
+            "not_tensor": lambda: F.grad(lambda a: a.sum())(3.0),
+            "vmap_sizes": lambda: F.vmap(lambda a, b: a + b)(lib.ones(2), lib.ones(3)),
+            "vmap_random": lambda: F.vmap(lambda a: a + lib.rand(1))(lib.ones(2)),
+            "stack_none": lambda: F.stack_module_state([]),
+            "stack_mode": lambda: F.stack_module_state([lib.nn.Linear(2, 2),
+                                                        lib.nn.Linear(2, 2).eval()]),
+            "fc_dup": lambda: F.functional_call(lib.nn.Linear(2, 2), ({"weight": x},
+                                                                       {"weight": x}), (x,)),
+            "fc_strict": lambda: F.functional_call(lib.nn.Linear(2, 2), {"weight": x, "foo": x},
+                                                   (x,), strict=True),
+            "fc_tied": lambda: F.functional_call(_tied(lib), {"a.weight": lib.ones(2, 2),
+                                                              "b.weight": lib.zeros(2, 2)},
+                                                 (lib.ones(2),)),
+        }
+        return _err(calls[case])
+
+    assert run(retrograd) == run(torch)
+
+
+def _tied(lib):
+    class Tied(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = lib.nn.Linear(2, 2)
+            self.b = lib.nn.Linear(2, 2)
+            self.b.weight = self.a.weight
+
+        def forward(self, x):
+            return self.a(x) + self.b(x)
+
+    m = Tied()
+    with lib.no_grad():
+        m.a.weight.copy_(lib.tensor([[0.5, -1.0], [2.0, 0.25]]))
+        m.a.bias.copy_(lib.tensor([0.1, -0.2]))
+        m.b.bias.copy_(lib.tensor([0.3, 0.4]))
+    return m
+
+
+def test_functional_call_tied_weights_and_buffers(torch):
+    wa = RNG.standard_normal((2, 2))
+    xa = RNG.standard_normal((3, 2))
+
+    def run(lib):
+        m = _tied(lib)
+        x = lib.tensor(X[:2]).float()
+        w = lib.tensor(wa).float()
+        bn = lib.nn.BatchNorm1d(2)
+        bstate = {"running_mean": lib.ones(2), "running_var": lib.ones(2) * 4}
+        xb = lib.tensor(xa).float()
+        bn.eval()
+        return (lib.func.functional_call(m, {"a.weight": w}, (x,)),
+                lib.func.functional_call(m, {"a.weight": w}, (x,), tie_weights=False),
+                lib.func.functional_call(bn, bstate, (xb,)),
+                m.a.weight)  # the module is left as it was
+
+    rg, th = run(retrograd), run(torch)
+    for a, b in zip(rg[:3], th[:3]):
+        np.testing.assert_allclose(_np(a), _np(b), rtol=1e-6)
+
+
+def test_vmap_dims_nesting_and_randomness(torch):
+    A = RNG.standard_normal((3, 4, 2))
+    B = RNG.standard_normal((2, 3))
+
+    def run(lib):
+        F = lib.func
+        a, b = lib.tensor(A), lib.tensor(B)
+        r1 = F.vmap(lambda x, y: x @ y, in_dims=(0, None))(a, b)
+        r2 = F.vmap(lambda x, y: x @ y, in_dims=(1, None), out_dims=1)(a, b)
+        r3 = F.vmap(F.vmap(lambda x: x.sum() * x))(a)
+        r4 = F.vmap(lambda d: d["p"] * d["q"], in_dims=({"p": 0, "q": None},))(
+            {"p": a, "q": lib.tensor(B[:, 0])})
+        r5 = F.vmap(lambda x: (x.sum(0), x.max()), chunk_size=2)(a)
+        return r1, r2, r3, r4, r5
+
+    _both(torch, lambda lib: run(lib))
+    x = retrograd.ones(3)
+    same = retrograd.func.vmap(lambda a: a + retrograd.rand(()), randomness="same")(x)
+    diff = retrograd.func.vmap(lambda a: a + retrograd.rand(()), randomness="different")(x)
+    assert len(set(same.tolist())) == 1 and len(set(diff.tolist())) == 3
+
+
+def test_per_sample_gradients_recipe(torch):
+    """PyTorch's tutorial, unchanged but for the library."""
+    data = RNG.standard_normal((8, 10)).astype(np.float32)
+    labels = RNG.integers(0, 3, 8)
+
+    def run(lib):
+        F = lib.nn.functional
+
+        class SimpleMLP(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc1 = lib.nn.Linear(10, 16)
+                self.fc2 = lib.nn.Linear(16, 3)
+
+            def forward(self, x):
+                return self.fc2(F.relu(self.fc1(x)))
+
+        lib.manual_seed(0)
+        model = SimpleMLP()
+        for p, v in zip(model.parameters(), _weights):
+            with lib.no_grad():
+                p.copy_(lib.tensor(v))
+        from_func = lib.func
+
+        params = {k: v.detach() for k, v in model.named_parameters()}
+        buffers = {k: v.detach() for k, v in model.named_buffers()}
+
+        def compute_loss(params, buffers, sample, target):
+            batch = sample.unsqueeze(0)
+            targets = target.unsqueeze(0)
+            predictions = from_func.functional_call(model, (params, buffers), (batch,))
+            return F.cross_entropy(predictions, targets)
+
+        ft_compute_grad = from_func.grad(compute_loss)
+        ft_compute_sample_grad = from_func.vmap(ft_compute_grad, in_dims=(None, None, 0, 0))
+        return ft_compute_sample_grad(params, buffers, lib.tensor(data), lib.tensor(labels))
+
+    _both(torch, run)
+
+
+_W = np.random.default_rng(3)
+_weights = [_W.standard_normal(s).astype(np.float32) * 0.3
+            for s in ((16, 10), (16,), (3, 16), (3,))]
+
+
+def test_model_ensembling_recipe(torch):
+    data = RNG.standard_normal((5, 10)).astype(np.float32)
+
+    def run(lib):
+        import copy
+
+        class Net(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc1 = lib.nn.Linear(10, 16)
+                self.fc2 = lib.nn.Linear(16, 3)
+
+            def forward(self, x):
+                return self.fc2(lib.nn.functional.relu(self.fc1(x)))
+
+        models = []
+        for i in range(4):
+            m = Net()
+            for p, v in zip(m.parameters(), _weights):
+                with lib.no_grad():
+                    p.copy_(lib.tensor(v * (i + 1)))
+            models.append(m)
+        params, buffers = lib.func.stack_module_state(models)
+        base_model = copy.deepcopy(models[0]).to("meta") if lib is not retrograd else \
+            copy.deepcopy(models[0])
+
+        def fmodel(params, buffers, x):
+            return lib.func.functional_call(base_model, (params, buffers), (x,))
+
+        minibatches = lib.tensor(data).expand(4, 5, 10)
+        return (lib.func.vmap(fmodel)(params, buffers, minibatches),
+                lib.func.vmap(fmodel, in_dims=(0, 0, None))(params, buffers, lib.tensor(data)))
+
+    _both(torch, run)
