@@ -9,7 +9,7 @@ from __future__ import annotations
 import retrograd as torch
 from retrograd import Tensor
 
-__all__ = ["Parameter", "Buffer"]
+__all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"]
 
 
 def _leaf_like(cls, data: Tensor) -> Tensor:
@@ -90,3 +90,90 @@ class Buffer(Tensor, metaclass=_BufferMeta):
         t.__dict__["persistent"] = persistent
         t.__dict__["_is_buffer"] = True
         return t
+
+
+_UNINIT = ("Can't access the shape of an uninitialized parameter or buffer. This error usually "
+           "happens in `load_state_dict` when trying to load an uninitialized parameter into an "
+           "initialized one. Call `forward` to initialize the parameters before accessing their "
+           "attributes.")
+
+
+class _UninitializedMixin:
+    """A placeholder tensor of the lazy modules: no shape until ``materialize`` gives it one
+    (and turns it into ``cls_to_become``)."""
+
+    cls_to_become: type = Tensor
+
+    def materialize(self, shape, device=None, dtype=None) -> None:
+        """Allocate the data with ``shape`` (uninitialised values) and become a normal
+        tensor of ``cls_to_become``."""
+        if device is not None:
+            torch.device(device)
+        dtype = self.data.dtype if dtype is None else dtype
+        self.data = torch.empty(shape, dtype=dtype)
+        self.__class__ = self.cls_to_become
+
+    @property
+    def shape(self):
+        raise RuntimeError(_UNINIT)
+
+    def size(self, *args):
+        raise RuntimeError(_UNINIT)
+
+    def numel(self):
+        raise RuntimeError(_UNINIT)
+
+    def dim(self):
+        raise RuntimeError(_UNINIT)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}>"
+
+    __str__ = __repr__
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        result = type(self)(requires_grad=self.requires_grad, dtype=self.data.dtype)
+        memo[id(self)] = result
+        return result
+
+
+class UninitializedParameter(_UninitializedMixin, Parameter):
+    """A parameter whose shape a lazy module sets on its first forward.
+
+    >>> import retrograd as torch
+    >>> torch.nn.UninitializedParameter()
+    <UninitializedParameter>
+    """
+
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad: bool = True, device=None, dtype=None):
+        return Parameter.__new__(cls, torch.empty(0, dtype=dtype), requires_grad)
+
+    def __init__(self, requires_grad: bool = True, device=None, dtype=None) -> None:
+        pass
+
+
+class UninitializedBuffer(_UninitializedMixin, Tensor):
+    """A buffer whose shape a lazy module sets on its first forward.
+
+    >>> import retrograd as torch
+    >>> torch.nn.UninitializedBuffer()
+    <UninitializedBuffer>
+    """
+
+    __slots__ = ()
+    cls_to_become = Tensor
+
+    def __new__(cls, requires_grad: bool = False, device=None, dtype=None,
+                persistent: bool = True):
+        t = _leaf_like(cls, torch.empty(0, dtype=dtype))
+        if requires_grad:
+            t.requires_grad_(True)
+        return t
+
+    def __init__(self, requires_grad: bool = False, device=None, dtype=None,
+                 persistent: bool = True) -> None:
+        pass

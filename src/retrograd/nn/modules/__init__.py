@@ -8,6 +8,7 @@ from . import (
     distance,
     dropout,
     flatten,
+    lazy,
     linear,
     loss,
     normalization,
@@ -24,6 +25,7 @@ from .conv import *  # noqa: F403
 from .distance import *  # noqa: F403
 from .dropout import *  # noqa: F403
 from .flatten import *  # noqa: F403
+from .lazy import *  # noqa: F403
 from .linear import *  # noqa: F403
 from .loss import *  # noqa: F403
 from .normalization import *  # noqa: F403
@@ -35,7 +37,7 @@ from .sparse import *  # noqa: F403
 from .transformer import *  # noqa: F403
 
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
-for _m in (activation, conv, distance, dropout, flatten, linear, loss, normalization, padding,
+for _m in (activation, conv, distance, dropout, flatten, lazy, linear, loss, normalization, padding,
            pixelshuffle, pooling, rnn, sparse, transformer):
     __all__ += list(_m.__all__)
 
