@@ -186,6 +186,13 @@ class SavedTensors:
             raise RuntimeError(output_modified_msg(arr, vc, version, self, 0))
         if not as_tensor:
             return arr
+        unpack = self.__dict__.get("_out_unpack")
+        if unpack is not None:
+            # An in-place op on a view: its output unpacks with the view's history (through
+            # the base's CopySlices), as PyTorch's, not as an output of this node.
+            t = unpack(arr, vc)
+            if t is not None:
+                return t
         return unpacked_output(arr, vc, self, 0)
 
     def release(self) -> None:

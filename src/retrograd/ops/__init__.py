@@ -117,6 +117,9 @@ def _bind_methods() -> None:
     T.__invert__ = c.bitwise_not
     T.__floordiv__ = a.floor_divide
     T.__rfloordiv__ = lambda self, other: a.floor_divide(other, self)
+    for name in ("__radd__", "__rsub__", "__rtruediv__", "__rpow__", "__rmatmul__",
+                 "__rfloordiv__"):
+        setattr(T, name, _reflected(getattr(T, name)))
     T.__getitem__ = indexing.getitem
     T.__setitem__ = setitem
     T.__iadd__ = T.add_
@@ -146,6 +149,19 @@ def _bind_methods() -> None:
         for name, fn in getattr(mod, "TENSOR_METHODS", {}).items():
             setattr(T, name, fn)
     T.cuda = _no_cuda
+
+
+def _reflected(fn):
+    """``other OP tensor``: NotImplemented for a list, tuple, string or None, so that Python
+    answers as for torch (``[1.] + t`` concatenates or says it cannot)."""
+
+    def op(self, other):
+        if other is None or isinstance(other, (list, tuple, str)):
+            return NotImplemented
+        return fn(self, other)
+
+    op.__name__ = getattr(fn, "__name__", "op")
+    return op
 
 
 def _no_cuda(self, *args, **kwargs):

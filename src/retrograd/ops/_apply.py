@@ -25,12 +25,15 @@ from ..autograd.saved import INFERENCE_SAVE
 from . import _array
 from ._core import (
     NONE_EDGE,
+    arg_error,
     as_tensor_arg,
     check_broadcast,
     default_float,
+    op_name_of,
     reduced_binary,
     scalar_array,
     scalar_value,
+    tensor_arg,
     wire,
 )
 
@@ -297,7 +300,10 @@ def apply_binary(P, fwd, a: Tensor, b, **attrs) -> Tensor:
     b_tensor = b.__class__ is Tensor or isinstance(b, Tensor)
     if not b_tensor and b.__class__ is not float and b.__class__ is not int and \
             scalar_value(b) is None:
-        # An array or list operand is a constant tensor, with its own shape to sum back to.
+        # An array operand (formulas pass constants) is a constant tensor, with its own shape
+        # to sum back to; PyTorch refuses a list, None or a string.
+        if b.__class__ is not ndarray:
+            raise arg_error(op_name_of(P), "other", 2, b)
         b = as_tensor_arg(b)
         b_tensor = True
     ad = a._data
@@ -387,7 +393,10 @@ def apply_unary(P, x: Tensor, a=None, **attrs) -> Tensor:
     if OBSERVED:
         return _observed(apply_unary, P, (x,), (P, x, a), attrs)
     if a is None:
-        a = x._data
+        try:
+            a = x._data
+        except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+            raise arg_error(op_name_of(P), "input", 1, x) from None
         if a.dtype.char in NATIVE_FLOAT_CHARS:
             out = P.forward(a)
         elif a.dtype in REDUCED:
@@ -435,12 +444,24 @@ def apply_unary(P, x: Tensor, a=None, **attrs) -> Tensor:
 def unary_op(P, name: str, doc: str, float_op: bool = True):
     """The function form of a one-input pointwise primitive, derived from its declaration
     (``P.forward``, ``P.saves``); its array twin (``_array.<name>``) is ``P.forward``."""
+    # A non-tensor argument fails on its first attribute read: PyTorch's TypeError instead
+    # (the try costs nothing when nothing is raised).
     if float_op:
         def op(input) -> Tensor:  # noqa: A002
-            return apply_unary(P, input)
+            try:
+                return apply_unary(P, input)
+            except AttributeError:
+                if not isinstance(input, Tensor):
+                    raise arg_error(name, "input", 1, input) from None
+                raise
     else:
         def op(input) -> Tensor:  # noqa: A002
-            return apply_unary(P, input, input._data)
+            try:
+                return apply_unary(P, input, input._data)
+            except AttributeError:
+                if not isinstance(input, Tensor):
+                    raise arg_error(name, "input", 1, input) from None
+                raise
     op.__name__ = op.__qualname__ = name
     op.__doc__ = doc
     op.primitive = P
@@ -457,7 +478,7 @@ def binary_op(P, name: str, doc: str, prepare=None):
 
     def op(input, other) -> Tensor:  # noqa: A002
         if input.__class__ is not Tensor and not isinstance(input, Tensor):
-            input = as_tensor_arg(input)
+            input = tensor_arg(name, "input", 1, input)
         if prepare is not None:
             prepare(input, other)
         return apply_binary(P, fwd, input, other)

@@ -7,6 +7,10 @@ and whatever its formula needs saved.
 
 from __future__ import annotations
 
+import dis
+import os
+import sys
+
 import numpy as np
 
 from .. import _dtypes
@@ -234,12 +238,78 @@ def check_broadcast(*shapes) -> None:
         raise e from None
 
 
-def expand_error(shape, sizes) -> RuntimeError | None:
-    """PyTorch's error for expanding (or assigning) a tensor of ``shape`` to ``sizes``, checked
-    from the last dimension as PyTorch does; None if it expands (or has too many dimensions,
-    which the caller reports)."""
+# -- PyTorch's errors for arguments of the wrong type ----------------------------------------------
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_BINARY_OP = dis.opmap.get("BINARY_OP")
+_NB_OPS = dict(enumerate(sym for _, sym in getattr(dis, "_nb_ops", ())))
+
+
+def arg_error(fname: str, arg: str, pos, value, expected: str = "Tensor") -> TypeError:
+    """PyTorch's TypeError for argument ``arg`` (at 1-based ``pos``, or None for a keyword)
+    of ``fname`` given ``value`` instead of an ``expected``.
+
+    When the op was called by an operator (``t + [1.]``), Python's message for the operator,
+    as torch's operators return NotImplemented for such an operand. Only the error path looks
+    at the caller's frame: the ops themselves check nothing more than they did.
+
+    >>> arg_error("exp", "input", 1, [1.0])
+    TypeError("exp(): argument 'input' (position 1) must be Tensor, not list")
+    """
+    f = sys._getframe(1)
+    while f is not None and f.f_code.co_filename.startswith(_PACKAGE):
+        f = f.f_back
+    if f is not None and _BINARY_OP is not None and pos == 2:
+        code = f.f_code.co_code
+        if code[f.f_lasti] == _BINARY_OP and code[f.f_lasti + 1] in _NB_OPS:
+            sym = _NB_OPS[code[f.f_lasti + 1]]
+            return TypeError(f"unsupported operand type(s) for {sym}: 'Tensor' and "
+                             f"'{type(value).__name__}'")
+    where = f" (position {pos})" if pos else ""
+    return TypeError(f"{fname}(): argument '{arg}'{where} must be {expected}, not "
+                     f"{type(value).__name__}")
+
+
+def tensor_arg(fname: str, arg: str, pos, x) -> Tensor:
+    """``x`` as a tensor for argument ``arg`` of ``fname``: a number or an array (which
+    formulas pass) becomes one; a list, None or a string is PyTorch's TypeError."""
+    if isinstance(x, Tensor):
+        return x
+    if scalar_value(x) is None and not isinstance(x, np.ndarray):
+        raise arg_error(fname, arg, pos, x)
+    return as_tensor_arg(x)
+
+
+def op_name_of(P) -> str:
+    """The public name of a binary primitive's op, from its grad_fn name (``add``)."""
+    name = P._name
+    k = name.find("Backward")
+    return (name[:k] if k > 0 else name).lower()
+
+
+def broadcasting(fn, *arrays, **kwargs):
+    """``fn(*arrays, **kwargs)``, with PyTorch's error when the arrays do not broadcast."""
+    try:
+        return fn(*arrays, **kwargs)
+    except ValueError:
+        check_broadcast(*[np.shape(a) for a in arrays])
+        raise
+
+
+def expand_error(shape, sizes, dtype) -> RuntimeError | None:
+    """PyTorch's error for expanding (or assigning) a tensor of ``shape`` and NumPy ``dtype``
+    to ``sizes``, checked from the last dimension as PyTorch does; None if it expands.
+
+    >>> expand_error((3,), (2,), np.dtype("float32"))
+    RuntimeError('The expanded size of the tensor (2) must match the existing size (3) at non-singleton dimension 0.  Target sizes: [2].  Tensor sizes: [3]')
+    """  # noqa: E501
     shape, sizes = tuple(shape), tuple(sizes)
     lead = len(sizes) - len(shape)
+    if lead < 0:
+        return RuntimeError(
+            f"expand(torch.{FROM_NP[dtype].tensor_type}{{{list(shape)}}}, size={list(sizes)}): the "
+            f"number of sizes provided ({len(sizes)}) must be greater or equal to the number of "
+            f"dimensions in the tensor ({len(shape)})")
     for i in range(len(sizes) - 1, lead - 1, -1):
         have, want = shape[i - lead], sizes[i]
         if have != want and have != 1 and want != -1:

@@ -22,10 +22,13 @@ from ._base import legacy, not_implemented
 from ._core import (
     as_tensor_arg,
     asarray,
+    broadcasting,
+    check_broadcast,
     default_float,
     ndarray,
     operands,
     scalar_value,
+    tensor_arg,
 )
 from .shape import cast
 
@@ -145,7 +148,7 @@ def add(input, other, *, alpha=1) -> Tensor:  # noqa: A002
     tensor([ 7., 10.])
     """
     if not isinstance(input, Tensor):
-        input = as_tensor_arg(input)
+        input = tensor_arg("add", "input", 1, input)
     if alpha != 1:
         return apply_binary(AddBackward0, lambda x, y: x + alpha * y, input, other, _alpha=alpha)
     return apply_binary(AddBackward0, np.add, input, other)
@@ -159,7 +162,7 @@ def sub(input, other, *, alpha=1) -> Tensor:  # noqa: A002
     tensor([4., 3.])
     """
     if not isinstance(input, Tensor):
-        input = as_tensor_arg(input)
+        input = tensor_arg("sub", "input", 1, input)
     _check_bool_sub(input, other)
     if alpha != 1:
         return apply_binary(SubBackward0, lambda x, y: x - alpha * y, input, other, _alpha=alpha)
@@ -208,7 +211,7 @@ def mul(input, other) -> Tensor:  # noqa: A002
     tensor([3., 6.])
     """
     if not isinstance(input, Tensor):
-        input = as_tensor_arg(input)
+        input = tensor_arg("mul", "input", 1, input)
     return apply_binary(MulBackward0, np.multiply, input, other)
 
 
@@ -230,7 +233,7 @@ def div(input, other, *, rounding_mode=None) -> Tensor:  # noqa: A002
     tensor([0.5000, 1.0000])
     """
     if not isinstance(input, Tensor):
-        input = as_tensor_arg(input)
+        input = tensor_arg("div", "input", 1, input)
     if rounding_mode is not None:
         return _div_rounding(input, other, rounding_mode)
     return apply_binary(DivBackward0, _true_div, input, other)
@@ -240,11 +243,11 @@ def _div_rounding(a, b, mode):
     ad, bd = operands(a, b)
     _check_int_zero(ad, bd)
     if mode == "trunc":
-        r = (np.trunc(np.true_divide(ad, bd)) if ad.dtype.char in FLOAT_CHARS
-             else _int_trunc_div(ad, bd))
+        r = (np.trunc(broadcasting(np.true_divide, ad, bd)) if ad.dtype.char in FLOAT_CHARS
+             else broadcasting(_int_trunc_div, ad, bd))
     elif mode == "floor":
         with np.errstate(divide="ignore", invalid="ignore"):
-            r = np.floor_divide(ad, bd)
+            r = broadcasting(np.floor_divide, ad, bd)
     else:
         raise RuntimeError(
             "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
@@ -637,8 +640,12 @@ def _mod_op(name, fn, cls0, cls1, quotient):
             out = asarray(fn(np.asarray(idd, dtype=od.dtype), od))
             return _not_differentiable(name, out, None, ot)
         ad, bd = operands(input, other)
-        _check_int_zero(ad, bd)
-        out = asarray(fn(ad, bd))
+        try:
+            _check_int_zero(ad, bd)
+            out = asarray(fn(ad, bd))
+        except ValueError:
+            check_broadcast(ad.shape, np.shape(bd))
+            raise
         if out.dtype != ad.dtype:
             out = out.astype(ad.dtype)
         if not isinstance(other, Tensor):
@@ -765,8 +772,13 @@ def lerp(input, end, weight) -> Tensor:  # noqa: A002
         wd = wd.astype(s.dtype, copy=False)
     else:
         wd = np.asarray(scalar_value(weight), dtype=s.dtype)
-    d = e - s
-    out = np.where(np.abs(wd) < 0.5, s + wd * d, e - d * (1 - wd)).astype(s.dtype, copy=False)
+    try:
+        d = e - s
+        out = np.where(np.abs(wd) < 0.5, s + wd * d, e - d * (1 - wd)).astype(s.dtype,
+                                                                              copy=False)
+    except ValueError:
+        check_broadcast(s.shape, e.shape, wd.shape)
+        raise
     if w_tensor:
         return apply(LerpBackward1, out, input, end, weight, save=(input, end, weight))
     return apply(LerpBackward0, out, input, end, _w=wd)
@@ -831,8 +843,12 @@ def _addc(cls, input, tensor1, tensor2, value, divide):
     if rt.char not in FLOAT_CHARS:
         v = int(v)
     vv = np.asarray(v, dtype=rt)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = a + vv * (b / c if divide else b * c)
+    try:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = a + vv * (b / c if divide else b * c)
+    except ValueError:
+        check_broadcast(a.shape, b.shape, c.shape)
+        raise
     out = asarray(out).astype(rt, copy=False)
     return apply(cls, out, input, tensor1, tensor2, save=(tensor1, tensor2), _value=v)
 

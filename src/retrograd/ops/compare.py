@@ -12,7 +12,7 @@ from ..autograd.graph import Node
 from . import _array
 from ._apply import apply, apply_binary, recording
 from ._base import legacy, not_implemented
-from ._core import as_tensor_arg, check_broadcast, operands, wrap
+from ._core import as_tensor_arg, broadcasting, check_broadcast, operands, wrap
 from .arithmetic import _tensor_other
 from .indexing import nonzero
 
@@ -171,7 +171,7 @@ def logical_and(input, other) -> Tensor:  # noqa: A002
     >>> torch.logical_and(torch.tensor([0, 1, 2]), torch.tensor([1., 1., 0.]))
     tensor([False,  True, False])
     """
-    return wrap(np.logical_and(input._data, as_tensor_arg(other)._data))
+    return wrap(broadcasting(np.logical_and, input._data, as_tensor_arg(other)._data))
 
 
 def logical_or(input, other) -> Tensor:  # noqa: A002
@@ -181,7 +181,7 @@ def logical_or(input, other) -> Tensor:  # noqa: A002
     >>> torch.logical_or(torch.tensor([0, 1]), torch.tensor([0, 0]))
     tensor([False,  True])
     """
-    return wrap(np.logical_or(input._data, as_tensor_arg(other)._data))
+    return wrap(broadcasting(np.logical_or, input._data, as_tensor_arg(other)._data))
 
 
 def logical_xor(input, other) -> Tensor:  # noqa: A002
@@ -191,7 +191,7 @@ def logical_xor(input, other) -> Tensor:  # noqa: A002
     >>> torch.logical_xor(torch.tensor([0, 1, 1]), torch.tensor([1, 1, 0]))
     tensor([ True, False,  True])
     """
-    return wrap(np.logical_xor(input._data, as_tensor_arg(other)._data))
+    return wrap(broadcasting(np.logical_xor, input._data, as_tensor_arg(other)._data))
 
 
 def isnan(input) -> Tensor:  # noqa: A002
@@ -274,8 +274,8 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:  #
     tensor([ True, False])
     """
     _check_same_dtype(input, other)
-    return wrap(np.isclose(input._data, as_tensor_arg(other)._data, rtol=rtol, atol=atol,
-                           equal_nan=equal_nan))
+    return wrap(broadcasting(np.isclose, input._data, as_tensor_arg(other)._data, rtol=rtol,
+                             atol=atol, equal_nan=equal_nan))
 
 
 class TiedGradBackward(Node):

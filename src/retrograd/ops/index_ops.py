@@ -12,7 +12,7 @@ from ..autograd.graph import Node
 from . import _array
 from ._apply import apply
 from ._array import add_at
-from ._core import scalar_value, wrap_dim
+from ._core import arg_error, scalar_value, wrap_dim
 from .indexing import (
     _as1d,
     _check_bounds,
@@ -59,6 +59,8 @@ def index_select(input, dim, index) -> Tensor:  # noqa: A002
             [5, 3]])
     """
     a = input._data
+    if isinstance(index, (list, tuple)):
+        raise arg_error("index_select", "index", 3, index)
     idx = _idx_of(index)
     if not _is_int_index(idx):
         raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
@@ -285,7 +287,7 @@ class MaskedFillBackward1(Node):
         return gx, gv
 
 
-def masked_fill(input, mask, value) -> Tensor:  # noqa: A002
+def masked_fill(input, mask, value, _inplace: bool = False) -> Tensor:  # noqa: A002
     """``value`` where ``mask`` is True, ``input`` elsewhere.
 
     >>> import retrograd as torch
@@ -311,7 +313,8 @@ def masked_fill(input, mask, value) -> Tensor:  # noqa: A002
     else:
         v = np.asarray(scalar_value(value) if scalar_value(value) is not None else value
                        ).astype(a.dtype)
-    _bshape(a, m)
+    # PyTorch's messages name the mask first, or the tensor written into first.
+    _bshape(a, m) if _inplace else _bshape(m, a)
     out = np.where(m, v, a)
     if vt:
         return apply(MaskedFillBackward1, out, input, value, _mask=m)
@@ -401,4 +404,5 @@ __all__ = ["index_select", "index_add", "index_copy", "index_fill", "masked_fill
 XP: list = []
 METHODS = {name: globals()[name] for name in __all__}
 INPLACE = {name + "_": globals()[name] for name in (
-    "index_add", "index_copy", "index_fill", "masked_fill", "masked_scatter")}
+    "index_add", "index_copy", "index_fill", "masked_scatter")}
+INPLACE["masked_fill_"] = lambda input, mask, value: masked_fill(input, mask, value, True)

@@ -522,7 +522,14 @@ def scatter_into(g, index, shape) -> Tensor:
 
 def _embed_view(x, steps, base_shape):
     out = np.zeros(base_shape, x.dtype)
-    _array.replay(out, steps)[...] = x
+    dst = _array.replay(out, steps)
+    if dst.flags.writeable:
+        dst[...] = x
+        return out
+    # A view that repeats base elements (expand; NumPy makes it read-only): each element sums
+    # the gradients of its copies, a scatter-add at the base positions the view reads.
+    pos = _array.replay(np.arange(out.size).reshape(base_shape), steps)
+    add_at(out.reshape(-1), pos, x)
     return out
 
 

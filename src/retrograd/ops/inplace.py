@@ -12,6 +12,9 @@ old value and then takes over the result's history:
 
 from __future__ import annotations
 
+import weakref
+from functools import partial
+
 import numpy as np
 
 from .._creation import tensor
@@ -25,7 +28,7 @@ from . import _apply, _array
 from . import indexing as _indexing
 from ._apply import apply, needs_grad
 from ._base import _check_leaf, _check_writable, legacy
-from ._core import scalar_value
+from ._core import check_broadcast, expand_error, scalar_value
 from ._views import replay
 
 
@@ -56,11 +59,11 @@ def write(self: Tensor, arr) -> None:
         )
     np.copyto(dst, arr, casting="unsafe")
     self._vc[0] += 1
+    if PROVENANCE:
+        record_inplace(self._vc)
 
 
 def _bc(a, b) -> bool:
-    if PROVENANCE:
-        record_inplace(self._vc)
     try:
         np.broadcast_shapes(a.shape, b.shape)
         return True
@@ -134,7 +137,7 @@ def _adopt_saved_output(fn, r: Tensor, self: Tensor) -> None:
     """An op that saved its output (relu_, exp_, ...) now saves ``self``, the tensor that holds
     it, so that later in-place changes to ``self`` or its base are caught as in PyTorch."""
     out = fn._out
-    if out is not None and out[0] is r._data:
+    if out.__class__ is tuple and out[0] is r._data:  # (not when packed by a saved-tensor hook)
         fn._out = (self._data, self._vc, self._vc[0])
 
 
@@ -152,20 +155,37 @@ def commit(self: Tensor, r: Tensor) -> Tensor:
     base, steps, _ = v
     fn = r._grad_fn
     node = CopySlices()
+    if PROVENANCE:
+        node._site = site()
     node._fn = fn
     node._steps = steps
     node._base_shape = base._data.shape
     # The base takes the view's place as input 0; the op's other inputs keep their metadata.
     d = base._data
-    if PROVENANCE:
-        node._site = site()
     node._meta = ((d.shape, d.dtype),) + tuple(fn._meta[1:])
     node.next_functions = (edge(base),) + tuple(fn.next_functions[1:])
     write(self, r._data)
     _adopt_saved_output(fn, r, self)
     node._seq = next_seq()
     base._grad_fn, base._nr, base._rg = node, 0, True
+    if fn._out is not None:
+        # Weakly: the node is reached from fn through CopySlices, which holds fn (no cycle).
+        fn._out_unpack = partial(_view_output, weakref.ref(node), steps, d.shape, d.dtype)
     return self
+
+
+def _view_output(ref, steps, base_shape, base_dtype, arr, vc):
+    """The saved output of an op applied in place on a view, unpacked under create_graph: a
+    view (through CopySlices) of the base, or None once CopySlices is gone."""
+    node = ref()
+    if node is None:
+        return None
+    v = AsStridedBackward0()
+    v._steps, v._base_shape = steps, base_shape
+    v.next_functions = ((node, 0),)
+    v._meta = ((base_shape, base_dtype),)
+    v._seq = next_seq()
+    return unpacked_output(arr, vc, v, 0)
 
 
 def apply_inplace(self: Tensor, fn, *args, **kwargs) -> Tensor:
@@ -225,6 +245,17 @@ def inplace_method(fn, name: str):
     return method
 
 
+def _into(src: tuple, dst: tuple) -> bool:
+    """Whether shape ``src`` broadcasts into ``dst`` (if not, the general path raises
+    PyTorch's error)."""
+    if src == dst:
+        return True
+    try:
+        return np.broadcast_shapes(src, dst) == dst
+    except ValueError:
+        return False
+
+
 def _fast_ufunc(ufunc, fn, name):
     """An in-place method with a no-graph fast path straight into the array (optimizer steps)."""
 
@@ -239,13 +270,14 @@ def _fast_ufunc(ufunc, fn, name):
             if d.dtype.char in FLOAT_CHARS and d.flags.writeable:
                 o = other._data if isinstance(other, Tensor) else scalar_value(other)
                 if o is not None and (o.__class__ in (int, float, bool) or
-                                      (o.dtype == d.dtype and
-                                       np.broadcast_shapes(o.shape, d.shape) == d.shape)):
+                                      (o.dtype == d.dtype and _into(o.shape, d.shape))):
                     _check_writable(self)
                     if alpha is not None and alpha != 1:
                         o = o * alpha
                     ufunc(d, o, out=d)
                     self._vc[0] += 1
+                    if PROVENANCE:
+                        record_inplace(self._vc)
                     return self
         if alpha is not None:
             return apply_inplace(self, fn, other, alpha=alpha)
@@ -272,7 +304,13 @@ def _copy(self: Tensor, src) -> Tensor:
     if not isinstance(src, Tensor):
         src = tensor(src)
     s = src._data
-    out = np.broadcast_to(s, self._data.shape).astype(self._data.dtype)
+    try:
+        out = np.broadcast_to(s, self._data.shape).astype(self._data.dtype)
+    except ValueError:
+        check_broadcast(self._data.shape, s.shape)
+        raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the "
+                           f"broadcast shape {list(np.broadcast_shapes(self._data.shape, s.shape))}"
+                           ) from None
     return apply(CopyBackwards, out, self, src)
 
 
@@ -303,8 +341,6 @@ class FillBackward3(Node):
 class ZeroBackward0(FillBackward2):
     pass
 
-                    if PROVENANCE:
-                        record_inplace(self._vc)
 
 def _fill(self: Tensor, value) -> Tensor:
     if isinstance(value, Tensor):
@@ -351,6 +387,8 @@ def zero_(self: Tensor) -> Tensor:
             return self
         self._data[...] = 0
         self._vc[0] += 1
+        if PROVENANCE:
+            record_inplace(self._vc)
         return self
     return apply_inplace(self, _zero)
 
@@ -361,8 +399,18 @@ def setitem(self: Tensor, index, value) -> None:
         value = tensor(value, dtype=self.dtype)
     ix = _indexing
     if ix.is_basic_index(index):
-        copy_(ix.getitem(self, index), value)
+        view = ix.getitem(self, index)
+        if isinstance(value, Tensor) and value._data.shape != view._data.shape:
+            # PyTorch drops the value's leading 1s and expands it: its errors are expand's.
+            vs = value._data.shape
+            k = 0
+            while k < len(vs) and vs[k] == 1:
+                k += 1
+            e = expand_error(vs[k:], view._data.shape, value._data.dtype)
+            if e is not None:
+                raise e
+            if k:
+                value = value.reshape(vs[k:])
+        copy_(view, value)
         return
     apply_inplace(self, ix.index_put, ix.np_index(index), value)
-        if PROVENANCE:
-            record_inplace(self._vc)

@@ -22,7 +22,7 @@ from . import _array
 from . import shape as _shape
 from ._apply import apply, apply_binary, needs_grad, save_plan
 from ._autocast import fp32, lower_precision
-from ._core import as_tensor_arg, wrap_dim
+from ._core import arg_error, as_tensor_arg, tensor_arg, wrap_dim
 from .arithmetic import mul
 from .reduction import sum as _sum
 
@@ -106,8 +106,8 @@ def matmul(input, other) -> Tensor:  # noqa: A002
     >>> torch.tensor([[1., 2.], [3., 4.]]) @ torch.tensor([1., 1.])
     tensor([3., 7.])
     """
-    a = input if isinstance(input, Tensor) else as_tensor_arg(input)
-    b = other if isinstance(other, Tensor) else as_tensor_arg(other)
+    a = input if isinstance(input, Tensor) else tensor_arg("matmul", "input", 1, input)
+    b = other if isinstance(other, Tensor) else tensor_arg("matmul", "other", 2, other)
     da, db = a._data.ndim, b._data.ndim
     if da == 0 or db == 0:
         raise RuntimeError(
@@ -182,6 +182,9 @@ def mm(input, mat2) -> Tensor:  # noqa: A002
     >>> torch.mm(torch.eye(2), torch.ones(2, 3)).shape
     retrograd.Size([2, 3])
     """
+    if not isinstance(input, Tensor) or not isinstance(mat2, Tensor):
+        raise arg_error("mm", *(("input", 1, input) if not isinstance(input, Tensor)
+                                else ("mat2", 2, mat2)))
     if input.dim() != 2:
         raise RuntimeError("self must be a matrix")
     if mat2.dim() != 2:

@@ -15,7 +15,7 @@ from ..autograd.graph import Node
 from . import _array
 from ._apply import apply, recording
 from ._array import add_at
-from ._core import scalar_value, wrap, wrap_dim
+from ._core import arg_error, scalar_value, wrap, wrap_dim
 from .arithmetic import NotImplementedBackward
 from .indexing import (
     _along_index,
@@ -121,6 +121,8 @@ def gather(input, dim, index, *, sparse_grad: bool = False) -> Tensor:  # noqa: 
             [4, 3]])
     """
     a = input._data
+    if isinstance(index, (list, tuple)):
+        raise arg_error("gather", "index", 3, index)
     d, idx, grids = _scatter_args("gather", a, dim, index, None, gather=True)
     ishape = _idx_of(index).shape
     out = _as1d(a)[grids].reshape(ishape)

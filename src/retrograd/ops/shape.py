@@ -13,6 +13,7 @@ in ``copies``, padding in ``padding``. A view primitive's ``forward`` is its arr
 from __future__ import annotations
 
 import warnings
+from operator import index as _index
 
 import numpy as np
 
@@ -23,7 +24,7 @@ from ..autograd.graph import Node
 from . import _array
 from ._apply import apply, apply_multi, apply_view, link_view, recording
 from ._base import _check_leaf, _check_writable, legacy
-from ._core import wrap_dim
+from ._core import arg_error, wrap_dim
 from ._views import slice_dim
 
 
@@ -31,7 +32,15 @@ def parse_shape(args) -> tuple:
     """``f(2, 3)``, ``f((2, 3))`` and ``f([2, 3])`` all mean the shape (2, 3)."""
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = args[0]
-    return tuple(int(s) for s in args)
+    try:
+        return tuple(_index(s) for s in args)
+    except TypeError:
+        # PyTorch refuses a float or a string where a size is expected (int() would take it).
+        for i, s in enumerate(args):
+            if not hasattr(s, "__index__"):
+                raise TypeError(f"argument 'size' must be tuple of ints, but found element of "
+                                f"type {type(s).__name__} at pos {i}") from None
+        raise
 
 
 def _infer_shape(shape: tuple, numel: int) -> tuple:
@@ -88,7 +97,8 @@ def view(input, *shape) -> Tensor:  # noqa: A002
             "view size is not compatible with input tensor's size and stride (at least one "
             "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
         ) from None
-    return apply_view(ViewBackward0, out, input, ("reshape", shape), _in_shape=a.shape)
+    # A step's arguments are a tuple: replay calls reshape(x, shape) on arrays and tensors.
+    return apply_view(ViewBackward0, out, input, ("reshape", (shape,)), _in_shape=a.shape)
 
 
 def reshape(input, *shape) -> Tensor:  # noqa: A002
@@ -106,7 +116,7 @@ def reshape(input, *shape) -> Tensor:  # noqa: A002
         # PyTorch copies (CloneBackward0) and then views the copy (UnsafeViewBackward0).
         c = clone(input)
         return apply(UnsafeViewBackward0, np.reshape(c._data, shape), c, _in_shape=a.shape)
-    return apply_view(ViewBackward0, out, input, ("reshape", shape), _in_shape=a.shape)
+    return apply_view(ViewBackward0, out, input, ("reshape", (shape,)), _in_shape=a.shape)
 
 
 def view_as(input, other) -> Tensor:  # noqa: A002
@@ -357,7 +367,7 @@ def squeeze(input, dim=None) -> Tensor:  # noqa: A002
         axes = (d,) if a.ndim and a.shape[d] == 1 else ()
         cls = SqueezeBackward1
     out = np.squeeze(a, axis=axes) if axes else a.view()
-    return apply_view(cls, out, input, ("reshape", out.shape), _in_shape=a.shape)
+    return apply_view(cls, out, input, ("reshape", (out.shape,)), _in_shape=a.shape)
 
 
 class SqueezeBackward4(SqueezeBackward0):
@@ -368,7 +378,8 @@ def squeeze_dims_(input, dim) -> Tensor:  # noqa: A002
     """``squeeze`` as PyTorch's in-place ``squeeze_(dims)`` records it (inside matmul)."""
     a = input._data
     out = np.squeeze(a, axis=dim) if a.shape[dim] == 1 else a.view()
-    return apply_view(SqueezeBackward4, out, input, ("reshape", out.shape), _in_shape=a.shape)
+    return apply_view(SqueezeBackward4, out, input, ("reshape", (out.shape,)),
+                      _in_shape=a.shape)
 
 
 def unsafe_view(input, shape) -> Tensor:  # noqa: A002
@@ -981,7 +992,9 @@ def chunk(input, chunks, dim=0) -> tuple:  # noqa: A002
     a = input._data
     if a.ndim == 0:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
-    chunks = int(chunks)
+    if not hasattr(chunks, "__index__"):
+        raise arg_error("chunk", "chunks", 1, chunks, "int")  # as x.chunk(...) says
+    chunks = _index(chunks)
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     d = wrap_dim(dim, a.ndim)

@@ -19,6 +19,7 @@ from ._base import not_implemented
 from ._core import (
     as_tensor_arg,
     asarray,
+    check_broadcast,
     default_float,
     float_array,
     operands,
@@ -363,10 +364,14 @@ def _clamp_tensor(input, lo, hi):
     a = input._data
     rt = _result_dtype(input, lo_t, hi_t)
     out = a.astype(rt, copy=False)
-    if lo_t is not None:
-        out = np.maximum(out, lo_t._data.astype(rt, copy=False))
-    if hi_t is not None:
-        out = np.minimum(out, hi_t._data.astype(rt, copy=False))
+    try:
+        if lo_t is not None:
+            out = np.maximum(out, lo_t._data.astype(rt, copy=False))
+        if hi_t is not None:
+            out = np.minimum(out, hi_t._data.astype(rt, copy=False))
+    except ValueError:
+        check_broadcast(*[t._data.shape for t in (input, lo_t, hi_t) if t is not None])
+        raise
     out = asarray(out).astype(rt, copy=False)
     return apply(ClampBackward0, out, input, lo_t, hi_t, save=(input, lo_t, hi_t))
 
