@@ -331,3 +331,19 @@ def test_mantissa_rounding_helpers():
     x = 1 + 2**-52
     assert fma64(x, x, -1.0) == 2**-51 + 2**-104
     assert math.isnan(fma64(np.inf, 0.0, 1.0))
+
+
+def test_torch_random_module(torch):
+    names = ["Generator", "default_generator", "fork_rng", "get_rng_state", "initial_seed",
+             "manual_seed", "seed", "set_rng_state", "thread_safe_generator"]
+    assert all(hasattr(rg.random, n) and hasattr(torch.random, n) for n in names)
+
+    def run(T):
+        T.random.manual_seed(4)
+        with T.random.fork_rng():
+            inside = T.randn(3)
+        return [inside, T.randn(3), T.tensor(T.random.initial_seed())]
+    both(torch, 0, run)
+    with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):
+        with rg.random.fork_rng(devices=[0]):
+            pass

@@ -134,6 +134,8 @@ from .serialization import load, save  # noqa: E402
 
 __all__ += ["save", "load", "nn", "optim", "utils", "profiler"]
 __all__ += ["as_torch"]
+from . import random  # noqa: E402 (torch.random: seeding and fork_rng)
+
 __all__ += ["distributed"]
 # Mixed precision (torch.amp, torch.autocast, torch.cpu.amp).
 from . import amp, cpu  # noqa: E402

@@ -217,11 +217,15 @@ def test_numpy_seed_matches_torch(torch):
         assert _worker.numpy_seed(base, wid) == _generate_state(base, wid)
 
 
-def test_worker_info_is_read_only():
-    info = _worker.WorkerInfo(id=1, num_workers=2, seed=7, dataset=None)
-    assert repr(info) == "WorkerInfo(id=1, num_workers=2, seed=7, dataset=None)"
-    with pytest.raises(RuntimeError, match="^Cannot assign attributes to WorkerInfo objects$"):
-        info.id = 3
+def test_worker_info_is_frozen_like_torch(torch):
+    from torch.utils.data._utils.worker import WorkerInfo
+
+    ours = _worker.WorkerInfo(id=1, num_workers=2, seed=7, dataset=None)
+    theirs = WorkerInfo(id=1, num_workers=2, seed=7, dataset=None)
+    assert repr(ours) == repr(theirs)
+    for info in (ours, theirs):
+        with pytest.raises(AttributeError, match="^cannot assign to field 'id'$"):
+            info.id = 3
 
 
 def test_tensors_cross_processes_only_through_multiprocessing():

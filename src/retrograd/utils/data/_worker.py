@@ -13,6 +13,7 @@ plain ``pickle`` still refuses them, as ``retrograd.save`` is the way to store t
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import queue
@@ -54,28 +55,17 @@ ForkingPickler.register(Tensor, _reduce_tensor)
 
 
 # -- worker information ------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
 class WorkerInfo:
-    """What ``get_worker_info()`` returns inside a worker: ``id``, ``num_workers``, ``seed`` and
-    ``dataset`` (the worker's copy). Its attributes cannot be changed."""
+    """What ``get_worker_info()`` returns inside a worker: ``id``, ``num_workers``, ``seed``,
+    ``dataset`` (the worker's copy), ``rng`` (None) and ``worker_method``. It is frozen."""
 
-    __initialized = False
-
-    def __init__(self, **kwargs: Any) -> None:
-        for k, v in kwargs.items():
-            setattr(self, k, v)
-        self.__keys = tuple(kwargs.keys())
-        self.__initialized = True
-
-    def __setattr__(self, key: str, val: Any) -> None:
-        if self.__initialized:
-            raise RuntimeError(
-                f"Cannot assign attributes to {self.__class__.__name__} objects"
-            )
-        return super().__setattr__(key, val)
-
-    def __repr__(self) -> str:
-        items = [f"{k}={getattr(self, k)}" for k in self.__keys]
-        return f"{self.__class__.__name__}({', '.join(items)})"
+    id: int
+    num_workers: int
+    seed: int
+    dataset: Any
+    rng: Any = None
+    worker_method: str | None = "multiprocessing"
 
 
 _worker_info: WorkerInfo | None = None
