@@ -15,6 +15,7 @@ import numpy as np
 from ._tensor import Tensor
 from .autograd.graph import Node
 from .ops import _array
+from .ops import bessel as _bessel
 from .ops._apply import apply
 from .ops._core import as_tensor_arg, float_array
 from .ops.arithmetic import xlogy
@@ -167,3 +168,20 @@ def sinc(input: Tensor) -> Tensor:  # noqa: A002
 
 
 _array.register(log1p=np.log1p)
+
+# Bessel functions, incomplete gamma, zeta, erfcx and the orthogonal polynomials (ops/bessel.py).
+globals().update(_bessel.SPECIAL)
+__all__ += list(_bessel.SPECIAL)
+
+
+def multigammaln(input: Tensor, p: int) -> Tensor:  # noqa: A002
+    """The multivariate log-gamma of dimension ``p`` (``torch.mvlgamma``).
+
+    >>> import retrograd as torch
+    >>> torch.special.multigammaln(torch.tensor([2.5]), 2)
+    tensor([0.8570])
+    """
+    return input.mvlgamma(p)
+
+
+__all__ += ["multigammaln"]

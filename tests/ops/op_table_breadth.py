@@ -117,6 +117,43 @@ OPS = [
     OpInfo("lu_solve", lambda lib, a, b: lib.linalg.lu_solve(
         *lib.linalg.lu_factor(a + 3 * lib.eye(3, dtype=a.dtype)), b), [((3, 3), (3, 2))],
         extra=_gap("LinalgLuSolveBackward0")),
+    # torch.special (ops/bessel.py): the differentiable ones
+    OpInfo("i0", lambda lib, a: lib.i0(a), [((3, 4),), ((),)], low=-4, high=4),
+    OpInfo("special_i0e", lambda lib, a: lib.special.i0e(a), [((3, 4),)], low=-4, high=4,
+           positive_gap=0.1),
+    # i1 and i1e in float64: PyTorch has no bfloat16/float16 backward for them
+    OpInfo("special_i1", lambda lib, a: lib.special.i1(a.double()), [((3, 4),)], low=-4, high=4),
+    OpInfo("special_i1e", lambda lib, a: lib.special.i1e(a.double()), [((3, 4),)], low=-4,
+           high=4,
+           positive_gap=0.1),
+    OpInfo("special_erfcx", lambda lib, a: lib.special.erfcx(a), [((3, 4),)], low=-2, high=4),
+    # the shape parameter a constant: PyTorch has no derivative in it
+    OpInfo("special_gammainc", lambda lib, x: lib.special.gammainc(
+        lib.linspace(0.5, 3.0, 12).to(x.dtype).reshape(3, 4), x.abs() + 0.1), [((3, 4),)],
+        no_gradgrad="PyTorch has no second derivative of igamma"),
+    OpInfo("igammac", lambda lib, x: lib.igammac(lib.linspace(0.5, 3.0, 4).to(x.dtype),
+                                                 x.abs() + 0.1), [((3, 4),)],
+           no_gradgrad="PyTorch has no second derivative of igammac"),
+    # torch.special without a gradient (as in PyTorch): values against torch
+    *[OpInfo(f"special_{n}", lambda lib, a, n=n: getattr(lib.special, n)(a * 4), [((3, 4),)],
+             grad=False)
+      for n in ("bessel_j0", "bessel_j1", "modified_bessel_i0", "modified_bessel_i1",
+                "spherical_bessel_j0")],
+    *[OpInfo(f"special_{n}", lambda lib, a, n=n: getattr(lib.special, n)(a.abs() * 4 + 0.1),
+             [((3, 4),)], grad=False)
+      for n in ("bessel_y0", "bessel_y1", "modified_bessel_k0", "modified_bessel_k1",
+                "scaled_modified_bessel_k0", "scaled_modified_bessel_k1")],
+    *[OpInfo(f"special_{n}", lambda lib, a, n=n: getattr(lib.special, n)(a / 2, 5), [((3, 4),)],
+             grad=False)
+      for n in ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+                "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+                "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+                "shifted_chebyshev_polynomial_w", "hermite_polynomial_h",
+                "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p")],
+    OpInfo("special_zeta", lambda lib, a, q: lib.special.zeta(a.abs() + 1.5, q.abs() + 0.5),
+           [((3, 4), (4,))], grad=False),
+    OpInfo("special_multigammaln", lambda lib, a: lib.special.multigammaln(a.abs() + 2, 3),
+           [((3, 4),)], extra=_gap("MvlgammaBackward0")),
     # counting and integer ops (no gradient): values and dtypes against torch
     OpInfo("bincount", lambda lib, a: lib.bincount((a.abs() * 3).long()), [((6,),)], grad=False),
     OpInfo("bincount_weights", lambda lib, a, w: lib.bincount((a.abs() * 3).long(), w, 8),

@@ -15,6 +15,7 @@ from .. import _dtypes
 from .._tensor import Tensor, make
 from . import (
     arithmetic,
+    bessel,
     compare,
     composite,
     copies,
@@ -44,7 +45,7 @@ TENSORS = True  # formulas get tensors from this namespace (see _array)
 FAMILIES = (
     arithmetic, unary, compare, special, reduction, sorting, shape, copies, padding, join, indexing,
     scatter_gather, index_ops, linalg, decomp, nn_activation, nn_conv, nn_norm, nn_attention,
-    composite, counting,
+    composite, counting, bessel,
 )
 
 __all__: list = []
