@@ -60,6 +60,8 @@ class BackwardCFunction(Node, FunctionCtx):
         saved = self._saved
         if saved is None:
             raise RuntimeError(freed_msg(self))
+        if self._packed:  # saved under saved-tensor hooks
+            return tuple(self.saved(True))
         out = []
         for kind, t, v in zip(self._saved_kinds, saved, self._versions):
             if t is None:

@@ -63,7 +63,7 @@ def saved_arrays(node) -> list:
             elif isinstance(s, tuple) and s and isinstance(s[0], np.ndarray):
                 out.append((f"saved_{i}", s[0]))  # a user Function's saved output
     res = node.__dict__.get("_out")
-    if res is not None:
+    if res.__class__ is tuple:  # (not when packed by a saved-tensor hook)
         out.append(("result", res[0]))
     for k, v in node.__dict__.items():
         if isinstance(v, np.ndarray) and v.ndim and k not in ("_saved", "_out"):

@@ -100,6 +100,14 @@ def freed_msg(node) -> str:
     return with_site(FREED_MSG, node)
 
 
+# Saved-tensor hooks (``saved_hooks.py``): the save points test HOOKS_ON and then hand the node
+# to PACK_NODE; a node holding packed entries has ``_packed`` set and unpacks through UNPACK.
+HOOKS_ON = False
+PACK_NODE = None
+UNPACK = None
+SAVED_ATTR = None  # saved_attrs.saved_attr: ``grad_fn._saved_<name>`` under PyTorch's names
+
+
 def make_tensor(arr, grad_fn=None, nr=0):
     """Set by ``_tensor`` at import: builds a tensor with a grad_fn (avoids an import cycle)."""
     raise RuntimeError("retrograd._tensor is not loaded")
@@ -110,6 +118,13 @@ class SavedTensors:
     """The saved-tensor half of ``Node``."""
 
     __slots__ = ()
+    _packed = False  # saved under saved-tensor hooks: entries unpack through the hook
+
+    def __getattr__(self, name: str):
+        # Only reached for attributes a node lacks: ``_saved_self`` and the like.
+        if name.startswith("_saved_") and SAVED_ATTR is not None:
+            return SAVED_ATTR(self, name)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     # -- saved tensors -------------------------------------------------------------------------
     def save(self, *tensors) -> None:
@@ -125,6 +140,8 @@ class SavedTensors:
                 versions.append(t._vc[0])
         self._saved = tensors
         self._versions = versions
+        if HOOKS_ON:
+            PACK_NODE(self)
 
     def save2(self, a, b) -> None:
         """``save(a, b)`` unrolled: binary ops call this on every recorded forward."""
@@ -142,16 +159,22 @@ class SavedTensors:
             vb = b._vc[0]
         self._saved = (a, b)
         self._versions = (va, vb)
+        if HOOKS_ON:
+            PACK_NODE(self)
 
     def save_output(self, t) -> None:
         """Keep an output without a reference cycle: its array, not the tensor."""
         self._out = (t._data, t._vc, t._vc[0])
+        if HOOKS_ON:
+            PACK_NODE(self, t)
 
     def saved(self, as_tensors: bool):
         """The saved inputs, as arrays or (for create_graph) as tensors."""
         saved = self._saved
         if saved is None:
             raise RuntimeError(freed_msg(self))
+        if self._packed:
+            return [UNPACK(self, p, as_tensors) for p in saved]
         if len(saved) == 2:
             a, b = saved
             va, vb = self._versions
@@ -181,6 +204,8 @@ class SavedTensors:
         out = self._out
         if out is None:
             raise RuntimeError(freed_msg(self))
+        if out.__class__ is not tuple:  # packed by a saved-tensor hook
+            return UNPACK(self, out, as_tensor)
         arr, vc, version = out
         if vc[0] != version:
             raise RuntimeError(output_modified_msg(arr, vc, version, self, 0))

@@ -19,6 +19,7 @@ import numpy as np
 
 from .._dtypes import F32, FLOAT_CHARS, NATIVE_FLOAT_CHARS, REDUCED, REDUCED_CHARS
 from .._tensor import Tensor, edge, make
+from ..autograd import saved as _saved
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node, next_seq
 from ..autograd.saved import INFERENCE_SAVE
@@ -171,6 +172,8 @@ def apply(P, out, *inputs, save=None, save_out: bool = False, **attrs) -> Tensor
         r = make(out, node)
         if save_out:
             node._out = (out, r._vc, 0)
+            if _saved.HOOKS_ON:
+                _saved.PACK_NODE(node, r)
         return r
     return make(out)
 
@@ -380,6 +383,8 @@ def apply_binary(P, fwd, a: Tensor, b, **attrs) -> Tensor:
             node._seq = next_seq()
             if so:
                 node._out = (out, vc, 0)
+            if _saved.HOOKS_ON:  # saved-tensor hooks pack what was saved (saved_hooks.py)
+                _saved.PACK_NODE(node, t)
             return t
     return make(out)
 
@@ -437,6 +442,8 @@ def apply_unary(P, x: Tensor, a=None, **attrs) -> Tensor:
             node._seq = next_seq()
             if saves == "result":
                 node._out = (out, vc, 0)
+            if _saved.HOOKS_ON:  # saved-tensor hooks pack what was saved (saved_hooks.py)
+                _saved.PACK_NODE(node, t)
             return t
     return make(out)
 
@@ -593,3 +600,5 @@ def _save_function(node, inputs, results) -> None:
     node._saved = tuple(saved)
     node._versions = versions
     node.to_save = ()
+    if _saved.HOOKS_ON:
+        _saved.PACK_NODE(node, None, results)

@@ -1,0 +1,212 @@
+"""``grad_fn._saved_<name>``: what a node saved, under PyTorch's names.
+
+PyTorch's generated nodes expose each saved value as an attribute named after the argument of
+the op (``_saved_self``, ``_saved_other``, ``_saved_result``, ``_saved_dim``, ...). retrograd's
+nodes keep the same values in a few generic slots: saved inputs (``node.saved``), the saved
+output, node attributes and the inputs' recorded shapes. ``NAMES`` maps, per grad_fn name,
+PyTorch's names to those slots, in a small spec language:
+
+- an int ``i``: saved entry ``i`` (a tensor, or None where nothing was saved);
+- ``"result"``: the saved output;
+- ``"sizes i"``: input ``i``'s recorded shape, as a tuple;
+- ``".attr"``: the node attribute ``attr``; a callable ``f(node)`` for anything else.
+
+Nodes with no entry get the generic names: a single-input op that saves its input has
+``_saved_self``, one that saves its result ``_saved_result``, a binary op ``_saved_self`` and
+``_saved_other``. Tensors come back unpacked (version-checked, through the saved-tensor hooks if
+they were packed), and raise PyTorch's error once the graph is freed; other values stay.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._tensor import Tensor, make
+from . import saved as _saved
+
+__all__ = ["NAMES", "saved_attr"]
+
+_REDUCTION = {"none": 0, "mean": 1, "sum": 2}
+
+
+def _reduction(node):
+    return _REDUCTION.get(node.__dict__.get("_reduction"), 1)
+
+
+def _py(v):
+    """A plain Python value (numbers as PyTorch's attributes give them)."""
+    if isinstance(v, np.ndarray) and v.ndim == 0:
+        return v.item()
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, list):
+        return tuple(v)
+    return v
+
+
+def _dims(node):
+    d = node.__dict__.get("_dims")
+    return None if d is None else tuple(d)
+
+
+def _permute_dims(node):
+    inv = node._inv
+    dims = [0] * len(inv)
+    for i, j in enumerate(inv):
+        dims[j] = i
+    return tuple(dims)
+
+
+def _strides(shape) -> tuple:
+    """Contiguous strides, in elements (retrograd keeps no strides for its saved inputs)."""
+    out, step = [], 1
+    for n in reversed(shape):
+        out.append(step)
+        step *= n
+    return tuple(reversed(out))
+
+
+def _indices(node):
+    idx = node._idx
+    if not node._keepdim and idx.ndim:
+        idx = np.squeeze(idx, node._dim)
+    return make(idx)
+
+
+def _mat2(node):
+    (w,) = node.saved(True)[1:2]
+    return w if w is None or not node.__dict__.get("_wt") else w.t()
+
+
+def _shape_of(i):
+    def get(node):
+        saved = node.saved(True)
+        t = saved[i]
+        if i == 1 and node.__dict__.get("_wt"):
+            return tuple(t.shape)[::-1]
+        return tuple(t.shape)
+    return get
+
+
+def _strides_of(i):
+    def get(node):
+        return _strides(_shape_of(i)(node))
+    return get
+
+
+_SIZES = {"self_sym_sizes": "sizes 0"}
+_DIM = {"dim": ".dim"}
+
+NAMES: dict = {
+    "AddBackward0": {"alpha": lambda n: 1},
+    "SubBackward0": {"alpha": lambda n: 1},
+    "PowBackward0": {"self": 0, "exponent": lambda n: _py(n._e)},
+    "PowBackward1": {"self": 0, "exponent": 1},  # (the result is not kept: recomputed)
+    "PowBackward2": {"exponent": 0, "self": lambda n: _py(n._base), "result": "result"},
+    "MmBackward0": {"self": 0, "mat2": 1, "self_sym_sizes": "sizes 0",
+                    "mat2_sym_sizes": "sizes 1", "self_sym_strides": _strides_of(0),
+                    "mat2_sym_strides": _strides_of(1)},
+    "MvBackward0": {"self": 0, "vec": 1},
+    "DotBackward0": {"self": 0, "tensor": 1},
+    "BmmBackward0": {"self": 0, "mat2": 1},
+    "AddmmBackward0": {"mat1": 0, "mat2": _mat2, "mat1_sym_sizes": _shape_of(0),
+                       "mat2_sym_sizes": _shape_of(1), "mat1_sym_strides": _strides_of(0),
+                       "mat2_sym_strides": _strides_of(1),
+                       "alpha": lambda n: _py(n.__dict__.get("_alpha", 1)),
+                       "beta": lambda n: _py(n.__dict__.get("_beta", 1))},
+    "SumBackward0": _SIZES,
+    "SumBackward1": {**_SIZES, "dim": _dims, "keepdim": lambda n: n.__dict__.get("_keepdim",
+                                                                                  False)},
+    "MeanBackward0": {**_SIZES, "self_sym_numel": lambda n: int(np.prod(n._meta[0][0]))},
+    "MeanBackward1": {**_SIZES, "dim": _dims,
+                      "self_sym_numel": lambda n: int(np.prod(n._meta[0][0]))},
+    "MaxBackward0": {**_SIZES, "dim": ".dim", "keepdim": ".keepdim", "indices": _indices},
+    "MinBackward0": {**_SIZES, "dim": ".dim", "keepdim": ".keepdim", "indices": _indices},
+    "MaximumBackward0": {},  # (retrograd keeps masks, not the inputs)
+    "MinimumBackward0": {},
+    "AmaxBackward0": {"self": 0, "result": "result", "dim": _dims},
+    "AminBackward0": {"self": 0, "result": "result", "dim": _dims},
+    "ViewBackward0": _SIZES,
+    "UnsafeViewBackward0": _SIZES,
+    "ExpandBackward0": _SIZES,
+    "TransposeBackward0": {"dim0": ".d0", "dim1": ".d1"},
+    "PermuteBackward0": {"dims": _permute_dims},
+    "UnsqueezeBackward0": _DIM,
+    "SqueezeBackward0": _SIZES,
+    "SqueezeBackward1": _SIZES,
+    "SelectBackward0": {**_SIZES, "dim": ".dim", "index": ".index"},
+    "SliceBackward0": {**_SIZES, "dim": ".dim", "start": lambda n: n._range[0],
+                       "step": lambda n: n._range[2]},
+    "SoftmaxBackward0": {**_DIM, "result": "result"},
+    "LogSoftmaxBackward0": {**_DIM, "result": "result"},
+    "CumsumBackward0": _DIM,
+    "CatBackward0": _DIM,
+    "StackBackward0": _DIM,
+    "GeluBackward0": {"self": 0, "approximate": lambda n: "tanh" if n._tanh else "none"},
+    "LeakyReluBackward0": {"self": 0, "negative_slope": ".slope"},
+    "EluBackward0": {"self": 0, "alpha": ".alpha", "scale": ".scale",
+                     "input_scale": ".input_scale"},
+    "SoftplusBackward0": {"self": 0, "beta": ".beta", "threshold": ".th"},
+    "ClampBackward1": {"self": 0, "min": ".lo", "max": ".hi"},
+    "VarBackward0": {"self": 0, "dim": lambda n: tuple(n._rdims), "correction": ".correction"},
+    "StdBackward0": {"self": 0, "dim": lambda n: tuple(n._rdims), "correction": ".correction",
+                     "result": "result"},
+    "LinalgVectorNormBackward0": {"self": 0, "result": "result", "ord": ".p", "dim": _dims},
+    "ProdBackward0": {"self": 0, "result": "result"},
+    "MseLossBackward0": {"self": 0, "target": 1, "reduction": _reduction},
+    "L1LossBackward0": {"self": 0, "target": 1, "reduction": _reduction},
+    "BinaryCrossEntropyBackward0": {"self": 0, "target": 1, "weight": 2,
+                                    "reduction": _reduction},
+    "ConvolutionBackward0": {
+        "input": 0, "weight": 1,
+        "stride": lambda n: tuple(n._params[0]), "padding": lambda n: tuple(n._params[1]),
+        "dilation": lambda n: tuple(n._params[2]), "groups": lambda n: n._params[3],
+        "transposed": lambda n: n._params[4]},
+    "WhereBackward0": {"condition": lambda n: make(n._cond)},
+}
+
+
+def _generic(node) -> dict:
+    """The names a node without an entry gets, from what it saved."""
+    saves = type(node).saves
+    names = {}
+    if isinstance(saves, tuple) and len(saves) == 2 and any(saves):
+        names = {"self": 0, "other": 1}
+    elif node._saved:
+        names = {"self": 0}
+    if type(node).saves == "result" or node._out is not None:
+        names["result"] = "result"
+    return names
+
+
+def saved_attr(node, attr: str):
+    """``node._saved_<name>`` (``SavedTensors.__getattr__`` sends misses of that form here)."""
+    name = attr[len("_saved_"):]
+    names = NAMES.get(node.name())
+    spec = names.get(name) if names is not None else None
+    if spec is None:
+        spec = _generic(node).get(name)
+    if spec is None:
+        raise AttributeError(f"'{type(node).__name__}' object has no attribute '{attr}'")
+    if isinstance(spec, int):
+        if node._saved is None:
+            raise RuntimeError(_saved.FREED_MSG)
+        saved = node.saved(True)
+        v = saved[spec] if spec < len(saved) else None
+        if isinstance(v, np.ndarray):  # a number operand kept as a 0-d array
+            v = make(v)
+        return v if v is None or isinstance(v, Tensor) else _py(v)
+    if spec == "result":
+        if node._out is None:
+            if node._saved is None:  # (release frees both)
+                raise RuntimeError(_saved.FREED_MSG)
+            return None
+        return node.saved_output(True)
+    if spec.__class__ is str and spec.startswith("sizes "):
+        return tuple(node._meta[int(spec[6:])][0])
+    if spec.__class__ is str and spec.startswith("."):
+        return _py(node.__dict__[spec.replace(".", "_", 1)])
+    return spec(node)
+
+
+_saved.SAVED_ATTR = saved_attr

@@ -1,0 +1,211 @@
+"""Saved-tensor hooks: ``saved_tensors_hooks(pack, unpack)``, ``disable_saved_tensors_hooks``,
+``save_on_cpu``, as in ``torch.autograd.graph``.
+
+While a pair of hooks is registered (innermost wins; the stack is per thread), every tensor
+saved for backward, by built-in ops (inputs and outputs) and custom Functions alike, is handed
+to ``pack`` at the moment it is saved, and only what ``pack`` returned is kept. The backward,
+or a ``grad_fn._saved_*`` access, calls ``unpack`` on it and uses the tensor it returns, in the
+place of the original (with the original's place in the graph), as PyTorch does; versions are
+not checked then (the hooks own the data).
+
+The save points (``SavedTensors.save``, the unrolled saves in ``ops._apply``, saved outputs,
+Function's ``save_for_backward``) test one module flag, ``saved.HOOKS_ON``, and call
+``pack_node`` only when it is set; the unpack side is one flag per node (``_packed``).
+"""
+
+from __future__ import annotations
+
+import threading
+
+from .._tensor import Tensor, make
+from . import saved as _saved
+
+__all__ = ["saved_tensors_hooks", "disable_saved_tensors_hooks", "save_on_cpu", "pack_node",
+           "unpack_entry"]
+
+
+class _State(threading.local):
+    stack: tuple = ()        # (pack, unpack) pairs, innermost last
+    disabled = None          # disable_saved_tensors_hooks' error message, while it is active
+
+
+_state = _State()
+_users = [0]  # registered pairs over all threads: the flag save points test
+
+
+def _sync_flag() -> None:
+    _saved.HOOKS_ON = _users[0] > 0
+
+
+class Packed:
+    """What is kept for one saved tensor while hooks are on: the pack hook's result, the unpack
+    hook to call, and where the original sat in the graph (so that an unpacked copy under
+    ``create_graph`` carries on from there). ``out`` is the output number when the tensor is an
+    output of the node that saved it (its grad_fn, the node itself, is not stored: no cycle)."""
+
+    __slots__ = ("value", "unpack", "fn", "nr", "rg", "acc", "out")
+
+    def __init__(self, t: Tensor, pack, unpack, out=None) -> None:
+        self.unpack = unpack
+        self.out = out
+        if out is None:
+            self.fn, self.nr, self.rg, self.acc = t._grad_fn, t._nr, t._rg, t._acc
+        else:
+            self.fn, self.nr, self.rg, self.acc = None, out, True, None
+        self.value = pack(t)
+
+
+def _hooks():
+    stack = _state.stack
+    return stack[-1] if stack else None
+
+
+def pack_node(node, out=None, outputs=None) -> None:
+    """Run the current pack hook over what ``node`` just saved: its saved inputs, and its saved
+    output ``out`` (a tensor) if it keeps one. A custom Function's node passes its
+    ``outputs`` (entries saved as ``"out"`` are packed as those tensors)."""
+    hooks = _hooks()
+    if hooks is None:
+        return
+    pack, unpack = hooks
+    saved = node._saved
+    if saved:
+        kinds = node.__dict__.get("_saved_kinds")
+        entries = []
+        for i, t in enumerate(saved):
+            if kinds is not None and kinds[i] == "out":
+                nr = _out_nr(node, t[0])
+                entries.append(Packed(outputs[nr], pack, unpack, out=nr))
+            elif isinstance(t, Tensor):
+                entries.append(Packed(t, pack, unpack))
+            else:
+                entries.append(t)
+        node._saved = tuple(entries)
+        node._versions = (None,) * len(entries)
+    if out is not None and node._out is not None:
+        node._out = Packed(out, pack, unpack, out=0)
+    node._packed = True
+
+
+def _out_nr(node, arr) -> int:
+    for i, a in enumerate(node._out_arrays):
+        if a is arr:
+            return i
+    return 0
+
+
+def unpack_entry(node, p, as_tensor: bool):
+    """One saved entry of a node with packed tensors, as the backward reads it."""
+    if p.__class__ is not Packed:
+        return p
+    t = p.unpack(p.value)
+    if not isinstance(t, Tensor):
+        raise TypeError(
+            "Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
+            f"{type(t).__name__}"
+        )
+    if not as_tensor:
+        return t._data
+    if p.out is not None:
+        rg = node.__dict__.get("_out_rg")
+        if rg is not None and not rg[p.out]:
+            return make(t._data)
+        return _saved.unpacked_output(t._data, t._vc, node, p.out)
+    if t._grad_fn is p.fn and t._nr == p.nr and t._rg == p.rg and \
+            (p.fn is not None or t._acc is p.acc):
+        return t  # the original tensor itself (or one standing in the same place)
+    r = make(t._data, p.fn, p.nr)
+    if p.fn is None and p.rg:
+        r._rg = True
+        r._acc = p.acc  # a saved leaf: gradients still reach the leaf's AccumulateGrad
+    return r
+
+
+_saved.PACK_NODE = pack_node
+_saved.UNPACK = unpack_entry
+
+
+class saved_tensors_hooks:  # noqa: N801 - PyTorch's name
+    """Context manager: every tensor saved for backward inside goes through ``pack_hook`` when
+    saved and ``unpack_hook`` when the backward needs it.
+
+    >>> import retrograd as torch
+    >>> packed = []
+    >>> x = torch.tensor([1.0, 2.0], requires_grad=True)
+    >>> with torch.autograd.graph.saved_tensors_hooks(lambda t: packed.append(t) or len(packed),
+    ...                                               lambda i: packed[i - 1]):
+    ...     y = (x * x).sum()
+    >>> len(packed)
+    2
+    >>> y.backward(); x.grad
+    tensor([2., 4.])
+    """
+
+    def __init__(self, pack_hook, unpack_hook) -> None:
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        if _state.disabled is not None:
+            raise RuntimeError(_state.disabled)
+        _state.stack = _state.stack + ((self.pack_hook, self.unpack_hook),)
+        _users[0] += 1
+        _sync_flag()
+        return self
+
+    def __exit__(self, *args) -> None:
+        _state.stack = _state.stack[:-1]
+        _users[0] -= 1
+        _sync_flag()
+
+
+class disable_saved_tensors_hooks:  # noqa: N801 - PyTorch's name
+    """Context manager under which registering saved-tensor hooks raises ``error_message`` (for
+    features that cannot work with them). Entering it while hooks are registered raises too.
+
+    >>> import retrograd as torch
+    >>> g = torch.autograd.graph
+    >>> with g.disable_saved_tensors_hooks("not here"):
+    ...     try:
+    ...         with g.saved_tensors_hooks(lambda t: t, lambda t: t):
+    ...             pass
+    ...     except RuntimeError as e:
+    ...         print(e)
+    not here
+    """
+
+    def __init__(self, error_message: str) -> None:
+        self.error_message = error_message
+
+    def __enter__(self) -> None:
+        if _state.stack:
+            raise RuntimeError(self.error_message)
+        self.prev = _state.disabled
+        _state.disabled = self.error_message
+
+    def __exit__(self, *args) -> None:
+        _state.disabled = self.prev
+
+
+class save_on_cpu(saved_tensors_hooks):  # noqa: N801 - PyTorch's name
+    """Keep saved tensors in CPU memory until backward. retrograd's tensors live there already,
+    so each is kept as it is (``pin_memory`` and ``device_type`` are accepted for
+    compatibility).
+
+    >>> import retrograd as torch
+    >>> x = torch.tensor([1.0, 2.0], requires_grad=True)
+    >>> with torch.autograd.graph.save_on_cpu(pin_memory=True):
+    ...     y = (x * x).sum()
+    >>> y.backward(); x.grad
+    tensor([2., 4.])
+    """
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda") -> None:
+        def pack_to_cpu(t):
+            return (t.device, t.cpu())
+
+        def unpack_from_cpu(packed):
+            device, t = packed
+            return t.to(device)
+
+        super().__init__(pack_to_cpu, unpack_from_cpu)

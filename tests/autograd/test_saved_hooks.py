@@ -1,0 +1,228 @@
+"""Saved-tensor hooks and what nodes expose (``_saved_*``, name, metadata, hooks) against torch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import retrograd
+
+from ..oracle import compare, compare_error
+
+R = np.random.default_rng(0)
+X = R.standard_normal((3, 4)).astype(np.float32)
+Y = R.standard_normal((3, 4)).astype(np.float32)
+M = R.standard_normal((4, 5)).astype(np.float32)
+
+
+def G(lib):
+    return lib.autograd.graph
+
+
+def _log_hooks(log):
+    def pack(t):
+        log.append(("pack", tuple(t.shape), t.grad_fn.name() if t.grad_fn else None))
+        return ("packed", t)
+
+    def unpack(p):
+        log.append(("unpack",))
+        return p[1]
+
+    return pack, unpack
+
+
+def _run_with_hooks(lib):
+    log = []
+    x = lib.tensor(X, requires_grad=True)
+    with G(lib).saved_tensors_hooks(*_log_hooks(log)):
+        y = x.exp()                     # saves its result
+        z = (y * x).sin()               # mul saves both inputs, sin its input
+        w = x.pow(2).sum() + lib.tensor(Y).sin().sum()  # a constant saves nothing
+    packs = sorted(log, key=str)
+    log.clear()
+    (z.sum() + w).backward()
+    return packs, log, x.grad
+
+
+def test_pack_and_unpack_calls_match_torch(torch):
+    compare(_run_with_hooks)
+
+
+def test_nesting_and_disable(torch):
+    def run(lib):
+        log = []
+        x = lib.tensor(X, requires_grad=True)
+        outer = G(lib).saved_tensors_hooks(lambda t: log.append("outer") or t, lambda t: t)
+        inner = G(lib).saved_tensors_hooks(lambda t: log.append("inner") or t, lambda t: t)
+        with outer:
+            with inner:
+                x.sin()
+            x.cos()
+        x.tan()  # no hooks: nothing packed
+        return log
+
+    compare(run)
+    compare_error(lambda lib: _enter_hooks_inside_disable(lib))
+    compare_error(lambda lib: _disable_inside_hooks(lib))
+
+
+def _enter_hooks_inside_disable(lib):
+    with G(lib).disable_saved_tensors_hooks("no hooks here"):
+        with G(lib).saved_tensors_hooks(lambda t: t, lambda t: t):
+            pass
+
+
+def _disable_inside_hooks(lib):
+    with G(lib).saved_tensors_hooks(lambda t: t, lambda t: t):
+        with G(lib).disable_saved_tensors_hooks("no hooks here"):
+            pass
+
+
+def test_unpack_must_return_a_tensor(torch):
+    def run(lib):
+        x = lib.tensor(X, requires_grad=True)
+        with G(lib).saved_tensors_hooks(lambda t: t, lambda p: 3):
+            y = x.sin()
+        y.sum().backward()
+
+    compare_error(run)
+
+
+def test_hooks_own_the_data_no_version_check(torch):
+    def run(lib):
+        x = lib.tensor(X, requires_grad=True)
+        with G(lib).saved_tensors_hooks(lambda t: t.clone(), lambda t: t):
+            a = x * 1
+            b = a.sin()
+        a.add_(1)  # the packed copy is unaffected
+        b.sum().backward()
+        return x.grad
+
+    compare(run)
+
+
+def test_custom_function_and_double_backward_through_hooks(torch):
+    def run(lib):
+        log = []
+
+        class Square(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                out = a * a
+                ctx.save_for_backward(a, out)
+                return out
+
+            @staticmethod
+            def backward(ctx, g):
+                a, out = ctx.saved_tensors
+                return 2 * a * g + 0 * out
+
+        x = lib.tensor(X, requires_grad=True)
+        with G(lib).saved_tensors_hooks(*_log_hooks(log)):
+            s = Square.apply(x).sum() + (x.exp() * x).sum()
+        (g,) = lib.autograd.grad(s, x, create_graph=True)
+        (gg,) = lib.autograd.grad(g.sum(), x)
+        return sorted(log, key=str), g, gg
+
+    compare(run, rtol=1e-5, atol=1e-5)
+
+
+def test_save_on_cpu(torch):
+    def run(lib):
+        x = lib.tensor(X, requires_grad=True)
+        with G(lib).save_on_cpu(pin_memory=False):
+            y = (x.tanh() @ lib.tensor(M)).sum()
+        y.backward()
+        return x.grad
+
+    compare(run)
+
+
+# -- what nodes expose ----------------------------------------------------------------------------
+
+def _cases(lib):
+    x = lib.tensor(X, requires_grad=True)
+    y = lib.tensor(Y, requires_grad=True)
+    m = lib.tensor(M, requires_grad=True)
+    v = lib.tensor(M[:, 0].copy(), requires_grad=True)
+    F = lib.nn.functional
+    return {
+        "mul": x * y, "mul_s": x * 2.0, "div": x / y, "pow": x ** 2, "exp": x.exp(),
+        "sin": x.sin(), "tanh": x.tanh(), "sigmoid": x.sigmoid(), "relu": x.relu(),
+        "abs": x.abs(), "mm": x @ m, "mv": x.mv(v), "addmm": lib.addmm(v[:1], x, m),
+        "sum": x.sum(), "sum_dim": x.sum(1), "mean": x.mean(), "view": x.view(12),
+        "transpose": x.transpose(0, 1), "permute": x.permute(1, 0), "unsqueeze": x.unsqueeze(0),
+        "select": x[1], "max": x.max(1)[0], "softmax": x.softmax(1),
+        "log_softmax": x.log_softmax(1), "gelu": F.gelu(x), "leaky": F.leaky_relu(x, 0.1),
+        "elu": F.elu(x), "softplus": F.softplus(x), "clamp": x.clamp(-0.5, 0.5),
+        "mse": F.mse_loss(x, y), "cat": lib.cat([x, y]), "cumsum": x.cumsum(1),
+        "prod": x.prod(),
+    }
+
+
+def test_saved_attributes_match_torch(torch):
+    ours, ref = _cases(retrograd), _cases(torch)
+    checked = 0
+    for name, t in ref.items():
+        fn, rfn = t.grad_fn, ours[name].grad_fn
+        assert rfn.name() == fn.name(), name
+        for attr in (a for a in dir(fn) if a.startswith("_saved_")):
+            want = getattr(fn, attr)
+            got = getattr(rfn, attr)
+            if isinstance(want, torch.Tensor):
+                assert got is not None, f"{name}.{attr}"
+                np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(),
+                                           rtol=1e-6, err_msg=f"{name}.{attr}")
+            else:
+                assert got == pytest.approx(want), f"{name}.{attr}: {got!r} vs {want!r}"
+            checked += 1
+    assert checked > 60
+    # a saved input is the tensor itself, as in PyTorch
+    x = retrograd.tensor(X, requires_grad=True)
+    assert x.sin().grad_fn._saved_self is x
+
+
+def test_saved_attributes_after_free_and_missing(torch):
+    def freed(lib):
+        y = lib.tensor(X, requires_grad=True).exp()
+        y.sum().backward()
+        return y.grad_fn._saved_result
+
+    compare_error(freed)
+
+    def sizes_after_free(lib):
+        x = lib.tensor(X, requires_grad=True)
+        y = x.sum(1)
+        y.sum().backward()
+        return y.grad_fn._saved_self_sym_sizes, y.grad_fn._saved_dim
+
+    compare(sizes_after_free)
+    compare_error(lambda lib: lib.tensor(X, requires_grad=True).sin().grad_fn._saved_other)
+
+
+def test_saved_attributes_unpack_through_hooks(torch):
+    def run(lib):
+        log = []
+        x = lib.tensor(X, requires_grad=True)
+        with G(lib).saved_tensors_hooks(*_log_hooks(log)):
+            y = x.exp()
+        r = y.grad_fn._saved_result
+        return r, [e for e in log if e == ("unpack",)]
+
+    compare(run)
+
+
+def test_node_interface(torch):
+    def run(lib):
+        x = lib.tensor(X, requires_grad=True)
+        y = (x * 2).sum()
+        fn = y.grad_fn
+        fn.metadata["k"] = 1
+        seen = []
+        fn.register_prehook(lambda go: seen.append(("pre", tuple(go[0].shape))))
+        fn.register_hook(lambda gi, go: seen.append(("post", len(gi), len(go))))
+        y.backward()
+        return (fn.name(), dict(fn.metadata), isinstance(fn, G(lib).Node),
+                [(n.name() if n else None, i) for n, i in fn.next_functions], seen)
+
+    compare(run)
