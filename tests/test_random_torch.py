@@ -101,9 +101,13 @@ def test_rand_randn_randint(seed, n, torch, avx2):
 
 
 @pytest.mark.parametrize("dt", ["float16", "bfloat16"])
-def test_reduced_precision(dt, torch):
-    both(torch, 4, lambda T: [T.rand(50, dtype=getattr(T, dt)), T.randn(7, dtype=getattr(T, dt)),
-                              T.randn(32, dtype=getattr(T, dt))])
+def test_reduced_precision(dt, torch, avx2):
+    def run(T):
+        d = getattr(T, dt)
+        return [T.rand(50, dtype=d), T.randn(7, dtype=d), T.randn(32, dtype=d),
+                T.randn(17, dtype=d), T.empty(37, dtype=d).normal_(0.3, 1.7),
+                T.empty(20, dtype=d).uniform_(-1, 2), T.empty(5, dtype=d).exponential_()]
+    both(torch, 4, run)
 
 
 def test_mixed_sequence_carries_state_and_normal_cache(torch, avx2):

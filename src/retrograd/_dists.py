@@ -105,8 +105,7 @@ def normal(eng: Engine, n: int, np_dt: np.dtype, mean: float, std: float,
            contiguous: bool) -> np.ndarray:
     """``normal_(mean, std)`` of a float tensor of ``n`` elements, by PyTorch's two paths:
     16 or more contiguous elements take the blockwise Box-Muller fill, the rest scalar draws.
-    float16 and bfloat16 fill through float32. (Their tail block, when ``n`` is not a multiple
-    of 16, is arranged differently in PyTorch and is not reproduced.)"""
+    float16 and bfloat16 fill through float32 and round at the end."""
     np_dt = np.dtype(np_dt)
     if n < 16 or not contiguous:
         with np.errstate(over="ignore"):
@@ -118,8 +117,12 @@ def normal(eng: Engine, n: int, np_dt: np.dtype, mean: float, std: float,
     with np.errstate(over="ignore", invalid="ignore"):
         out[:full] = _box_muller_16(u[:full], work, mean, std).reshape(-1)
         if n % 16:
-            # the tail: 16 fresh uniforms overwrite the last 16 values and are transformed
-            tail = uniform(eng, 16, work, 0.0, 1.0)
+            # the tail: the last 16 values are computed again from a block of 16 uniforms,
+            # all fresh for float32/float64; float16/bfloat16 keep the leftover uniforms first
+            fresh = 16 if np_dt == work else 16 - n % 16
+            tail = uniform(eng, fresh, work, 0.0, 1.0)
+            if fresh < 16:
+                tail = np.concatenate([u[full:], tail])
             out[n - 16:] = _box_muller_16(tail, work, mean, std).reshape(-1)
     return out.astype(np_dt)
 
