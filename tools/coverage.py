@@ -103,7 +103,8 @@ NOT_SUPPORTED = (
      r"|get_device_module|record_stream|accelerator|OutOfMemoryError|DataParallel"
      r"|SyncBatchNorm|parallel|DistributedSampler|distributed|is_distributed"),
     ("TorchScript, torch.compile and export are not supported",
-     r"jit|compile|compiler|export|fx|package|library|ops|func|cond|while_loop|onnx"),
+     r"jit|compile|compiler|export|fx|package|library|ops|func|cond|while_loop|onnx"
+     r"|swap_in_optimizer_params_and_state"),
     ("mixed-precision autocast is not supported",
      r"amp|autocast|GradScaler|\w*autocast\w*"),
     ("float8, bit and sub-byte dtypes are not supported (NumPy has none)",

@@ -1,6 +1,6 @@
 """``retrograd.optim``: optimizers and learning-rate schedulers, as in ``torch.optim``."""
 
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
 from .adadelta import Adadelta, Adamax
 from .adafactor import Adafactor, Muon
 from .adagrad import Adagrad
@@ -15,5 +15,5 @@ from .sgd import SGD
 __all__ = [
     "Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "LBFGS",
     "lr_scheduler", "NAdam", "RAdam", "ASGD", "Rprop",
-    "Adafactor", "Muon",
+    "Adafactor", "Muon", "swa_utils",
 ]
