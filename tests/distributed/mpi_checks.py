@@ -339,13 +339,13 @@ def ddp_checks(r: int, n: int) -> None:
         dist.all_gather_object(got, m[1].running_mean.tolist())
         assert got[0] == got[1], got
 
-    for cap in (None, 0.0005):
+    for cap, as_view in ((None, False), (0.0005, True)):
         @check(f"DDP: 20 steps equal single-process training on the global batch "
-               f"(bucket_cap_mb={cap})")
-        def _(cap=cap):
+               f"(bucket_cap_mb={cap}, gradient_as_bucket_view={as_view})")
+        def _(cap=cap, as_view=as_view):
             ref = mlp(1)
             model = mlp(1 + r)                 # DDP's broadcast makes the replicas equal
-            ddp = DDP(model, bucket_cap_mb=cap)
+            ddp = DDP(model, bucket_cap_mb=cap, gradient_as_bucket_view=as_view)
             if cap is not None:
                 assert len(ddp.reducer.bucket_indices) > 1
             opt = torch.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9)
@@ -362,6 +362,10 @@ def ddp_checks(r: int, n: int) -> None:
                 ref_opt.step()
             for p, q in zip(model.parameters(), ref.parameters()):
                 eq(p.detach(), q.detach().numpy(), tol=1e-10)
+                eq(p.grad, q.grad.numpy(), tol=1e-10)
+            grads = [p.grad.numpy() for p in model.parameters()]
+            flats = [ddp.reducer._buckets[b][0] for b in range(len(ddp.reducer.bucket_indices))]
+            assert all(any(np.shares_memory(g, f) for f in flats) for g in grads) == as_view
             mine = [p.detach().numpy().tobytes() for p in model.parameters()]
             got = [None, None]
             dist.all_gather_object(got, mine)

@@ -69,14 +69,16 @@ def _on_grad(ref, index: int, param) -> None:
 
 class Reducer:
     """Averages the gradients of ``parameters`` over ``process_group`` in ``bucket_indices``
-    (lists of parameter indices, in the order their allreduces start) during backward.
+    (lists of parameter indices, in the order their allreduces start) during backward. With
+    ``gradient_as_bucket_view`` each ``.grad`` is left as a view of its bucket slot.
 
     Call ``prepare_for_backward(outputs)`` after each forward whose backward should be
     synchronised; other backward passes only accumulate locally (``no_sync``).
     """
 
     def __init__(self, parameters, bucket_indices, process_group=None,
-                 find_unused_parameters: bool = False) -> None:
+                 find_unused_parameters: bool = False,
+                 gradient_as_bucket_view: bool = False) -> None:
         pg = _resolve(process_group)
         if pg is None:
             raise RuntimeError("Reducer: this rank is not a member of the process group")
@@ -84,6 +86,7 @@ class Reducer:
         self._comm = pg._comm
         self._params = list(parameters)
         self._find_unused = bool(find_unused_parameters)
+        self._as_view = bool(gradient_as_bucket_view)
         self._scale = 1.0 / pg.size()
         self._verify()
         seen = sorted(i for ix in bucket_indices for i in ix)
@@ -207,7 +210,12 @@ class Reducer:
                 continue  # no rank used it: its .grad stays as it was
             view = self._slot[i][1]
             g = p.grad
-            if g is None:
+            if self._as_view:
+                # .grad becomes (or stays) a view of its bucket slot: no copy back, and the
+                # next backward accumulates straight into the bucket.
+                if g is None or not np.shares_memory(array_of(g), view):
+                    p.grad = from_numpy(view)
+            elif g is None:
                 p.grad = from_numpy(view.copy())
             else:
                 np.copyto(array_of(g), view)

@@ -153,7 +153,8 @@ class DistributedDataParallel(Module):
                                      for i in order],
                                     [params[i].dtype for i in order], limits)
         self.reducer = dist.Reducer(params, [[order[j] for j in ix] for ix in buckets],
-                                    self.process_group, find_unused_parameters)
+                                    self.process_group, find_unused_parameters,
+                                    gradient_as_bucket_view)
         if init_sync:
             self._broadcast([p for p in params] + self._buffers_to_sync(init_buffers))
 
