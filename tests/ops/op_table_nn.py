@@ -274,4 +274,14 @@ OPS = [
                                                                          1))),
            [((1, 2, 4, 5),)],
            extra={"known_name_gap": "composite here; PyTorch's FractionalMaxPool2DBackward0"}),
+    # spatial transformer sampling (composites)
+    OpInfo("affine_grid",
+           lambda lib, t: F(lib).affine_grid(t, (2, 1, 2, 3), align_corners=False),
+           [((2, 2, 3),)],
+           extra={"known_name_gap": "composite here; PyTorch's AffineGridGeneratorBackward0"}),
+    OpInfo("grid_sample",
+           lambda lib, x, g: F(lib).grid_sample(x, g.tanh() * 1.2, padding_mode="reflection",
+                                                align_corners=False),
+           [((1, 2, 3, 3), (1, 2, 2, 2))],
+           extra={"known_name_gap": "composite here; PyTorch's GridSampler2DBackward0"}),
 ]
