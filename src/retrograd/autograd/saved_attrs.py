@@ -75,16 +75,13 @@ def _indices(node):
 
 def _mat2(node):
     (w,) = node.saved(True)[1:2]
-    return w if w is None or not node.__dict__.get("_wt") else w.t()
+    return w
 
 
 def _shape_of(i):
     def get(node):
         saved = node.saved(True)
-        t = saved[i]
-        if i == 1 and node.__dict__.get("_wt"):
-            return tuple(t.shape)[::-1]
-        return tuple(t.shape)
+        return tuple(saved[i].shape)
     return get
 
 

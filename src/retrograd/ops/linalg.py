@@ -22,7 +22,7 @@ from . import _array
 from . import shape as _shape
 from ._apply import apply, apply_binary, needs_grad, save_plan
 from ._autocast import fp32, lower_precision
-from ._core import arg_error, as_tensor_arg, tensor_arg, wrap_dim
+from ._core import as_tensor_arg, wrap_dim
 from .arithmetic import mul
 from .reduction import sum as _sum
 
@@ -34,22 +34,27 @@ def _matmul_arrays(a, b):
         raise RuntimeError(_shape_error(a, b)) from None
 
 
+def _mat2_grad(xp, m1, g, transposed: bool):
+    """``m1^T @ g``, the gradient of ``m2`` in ``m1 @ m2``. When ``m2`` is a transposed view
+    (``linear``'s ``w.t()``: ``_mat2_t``) it is computed in that layout, as PyTorch's
+    ``mm_mat2_backward`` does, so that after the transpose node the weight's gradient is
+    contiguous."""
+    if transposed and not xp.TENSORS:
+        return xp.transpose(xp.matmul(xp.transpose(g, -1, -2), m1), -1, -2)
+    return xp.matmul(xp.transpose(m1, -1, -2), g)
+
+
 class MmBackward0(Node):
     """Also the formula of every other matmul case (see the module docstring). ``_vecs`` says
-    which operands are vectors; ``_wt`` marks ``linear``'s ``a @ b.T`` with ``b`` (the weight)
-    saved and wired in its own layout."""
+    which operands are vectors; ``_mat2_t`` that ``b`` is a transposed view (``linear``)."""
 
     forward = staticmethod(_matmul_arrays)
     saves = ((1,), (0,))  # d/da reads b, d/db reads a
     _vecs = (False, False)
-    _wt = False
+    _mat2_t = False
 
     def backward(self, xp, g):
         a, b = self.saved(xp.TENSORS)
-        if self._wt:
-            ga = None if b is None else xp.matmul(g, b)
-            gb = None if a is None else xp.matmul(xp.transpose(g, -1, -2), a)
-            return ga, gb
         a_vec, b_vec = self._vecs
         if b_vec:
             g = xp.unsqueeze(g, -1)
@@ -63,7 +68,7 @@ class MmBackward0(Node):
                 ga = xp.squeeze(ga, -2)
         if a is not None:
             a2 = xp.unsqueeze(a, -2) if a_vec else a
-            gb = xp.matmul(xp.transpose(a2, -1, -2), g)
+            gb = _mat2_grad(xp, a2, g, self._mat2_t)
             if b_vec:
                 gb = xp.squeeze(gb, -1)
         return ga, gb
@@ -106,8 +111,8 @@ def matmul(input, other) -> Tensor:  # noqa: A002
     >>> torch.tensor([[1., 2.], [3., 4.]]) @ torch.tensor([1., 1.])
     tensor([3., 7.])
     """
-    a = input if isinstance(input, Tensor) else tensor_arg("matmul", "input", 1, input)
-    b = other if isinstance(other, Tensor) else tensor_arg("matmul", "other", 2, other)
+    a = input if isinstance(input, Tensor) else as_tensor_arg(input)
+    b = other if isinstance(other, Tensor) else as_tensor_arg(other)
     da, db = a._data.ndim, b._data.ndim
     if da == 0 or db == 0:
         raise RuntimeError(
@@ -182,9 +187,6 @@ def mm(input, mat2) -> Tensor:  # noqa: A002
     >>> torch.mm(torch.eye(2), torch.ones(2, 3)).shape
     retrograd.Size([2, 3])
     """
-    if not isinstance(input, Tensor) or not isinstance(mat2, Tensor):
-        raise arg_error("mm", *(("input", 1, input) if not isinstance(input, Tensor)
-                                else ("mat2", 2, mat2)))
     if input.dim() != 2:
         raise RuntimeError("self must be a matrix")
     if mat2.dim() != 2:
@@ -262,13 +264,13 @@ def _scaled(g, factor):
 
 class _AddProductBackward(Node):
     """``beta * input + alpha * product(m1, m2)``; ``_kind`` says which product. ``linear``
-    records ``AddmmBackward0`` for ``bias + x @ w.T`` with ``_wt`` (``m2`` is the weight, saved
-    and wired untransposed) and ``_bias_vec`` (a bias row: its gradient is a column sum)."""
+    records ``AddmmBackward0`` for ``bias + x @ w.t()`` with ``_bias_vec`` (a bias row: its
+    gradient is a column sum)."""
 
     _beta = 1
     _alpha = 1
-    _wt = False
     _bias_vec = False
+    _mat2_t = False
 
     def backward(self, xp, g):
         m1, m2 = self.saved(xp.TENSORS)
@@ -279,12 +281,7 @@ class _AddProductBackward(Node):
             if self._bias_vec:
                 gi = xp.norm_cols_sum(gi)
         g = _scaled(g, alpha)
-        if self._wt:                # linear: m1 @ m2.T
-            if m2 is not None:
-                g1 = xp.matmul(g, m2)
-            if m1 is not None:
-                g2 = xp.matmul(xp.transpose(g, -1, -2), m1)
-        elif kind == "mv":            # m1: matrix, m2: vector
+        if kind == "mv":            # m1: matrix, m2: vector
             if m2 is not None:
                 g1 = xp.unsqueeze(g, -1) * xp.unsqueeze(m2, -2)
             if m1 is not None:
@@ -298,7 +295,7 @@ class _AddProductBackward(Node):
             if m2 is not None:
                 g1 = xp.matmul(g, xp.transpose(m2, -1, -2))
             if m1 is not None:
-                g2 = xp.matmul(xp.transpose(m1, -1, -2), g)
+                g2 = _mat2_grad(xp, m1, g, self._mat2_t)
         return gi, g1, g2
 
 

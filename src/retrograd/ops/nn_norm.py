@@ -2,8 +2,9 @@
 
 NOTE: each op here is a primitive (one node) rather than a composite for speed and to match
 PyTorch's grad_fn names: ``linear`` on a matrix is one of linalg's ``AddmmBackward0``
-(``MmBackward0`` without bias) in linear's layout (``_wt``: the weight is saved untransposed, so
-its gradient ``g^T @ x`` comes out contiguous); layer, batch and group
+(``MmBackward0`` without bias) of the input and ``w.t()`` (a ``TBackward0`` view, as PyTorch
+records it; the weight's gradient is computed in that view's layout, so it comes out
+contiguous); layer, batch and group
 norm are ``NativeLayerNormBackward0``, ``NativeBatchNormBackward0`` and
 ``NativeGroupNormBackward0`` with the closed-form backward
 ``dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))``; ``embedding`` is
@@ -56,10 +57,6 @@ class _NormNode(Node):
 # -- linear ------------------------------------------------------------------------------------
 
 
-def _linear_arrays(x, w):
-    return _array.matmul(x, w.T)
-
-
 def linear2d(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
     """``x @ w.T + b`` for a matrix ``x`` and a matrix ``w``: one node."""
     xd, wd = x._data, w._data
@@ -69,9 +66,9 @@ def linear2d(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
     if xd.shape[1] != wd.shape[1]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({xd.shape[0]}x"
                            f"{xd.shape[1]} and {wd.shape[1]}x{wd.shape[0]})")
+    wt = w.t()  # TBackward0, as PyTorch records linear
     if b is None:
-        # linalg's MmBackward0 in linear's layout (``_wt``: the weight saved untransposed).
-        return apply_binary(MmBackward0, _linear_arrays, x, w, _wt=True)
+        return apply_binary(MmBackward0, MmBackward0.forward, x, wt, _mat2_t=True)
     bd = b._data
     # float16/bfloat16: float32 BLAS, the bias added in float32 and one rounding, as PyTorch.
     rd = xd.dtype if xd.dtype in REDUCED else None
@@ -93,9 +90,9 @@ def linear2d(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
         out += bd.astype(F32)
         out = out.astype(rd)
     # Each factor is kept only for the other's gradient; a bias row's gradient is a column sum.
-    return apply(AddmmBackward0, out, b, x, w,
-                 save=(x if needs_grad(w) else None, w if needs_grad(x) else None),
-                 _wt=True, _bias_vec=bias_vec)
+    return apply(AddmmBackward0, out, b, x, wt,
+                 save=(x if needs_grad(wt) else None, wt if needs_grad(x) else None),
+                 _bias_vec=bias_vec, _mat2_t=True)
 
 
 @lower_precision
