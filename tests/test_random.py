@@ -47,13 +47,17 @@ def raised(call, mod) -> BaseException:
     raise AssertionError(f"{mod.__name__}: no exception")
 
 
+_SITE = "\n  The in-place op was called at:"  # retrograd names the user's line (provenance)
+
+
 def assert_same_error(call, torch, prefix: bool = False) -> None:
     expected, got = raised(call, torch), raised(call, rg)
     assert type(got) is type(expected), (got, expected)
+    message = str(got).split(_SITE)[0]
     if prefix:
-        assert str(expected).startswith(str(got)), (str(got), str(expected))
+        assert str(expected).startswith(message), (message, str(expected))
     else:
-        assert str(got) == str(expected)
+        assert message == str(expected)
 
 
 # -- reproducibility ---------------------------------------------------------------------------
@@ -588,7 +592,7 @@ def test_filler_refuses_leaf_that_requires_grad():
     t = rg.zeros(3, requires_grad=True)
     for name in ("uniform_", "normal_", "bernoulli_", "exponential_", "random_", "cauchy_"):
         with pytest.raises(RuntimeError, match="^a leaf Variable that requires grad is being "
-                                               "used in an in-place operation.$"):
+                                               "used in an in-place operation."):
             getattr(rr, name)(t)
     with rg.no_grad():
         rr.normal_(t, 3.0, 0.0)

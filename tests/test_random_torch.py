@@ -204,6 +204,19 @@ def test_multinomial(seed, torch):
     both(torch, seed, run)
 
 
+def test_multinomial_ties_follow_torchs_topk(torch):
+    def run(T):
+        p = T.tensor([0.0, 0.0, 1.0, 0.0, 0.0, 2.0, 0.0])
+        z = T.zeros(200)
+        z[[3, 50, 177]] = T.tensor([1.0, 2.0, 3.0])
+        sparse = T.rand(3, 100) * (T.rand(3, 100) > 0.7)
+        return [T.multinomial(p, 7), T.multinomial(z, 3), T.multinomial(z, 5),
+                T.multinomial(z, 200), T.multinomial(sparse, 60),
+                T.tensor(list(T.utils.data.WeightedRandomSampler([0.0, 1.0, 0.0, 3.0], 4,
+                                                                 replacement=False)))]
+    both(torch, 2, run)
+
+
 def test_poisson(torch):
     rates = [0.0, 0.5, 3.0, 9.9, 10.0, 42.0, 1e4, 1e7]
     both(torch, 3, lambda T: [T.poisson(T.tensor(rates * 3)),

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _dists, _dtypes
+from . import _dists, _dtypes, _stl
 from ._creation import (
     check_device,
     check_tensor_arg,
@@ -788,7 +788,8 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  
         if num_samples == 1:
             res = np.argmax(keys, axis=1)[:, None]
         else:
-            res = np.argsort(-keys.astype(np.float64), axis=1, kind="stable")[:, :num_samples]
+            res = np.array([_stl.topk_largest(row, num_samples) for row in keys],
+                           np.int64).reshape(-1, num_samples)
         res = res.astype(np.int64)
     arr = res.reshape(p.shape[:-1] + (num_samples,))
     return finish(arr, False, out, "multinomial")
