@@ -44,7 +44,8 @@ INPLACE_ON_VIEWS = [
 v = a.view(1, 6); w = v.transpose(0, 1); w.add_(b); w.sum().backward()
 r = v""",
     """x = torch.arange(6.).requires_grad_(); a = x * 1
-v = a.view(2, 3); v.t().mul_(torch.arange(3.).reshape(3, 1)); (a * a).sum().backward(); r = x.grad""",
+v = a.view(2, 3); v.t().mul_(torch.arange(3.).reshape(3, 1)); (a * a).sum().backward()
+r = x.grad""",
     # an in-place op on a tensor while an expanded view of it is alive: the view's history is
     # re-derived, and its gradient sums over the repeated elements
     """x = torch.tensor([1., 2., 3.], requires_grad=True); a = x * 2

@@ -404,7 +404,7 @@ def _maxmin(cls, ufunc, input, other, maximum_):
     if recording(input, other):
         # Which side wins is a constant of the forward: the backward only routes g.
         ad, bd = operands(input, other)
-        attrs["_tie"] = ad == bd
+        attrs["_tie"] = broadcasting(np.equal, ad, bd)
         if maximum_:
             attrs["_a_loses"], attrs["_b_loses"] = ad < bd, ad > bd
         else:
@@ -438,7 +438,8 @@ def _fmaxmin(cls, ufunc, input, other, maximum_):
     keep_a = None
     if recording(input, other):
         ad, bd = operands(input, other)
-        keep_a = ((ad >= bd) if maximum_ else (ad <= bd)) | np.isnan(bd)
+        keep_a = broadcasting(np.greater_equal if maximum_ else np.less_equal, ad, bd) | \
+            np.isnan(bd)
     return apply_binary(cls, ufunc, input, other, _keep_a=keep_a)
 
 

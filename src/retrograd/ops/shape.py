@@ -114,7 +114,7 @@ def reshape(input, *shape) -> Tensor:  # noqa: A002
         out = np.reshape(a, shape, copy=False)
     except ValueError:
         # PyTorch copies (CloneBackward0) and then views the copy (UnsafeViewBackward0).
-        c = clone(input)
+        c = apply(CloneBackward0, a.copy(), input)  # a contiguous clone, then a view of it
         return apply(UnsafeViewBackward0, np.reshape(c._data, shape), c, _in_shape=a.shape)
     return apply_view(ViewBackward0, out, input, ("reshape", (shape,)), _in_shape=a.shape)
 
@@ -440,14 +440,30 @@ def clone(input, *, memory_format=None) -> Tensor:  # noqa: A002
     >>> torch.tensor([1., 2.]).clone()
     tensor([1., 2.])
     """
-    return apply(CloneBackward0, input._data.copy(), input)
+    # PyTorch's default, preserve_format, keeps a dense tensor's strides (a transposed tensor
+    # clones transposed, and view(-1) of it fails as in PyTorch); an overlapping or sparse
+    # one (expanded, sliced with steps) and contiguous_format clone contiguous.
+    a = input._data
+    keep = (memory_format is None or str(memory_format) == "torch.preserve_format") and \
+        not a.flags.c_contiguous and _dense(a)
+    return apply(CloneBackward0, a.copy(order="K" if keep else "C"), input)
+
+
+def _dense(a) -> bool:
+    """Whether ``a``'s elements fill its memory exactly once, in some order of dimensions."""
+    expected = a.itemsize
+    for stride, size in sorted((st, s) for s, st in zip(a.shape, a.strides) if s != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
 
 
 def contiguous(input, memory_format=None) -> Tensor:  # noqa: A002
     """``input`` itself if its memory is C-contiguous, else a contiguous copy."""
     if input._data.flags.c_contiguous:
         return input
-    return clone(input)
+    return apply(CloneBackward0, input._data.copy(), input)  # C order, whatever the strides
 
 
 def _cast_array(x, np_dtype):
