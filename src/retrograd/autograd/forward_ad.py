@@ -9,9 +9,9 @@ memory does not grow with depth. The rule comes from the primitive's declaration
 - a view (``apply_view``) replays the same view step on the tangent: the tangent of a view is
   the same view of the tangent, so in-place updates reach both;
 - ``P.jvp(node, xp, *tangents)``, an explicit rule (bilinear products, ...);
-- ``P.pointwise`` (derived for every op built with ``unary_op``/``binary_op``): the Jacobian is
-  diagonal after broadcasting, so the output tangent is the sum over inputs of the VJP formula
-  applied to the broadcast tangent;
+- a pointwise primitive (one called through ``apply_unary``/``apply_binary``, unless its class
+  says ``pointwise = False``): the Jacobian is diagonal after broadcasting, so the output
+  tangent is the sum over inputs of the VJP formula applied to the broadcast tangent;
 - otherwise the double-VJP trick, valid for any primitive whose backward is written in
   differentiable ops: ``J t = d/du <J^T u, t>`` (slower: two small backward passes).
 
@@ -230,11 +230,15 @@ def _observe(P, inputs, attrs, run):
         return run()
     if "step" in attrs:
         out = run()
-        _set(out, replay(_ops, tans[0], (attrs["step"],)), lvl)
+        try:
+            tan = replay(_ops, tans[0], (attrs["step"],))
+        except RuntimeError:  # a view the tangent's layout does not allow: on a copy
+            tan = replay(_ops, _ops.contiguous(tans[0]), (attrs["step"],))
+        _set(out, tan, lvl)
         return out
     if _is_function(P):
         return _function_jvp(P, inputs, attrs, tans, run, lvl)
-    return _primitive_jvp(P, inputs, tans, run, lvl)
+    return _primitive_jvp(P, inputs, tans, run, lvl, "pointwise" in attrs)
 
 
 def _set(out, tan, lvl) -> None:
@@ -246,7 +250,7 @@ def _requires(x) -> bool:
     return isinstance(x, Tensor) and (x._rg or (x._view is not None and x.requires_grad))
 
 
-def _primitive_jvp(P, inputs, tans, run, lvl):
+def _primitive_jvp(P, inputs, tans, run, lvl, pointwise):
     prev = state.grad_enabled
     natural = prev and any(_requires(x) for x in inputs)
     forced = [x for x, t in zip(inputs, tans) if t is not None and not _requires(x)]
@@ -272,7 +276,7 @@ def _primitive_jvp(P, inputs, tans, run, lvl):
         node.save_output(outs[0])  # std_mean saves it once the call returns: its rule reads it
     graph = prev and (natural or any(t is not None and t.requires_grad for t in tans))
     try:
-        tout = _rule(P, node, inputs, tans, outs, graph)
+        tout = _rule(P, node, tans, outs, graph, pointwise)
     finally:
         if forced:
             node.next_functions = tuple(_NONE_EDGE if e[0] is _FORCED else e
@@ -306,17 +310,17 @@ def _as_tangent(t, o, tans, graph):
     a = np.asarray(t)
     if a.shape != d.shape or a.dtype != d.dtype or a.base is not None or \
             any(x is not None and a is x._data for x in tans):
-        a = np.array(np.broadcast_to(a, d.shape), dtype=d.dtype)
+        a = np.array(np.broadcast_to(a, d.shape), dtype=d.dtype, order="C")
     return make(a)
 
 
-def _rule(P, node, inputs, tans, outs, graph):
+def _rule(P, node, tans, outs, graph, pointwise):
     """The output tangent(s) of one recorded primitive call (see the module docstring)."""
     xp = _ops if graph else _array
     tv = [t if t is None or graph else t._data for t in tans]
     if P.jvp is not None:
         return node.jvp(xp, *tv)
-    if getattr(P, "pointwise", False):
+    if getattr(P, "pointwise", pointwise):
         shape = outs[0]._data.shape
         total = None
         for i, t in enumerate(tv):
@@ -412,15 +416,3 @@ def _function_jvp(cls, inputs, attrs, tans, run, lvl):
         if isinstance(o, Tensor) and isinstance(t, Tensor):
             _set(o, t, lvl)
     return out
-
-
-def _mark_pointwise() -> None:
-    """Every op derived with ``unary_op``/``binary_op`` is pointwise: flag its primitive."""
-    for mod in _ops.FAMILIES:
-        for name in mod.__all__:
-            P = getattr(getattr(mod, name, None), "primitive", None)
-            if P is not None and "pointwise" not in P.__dict__:
-                P.pointwise = True
-
-
-_mark_pointwise()

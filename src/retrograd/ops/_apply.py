@@ -63,7 +63,8 @@ def add_observer(obs) -> None:
     tensors), and ``obs`` returns the result to hand back (``run()``'s, or one it derived).
     ``P`` is the primitive (a Node subclass, or the user Function class for ``Function.apply``),
     ``inputs`` the call's inputs (tensors or numbers), ``attrs`` the node attributes the op
-    passed (``dim``, ``keepdim``, ...; a view's also has ``step``, how it was made: see
+    passed (``dim``, ``keepdim``, ...; ``pointwise`` True on the one- and two-input
+    pointwise paths; a view's also has ``step``, how it was made: see
     ``apply_view``). Ops called inside an observer, or inside ``run``, are not
     observed again. Observers registered later run outside earlier ones.
 
@@ -299,7 +300,8 @@ def apply_binary(P, fwd, a: Tensor, b, **attrs) -> Tensor:
     hottest path in the library.
     """
     if OBSERVED:
-        return _observed(apply_binary, P, (a, b), (P, fwd, a, b), attrs)
+        return _observed(apply_binary, P, (a, b), (P, fwd, a, b), attrs,
+                         dict(attrs, pointwise=True))
     b_tensor = b.__class__ is Tensor or isinstance(b, Tensor)
     if not b_tensor and b.__class__ is not float and b.__class__ is not int and \
             scalar_value(b) is None:
@@ -396,7 +398,7 @@ def apply_unary(P, x: Tensor, a=None, **attrs) -> Tensor:
 
     ``P.saves`` is ``"input"``, ``"result"`` or ``()``."""
     if OBSERVED:
-        return _observed(apply_unary, P, (x,), (P, x, a), attrs)
+        return _observed(apply_unary, P, (x,), (P, x, a), attrs, dict(attrs, pointwise=True))
     if a is None:
         try:
             a = x._data

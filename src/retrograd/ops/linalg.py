@@ -73,6 +73,18 @@ class MmBackward0(Node):
                 gb = xp.squeeze(gb, -1)
         return ga, gb
 
+    def jvp(self, xp, ta, tb):
+        # Bilinear: (a b)' = a' b + a b'. Each operand is saved exactly when the other has a
+        # tangent (the same plan as for gradients); matmul handles the vector cases.
+        a, b = self.saved(xp.TENSORS)
+        r = None
+        if ta is not None:
+            r = xp.matmul(ta, xp.transpose(b, -1, -2) if getattr(self, "_wt", False) else b)
+        if tb is not None:
+            s = xp.matmul(a, xp.transpose(tb, -1, -2) if getattr(self, "_wt", False) else tb)
+            r = s if r is None else r + s
+        return r
+
 
 class MvBackward0(MmBackward0):
     _vecs = (False, True)
@@ -594,6 +606,7 @@ def _cross_arrays(a, b, *, dim=-1):
 class LinalgCrossBackward0(Node):
     forward = staticmethod(_cross_arrays)
     saves = ((1,), (0,))
+    pointwise = False  # binary, but not elementwise: forward mode takes the general rule
 
     def backward(self, xp, g):
         a, b = self.saved(xp.TENSORS)
