@@ -8,14 +8,14 @@ import importlib
 
 from . import hooks
 
-__all__ = ["data", "hooks", "summary"]
+__all__ = ["data", "hooks", "summary", "checkpoint"]
 
 
 def __getattr__(name: str):
     # ``data`` loads on first use: it needs the Tensor class, while ``hooks`` is imported by the
     # autograd graph before that class exists.
-    if name == "data":
-        return importlib.import_module(".data", __name__)
+    if name in ("data", "checkpoint"):
+        return importlib.import_module("." + name, __name__)
     if name == "summary":
         return importlib.import_module("._summary", __name__).summary
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

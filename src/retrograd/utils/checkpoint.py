@@ -1,0 +1,248 @@
+"""Activation checkpointing: trade compute for memory, as ``torch.utils.checkpoint``.
+
+``checkpoint(fn, *args)`` runs ``fn`` keeping none of the tensors its backward needs; when the
+backward reaches them, ``fn`` runs again (with the random-number state it first ran with, so
+dropout draws the same mask) and its saved tensors are used instead. Two variants, as PyTorch's:
+
+- ``use_reentrant=False`` (recommended): ``fn`` runs normally under saved-tensor hooks whose
+  pack keeps only a ticket for each saved tensor; the first unpack of a backward re-runs ``fn``
+  under hooks that collect the recomputed tensors, in the same order, and the tickets are
+  redeemed from them. The graph is ``fn``'s own (``grad_fn`` is ``SinBackward0``, ...).
+- ``use_reentrant=True`` (the default when nothing is passed, with PyTorch's warning): one
+  ``autograd.Function``, ``CheckpointFunction``, runs ``fn`` without grad; its backward re-runs
+  it with grad and calls ``autograd.backward`` inside the backward (hence "reentrant").
+
+``checkpoint_sequential(functions, segments, input)`` checkpoints all but the last of
+``segments`` runs of a sequence of modules.
+"""
+
+from __future__ import annotations
+
+import warnings
+from contextlib import nullcontext
+
+import retrograd
+
+from ..autograd.graph import saved_tensors_hooks
+
+__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointFunction", "noop_context_fn"]
+
+
+def noop_context_fn():
+    """The default ``context_fn``: no context around the forward and the recomputation."""
+    return nullcontext(), nullcontext()
+
+
+def _rng_state(preserve: bool):
+    return retrograd.get_rng_state() if preserve else None
+
+
+class _ForkedRNG:
+    """Run with the RNG state ``state`` (when not None) and restore the current state after."""
+
+    def __init__(self, state) -> None:
+        self.state = state
+
+    def __enter__(self) -> None:
+        if self.state is not None:
+            self.saved = retrograd.get_rng_state()
+            retrograd.set_rng_state(self.state)
+
+    def __exit__(self, *args) -> None:
+        if self.state is not None:
+            retrograd.set_rng_state(self.saved)
+
+
+# -- the reentrant variant ------------------------------------------------------------------------
+
+
+class CheckpointFunction(retrograd.autograd.Function):
+    """The reentrant checkpoint: forward without grad, recompute and backward in backward."""
+
+    @staticmethod
+    def forward(ctx, run_function, preserve_rng_state, *args):
+        ctx.run_function = run_function
+        ctx.rng_state = _rng_state(preserve_rng_state)
+        ctx.inputs = []
+        tensors = []
+        ctx.tensor_indices = []
+        for i, a in enumerate(args):
+            if isinstance(a, retrograd.Tensor):
+                tensors.append(a)
+                ctx.tensor_indices.append(i)
+                ctx.inputs.append(None)
+            else:
+                ctx.inputs.append(a)
+        ctx.save_for_backward(*tensors)
+        with retrograd.no_grad():
+            return run_function(*args)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        inputs = list(ctx.inputs)
+        for i, t in zip(ctx.tensor_indices, ctx.saved_tensors):
+            d = t.detach()
+            d.requires_grad = t.requires_grad
+            inputs[i] = d
+        with _ForkedRNG(ctx.rng_state), retrograd.enable_grad():
+            outputs = ctx.run_function(*inputs)
+        if isinstance(outputs, retrograd.Tensor):
+            outputs = (outputs,)
+        outs, gs = [], []
+        for o, g in zip(outputs, grads):
+            if isinstance(o, retrograd.Tensor) and o.requires_grad:
+                outs.append(o)
+                gs.append(g)
+        if not outs:
+            raise RuntimeError(
+                "none of output has requires_grad=True, this checkpoint() is not necessary"
+            )
+        retrograd.autograd.backward(outs, gs)
+        res = tuple(a.grad if isinstance(a, retrograd.Tensor) else None for a in inputs)
+        return (None, None) + res
+
+
+# -- the non-reentrant variant --------------------------------------------------------------------
+
+
+class _Frame:
+    """One non-reentrant checkpoint call: its function and arguments, and the tickets."""
+
+    def __init__(self, fn, args, kwargs, rng, context_fn) -> None:
+        self.fn, self.args, self.kwargs, self.rng = fn, args, kwargs, rng
+        self.context_fn = context_fn
+        self.count = 0
+        self.recomputed: dict = {}
+
+    def pack(self, t):
+        i = self.count
+        self.count += 1
+        return (self, i)
+
+    def recompute(self) -> None:
+        got = []
+
+        def pack(t):
+            got.append(t)
+            return len(got) - 1
+
+        args = []
+        for a in self.args:
+            if isinstance(a, retrograd.Tensor):
+                d = a.detach()
+                d.requires_grad = a.requires_grad
+                a = d
+            args.append(a)
+        _, recompute_ctx = self.context_fn()
+        with _ForkedRNG(self.rng), retrograd.enable_grad(), recompute_ctx, \
+                saved_tensors_hooks(pack, lambda i: got[i]):
+            self.fn(*args, **self.kwargs)
+        if len(got) < self.count:
+            raise RuntimeError(
+                "torch.utils.checkpoint: A different number of tensors was saved during the "
+                f"original forward and recomputation.\nNumber of tensors saved during forward: "
+                f"{self.count}\nNumber of tensors saved during recomputation: {len(got)}."
+            )
+        self.recomputed = dict(enumerate(got[:self.count]))
+
+
+def _unpack(ticket):
+    frame, i = ticket
+    t = frame.recomputed.pop(i, None)
+    if t is None:  # the first unpack of this backward (or of a later one)
+        frame.recompute()
+        t = frame.recomputed.pop(i)
+    return t
+
+
+def _checkpoint_without_reentrant(fn, preserve_rng_state, context_fn, args, kwargs):
+    frame = _Frame(fn, args, kwargs, _rng_state(preserve_rng_state), context_fn)
+    forward_ctx, _ = context_fn()
+    with saved_tensors_hooks(frame.pack, _unpack), forward_ctx:
+        return fn(*args, **kwargs)
+
+
+# -- the entry points -----------------------------------------------------------------------------
+
+
+def checkpoint(function, *args, use_reentrant: bool | None = None, context_fn=noop_context_fn,
+               determinism_check: str = "default", debug: bool = False,
+               early_stop: bool = True, **kwargs):
+    """``function(*args)``, keeping nothing for backward: it is recomputed when needed.
+
+    >>> import retrograd as torch
+    >>> from retrograd.utils.checkpoint import checkpoint
+    >>> x = torch.tensor([0.5, 1.0], requires_grad=True)
+    >>> y = checkpoint(lambda a: a.sin().exp(), x, use_reentrant=False)
+    >>> y.sum().backward(); x.grad
+    tensor([1.4174, 1.2534])
+    """
+    if use_reentrant is None:
+        warnings.warn(
+            "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. "
+            "Starting in PyTorch 2.9, calling checkpoint without use_reentrant will raise an "
+            "exception. use_reentrant=False is recommended, but if you need to preserve the "
+            "current default behavior, you can pass use_reentrant=True. Refer to docs for more "
+            "details on the differences between the two variants.",
+            stacklevel=2,
+        )
+        use_reentrant = True
+    preserve = kwargs.pop("preserve_rng_state", True)
+    if use_reentrant:
+        if kwargs:
+            raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+        if context_fn is not noop_context_fn or debug is not False:
+            raise ValueError(
+                "Passing `context_fn` or `debug` is only supported when use_reentrant=False."
+            )
+        if retrograd.is_grad_enabled() and not any(
+                isinstance(a, retrograd.Tensor) and a.requires_grad for a in args):
+            warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
+                          stacklevel=2)
+        return CheckpointFunction.apply(function, preserve, *args)
+    return _checkpoint_without_reentrant(function, preserve, context_fn, args, kwargs)
+
+
+def checkpoint_sequential(functions, segments: int, input, use_reentrant: bool | None = None,
+                          **kwargs):
+    """Run ``functions`` (a list or ``nn.Sequential``) in ``segments`` pieces, checkpointing all
+    but the last.
+
+    >>> import retrograd as torch
+    >>> from retrograd.utils.checkpoint import checkpoint_sequential
+    >>> net = torch.nn.Sequential(torch.nn.Tanh(), torch.nn.Tanh(), torch.nn.Tanh())
+    >>> x = torch.tensor([1.0], requires_grad=True)
+    >>> checkpoint_sequential(net, 2, x, use_reentrant=False).sum().backward()
+    >>> x.grad
+    tensor([0.1677])
+    """
+    if use_reentrant is None:
+        warnings.warn(
+            "torch.utils.checkpoint.checkpoint_sequential: the use_reentrant parameter should be "
+            "passed explicitly. In version 2.9 we will raise an exception if use_reentrant is not "
+            "passed. use_reentrant=False is recommended, but if you need to preserve the current "
+            "default behavior, you can pass use_reentrant=True. Refer to docs for more details "
+            "on the differences between the two variants.",
+            stacklevel=2,
+        )
+        use_reentrant = True
+    preserve = kwargs.pop("preserve_rng_state", True)
+    if kwargs:
+        raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+
+    def run(start, end, fns):
+        def forward(x):
+            for j in range(start, end + 1):
+                x = fns[j](x)
+            return x
+        return forward
+
+    if isinstance(functions, retrograd.nn.Sequential):
+        functions = list(functions.children())
+    size = len(functions) // segments
+    end = -1
+    for start in range(0, size * (segments - 1), size):
+        end = start + size - 1
+        input = checkpoint(run(start, end, functions), input, use_reentrant=use_reentrant,
+                           preserve_rng_state=preserve)
+    return run(end + 1, len(functions) - 1, functions)(input)
