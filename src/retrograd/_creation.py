@@ -634,8 +634,10 @@ def scalar_to(value: int | float | bool, target: dtype) -> Any:
     )
     if target.is_floating_point:
         v = float(value)
-        if math.isfinite(v) and abs(v) > float(np.finfo(np_t).max):
+        if math.isfinite(v) and abs(v) > _dtypes.finfo(target).max:
             raise overflow
+        if np_t in _dtypes.REDUCED:  # through float32, as PyTorch converts
+            return np_t.type(np.float32(v))
         return np_t.type(v)
     info = np.iinfo(np_t)
     if isinstance(value, float):

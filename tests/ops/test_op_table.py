@@ -159,3 +159,82 @@ def test_forward_ad_against_torch(torch, op, shapes):
     np.testing.assert_allclose(got[0], ref[0], **tol)
     np.testing.assert_allclose(np.zeros_like(ref[1]) if got[1] is None else got[1], ref[1],
                                **tol)
+
+
+# -- reduced precision: bfloat16 and float16 against torch ----------------------------------------
+
+# Ops whose reduced-precision forms still differ from torch's (the reason says how).
+_REDUCED_GAPS: dict = {
+    ("matrix_exp", "bfloat16"): "linalg_composite reads a bfloat16 array through .numpy()",
+    ("matrix_exp", "float16"): "computed in float16 by NumPy; torch's differs beyond 8 ulps",
+    ("scatter_reduce_prod", "bfloat16"): "its backward reads a bfloat16 array through .numpy()",
+    ("scatter_reduce_prod_noself", "bfloat16"): "as scatter_reduce_prod",
+    ("fractional_max_pool2d", "bfloat16"): "its random samples are drawn in the input's dtype",
+    ("round_decimals", "float16"): "x * 10**d / 10**d rounds in float16 in between",
+}
+
+# One sample per op (its first shapes), forward and first order: the float32/float64 test above
+# covers the shapes; this one covers the dtypes.
+REDUCED_CASES = [(op, op.samples[0]) for op in OPS]
+REDUCED_IDS = [op.ids()[0] for op in OPS]
+
+
+def _reduced_tol(torch, dtype, ref):
+    """Tolerances set by the dtype: a few units in the last place, relative to the values."""
+    eps = float(torch.finfo(getattr(torch, dtype)).eps)
+    scale = max(1.0, float(np.nanmax(np.abs(ref)))) if ref.size else 1.0
+    return dict(rtol=8 * eps, atol=8 * eps * scale, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("op,shapes", REDUCED_CASES, ids=REDUCED_IDS)
+def test_reduced_precision_against_torch(torch, op, shapes, dtype):
+    """Values, dtype and first-order gradients in bfloat16 and float16, against torch's CPU
+    kernels; ops torch does not support in the dtype are skipped."""
+    arrays = [a.astype(np.float32) if a.dtype.kind == "f" else a
+              for a in make_inputs(op, shapes, _rng(op, shapes))]
+
+    def leaves(lib):
+        d = getattr(lib, dtype)
+        out = []
+        for a in arrays:
+            t = lib.tensor(a)
+            if a.dtype.kind == "f":
+                t = t.to(d).requires_grad_(op.grad)
+            out.append(t)
+        return out
+
+    t_in = leaves(torch)
+    try:
+        ref = op.fn(torch, *t_in)
+    except (RuntimeError, NotImplementedError, TypeError) as e:
+        pytest.skip(f"torch: {e}"[:120])
+    if not isinstance(ref, torch.Tensor) or not ref.is_floating_point():
+        pytest.skip("not a floating result")
+    if (op.name, dtype) in _REDUCED_GAPS:
+        pytest.xfail(_REDUCED_GAPS[op.name, dtype])
+    rg_in = leaves(retrograd)
+    out = op.fn(retrograd, *rg_in)
+    assert out.dtype.name == str(ref.dtype).replace("torch.", "")
+    want = ref.detach().float().numpy()
+    tol = _reduced_tol(torch, dtype, want)
+    np.testing.assert_allclose(out.detach().float().numpy(), want, **tol)
+    if not (op.grad and ref.requires_grad and out.requires_grad):
+        return
+    v = np.random.default_rng(1).standard_normal(ref.shape).astype(np.float32)
+    diff = [i for i, t in enumerate(t_in) if t.requires_grad]
+    tg = torch.autograd.grad(ref, [t_in[i] for i in diff], torch.tensor(v).to(ref.dtype),
+                             allow_unused=True)
+    g = retrograd.autograd.grad(out, [rg_in[i] for i in diff],
+                                retrograd.tensor(v).to(out.dtype), allow_unused=True)
+    for a, b in zip(g, tg):
+        if b is None:
+            continue
+        if a is None:  # no gradient: zeros (as the float32 test reads it)
+            a = retrograd.zeros(tuple(b.shape), dtype=getattr(retrograd, dtype))
+        assert a.dtype.name == str(b.dtype).replace("torch.", "")
+        b = b.float().numpy()
+        # Gradients compound roundings (and torch's backward kernels fuse differently).
+        tol = _reduced_tol(torch, dtype, b)
+        tol = dict(rtol=4 * tol["rtol"], atol=4 * tol["atol"], equal_nan=True)
+        np.testing.assert_allclose(a.float().numpy(), b, **tol)

@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 
-from .._dtypes import FROM_NP
+from .._dtypes import F32, FROM_NP, REDUCED
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
@@ -793,8 +793,13 @@ def _einsum_arrays(arrays, subs, out, sizes=None):
         big = big or a.size > 4096
         args += [a, [ids[lab] for lab in sub]]
     args.append([ids[lab] for lab in out])
+    rd = next((a.dtype for a in arrays if a.dtype in REDUCED), None)
+    if rd is not None:  # NumPy's einsum has no 16-bit-float loops: float32, rounded once
+        args = [a.astype(F32) if a.__class__ is np.ndarray else a for a in args]
     res = np.einsum(*args, optimize=len(arrays) > 2 or big)
     res = np.asarray(res)
+    if rd is not None and res.dtype == F32:
+        res = res.astype(np.result_type(*[a.dtype for a in arrays]))
     if len(arrays) == 1 or not res.flags.owndata:
         res = np.array(res, copy=True)
     return res

@@ -316,6 +316,8 @@ class NativeBatchNormBackward0(_NormNode):
         n, c, length = self._ncl
         cnt = n * length
         g3 = xp.reshape(g, (n, c, length))
+        if not xp.TENSORS and g3.dtype in REDUCED:
+            g3 = g3.astype(F32)  # with the float32 statistics; the engine rounds the results
         training = self._training
         if xp.TENSORS:
             x3 = xp.reshape(x, (n, c, length))
@@ -366,7 +368,11 @@ def native_batch_norm(x: Tensor, w, b, running_mean, running_var, training: bool
     n, c = xd.shape[0], xd.shape[1]
     length = xd.size // (n * c) if n * c else 0
     x3 = np.ascontiguousarray(xd).reshape(n, c, length)
-    dt = xd.dtype
+    # float16/bfloat16: statistics and output in float32, rounded once (PyTorch's kernel).
+    rd = xd.dtype if xd.dtype in REDUCED else None
+    if rd is not None:
+        x3 = x3.astype(F32)
+    dt = x3.dtype
     if training:
         cnt = n * length
         mean = _np_norm_chan_sum(x3) / cnt
@@ -389,6 +395,8 @@ def native_batch_norm(x: Tensor, w, b, running_mean, running_var, training: bool
         rstd = (1.0 / np.sqrt(running_var._data.reshape(1, c, 1) + eps)).astype(dt, copy=False)
         xhat = (x3 - mean) * rstd
     out = _channel_affine(xhat, w, b, c).reshape(xd.shape)
+    if rd is not None:
+        out = out.astype(rd)
     return apply(NativeBatchNormBackward0, out, x, w, b, save=(x, w), _ncl=(n, c, length),
                  _eps=eps, _training=training, _xshape=xd.shape, _xhat=xhat, _rstd=rstd,
                  _mean=None if training else mean)
@@ -403,6 +411,8 @@ class NativeGroupNormBackward0(_NormNode):
         n, c, length, groups = self._nclg
         rows = (n * groups, (c // groups) * length)
         g3 = xp.reshape(g, (n, c, length))
+        if not xp.TENSORS and g3.dtype in REDUCED:
+            g3 = g3.astype(F32)
         if xp.TENSORS:
             xhat2, rstd = _rows_stats(xp, xp.reshape(x, rows), self._eps)
         else:
@@ -425,9 +435,13 @@ def native_group_norm(x: Tensor, num_groups: int, w, b, eps: float) -> Tensor:
     n, c = xd.shape[0], xd.shape[1]
     length = xd.size // (n * c) if n * c else 0
     rows = (n * num_groups, (c // num_groups) * length)
-    xhat2, rstd = _rows_forward(np.ascontiguousarray(xd).reshape(rows), eps)
+    rd = xd.dtype if xd.dtype in REDUCED else None  # float32 inside, rounded once
+    xs = xd if rd is None else xd.astype(F32)
+    xhat2, rstd = _rows_forward(np.ascontiguousarray(xs).reshape(rows), eps)
     xhat3 = xhat2.reshape(n, c, length)
     out = _channel_affine(xhat3, w, b, c).reshape(xd.shape)
+    if rd is not None:
+        out = out.astype(rd)
     return apply(NativeGroupNormBackward0, out, x, w, b, save=(x, w),
                  _nclg=(n, c, length, num_groups), _eps=eps, _xshape=xd.shape, _xhat=xhat2,
                  _rstd=rstd)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._dtypes import FLOAT_CHARS
+from .._dtypes import F32, FLOAT_CHARS, REDUCED, finfo, to_reduced
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
@@ -345,10 +345,20 @@ def clamp(input, min=None, max=None) -> Tensor:  # noqa: A001, A002
     if a.dtype.char not in FLOAT_CHARS and (lo.__class__ is float or hi.__class__ is float):
         a = a.astype(default_float())
     out = a
-    if lo is not None:
-        out = np.maximum(out, lo, dtype=a.dtype)
-    if hi is not None:
-        out = np.minimum(out, hi, dtype=a.dtype)
+    if a.dtype in REDUCED:  # the bounds round to the tensor's dtype, as in PyTorch
+        lo = None if lo is None else np.asarray(lo, F32).astype(a.dtype)
+        hi = None if hi is None else np.asarray(hi, F32).astype(a.dtype)
+        if lo is not None:
+            out = np.maximum(out, lo)
+        if hi is not None:
+            out = np.minimum(out, hi)
+        lo = None if lo is None else float(lo)
+        hi = None if hi is None else float(hi)
+    else:
+        if lo is not None:
+            out = np.maximum(out, lo, dtype=a.dtype)
+        if hi is not None:
+            out = np.minimum(out, hi, dtype=a.dtype)
     if out is a:
         out = a.copy()
     # PyTorch propagates NaN through clamp.
@@ -816,7 +826,14 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None) -> Tensor:  # noqa: A00
     a = input._data
     if a.dtype.char not in FLOAT_CHARS:
         return wrap(a.copy())
-    out = np.nan_to_num(a, copy=True, nan=nan, posinf=posinf, neginf=neginf)
+    if a.dtype in REDUCED:  # NumPy's nan_to_num does not know 16-bit floats: through float32
+        from_max = finfo(a.dtype).max
+        out = np.nan_to_num(a.astype(F32), copy=False, nan=nan,
+                            posinf=from_max if posinf is None else posinf,
+                            neginf=-from_max if neginf is None else neginf)
+        out = to_reduced(out, a.dtype)
+    else:
+        out = np.nan_to_num(a, copy=True, nan=nan, posinf=posinf, neginf=neginf)
     return apply(NanToNumBackward0, out, input,
                  _finite=np.isfinite(a) if recording(input) else None)
 
