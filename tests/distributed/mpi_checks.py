@@ -326,6 +326,7 @@ def ddp_checks(r: int, n: int) -> None:
         for p in m.parameters():
             p.data.normal_()
         m[1].running_mean.fill_(float(r + 5))
+        m[0].bias.requires_grad_(False)           # frozen parameters are broadcast too
         d = DDP(m)
         got = [None, None]
         dist.all_gather_object(got, [t.tolist() for t in m.state_dict().values()])

@@ -156,7 +156,9 @@ class DistributedDataParallel(Module):
                                     self.process_group, find_unused_parameters,
                                     gradient_as_bucket_view)
         if init_sync:
-            self._broadcast([p for p in params] + self._buffers_to_sync(init_buffers))
+            # Every parameter (frozen ones too) and buffer starts as rank 0's, as in torch.
+            states = [p for n, p in module.named_parameters() if n not in ignore]
+            self._broadcast(states + self._buffers_to_sync(init_buffers))
 
     def _params_for_reducer(self) -> list:
         """Parameters that require grad, each once, in registration order (as torch)."""
