@@ -93,3 +93,76 @@ def test_tensor_queries_and_legacy_methods(torch):
     ts = torch.triangular_solve(torch.tensor([[2.0], [2.0]]),
                                 torch.tensor([[2.0, 1.0], [0.0, 1.0]]))
     assert s.solution.tolist() == ts.solution.tolist()
+
+
+def _pair(torch, fn, *arrays):
+    res = []
+    for lib in (rg, torch):
+        ts = [lib.tensor(a, requires_grad=True) for a in arrays]
+        out = fn(lib, *ts)
+        outs = out if isinstance(out, tuple) else (out,)
+        sum(o.sum() for o in outs).backward()
+        res.append(([o.detach().numpy() for o in outs], [t.grad.numpy() for t in ts]))
+    for a, b in zip(res[0][0] + res[0][1], res[1][0] + res[1][1]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_more_functions_values_and_gradients(torch):
+    rng = np.random.default_rng(3)
+    y = rng.standard_normal((5, 4))
+    _pair(torch, lambda lib, t: lib.gradient(t), y)
+    _pair(torch, lambda lib, t: lib.gradient(t, spacing=0.5, dim=1, edge_order=2), y)
+    _pair(torch, lambda lib, t: lib.gradient(t, spacing=(lib.tensor([0., 1., 3., 4., 7.]),),
+                                             dim=0), y)
+    _pair(torch, lambda lib, t: lib.pdist(t), y)
+    _pair(torch, lambda lib, t: lib.pdist(t, 1.5), y)
+    _pair(torch, lambda lib, t: lib.as_strided(t, (3, 2), (1, 4), 2), y)
+    # as_strided_scatter: PyTorch's gradient for the input is 1 at the scattered elements and
+    # 0 elsewhere (the reverse of the derivative), so the input's gradient is checked by
+    # finite differences and only the source's against torch.
+    src = rng.standard_normal((2, 2))
+    _pair(torch, lambda lib, t, s: lib.as_strided_scatter(t.detach(), s, (2, 2), (4, 1), 1) +
+          t * 0, y, src)
+    assert rg.autograd.gradcheck(lambda t, s: rg.as_strided_scatter(t, s, (2, 2), (4, 1), 1),
+                                 (rg.tensor(y, requires_grad=True),
+                                  rg.tensor(src, requires_grad=True)))
+    x, h = rng.standard_normal((2, 3)), rng.standard_normal((2, 4))
+    w_ih, w_hh, b = rng.standard_normal((16, 3)), rng.standard_normal((16, 4)), \
+        rng.standard_normal(16)
+    _pair(torch, lambda lib, *t: lib.lstm_cell(t[0], (t[1], t[1] * 2), *t[2:]), x, h, w_ih, w_hh,
+          b, b)
+    _pair(torch, lambda lib, *t: lib.gru_cell(*t), x, h, w_ih[:12], w_hh[:12], b[:12], b[:12])
+    _pair(torch, lambda lib, *t: lib.rnn_tanh_cell(*t), x, h, w_ih[:4], w_hh[:4], b[:4], b[:4])
+    _pair(torch, lambda lib, *t: lib.rnn_relu_cell(*t), x, h, w_ih[:4], w_hh[:4])
+    inp, wt = rng.standard_normal((1, 2, 6)), rng.standard_normal((3, 2, 3))
+    _pair(torch, lambda lib, a, w: lib.convolution(a, w, None, [1], [1], [1], False, [0], 1),
+          inp, wt)
+    _pair(torch, lambda lib, a, w: lib.convolution(a, w.transpose(0, 1), None, [2], [0], [1],
+                                                   True, [1], 1), inp, wt)
+
+
+def test_more_functions_misc(torch):
+    with pytest.warns(UserWarning, match="torch.range is deprecated"):
+        a = rg.range(0, 1, 0.25)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        b = torch.range(0, 1, 0.25)
+    assert a.tolist() == b.tolist() and a.dtype.name == "float32"
+    for dt in ("int8", "uint8", "int32", "int64"):
+        mine, theirs = rg.iinfo(getattr(rg, dt)), torch.iinfo(getattr(torch, dt))
+        assert (mine.bits, mine.min, mine.max) == (theirs.bits, theirs.min, theirs.max)
+    assert repr(rg.iinfo(rg.int16)) == repr(torch.iinfo(torch.int16))
+    x = rg.tensor([1.0, 2.0])
+    assert rg.asarray(x) is x and rg.asarray([1, 2]).dtype == rg.int64
+    assert rg.empty_permuted((2, 3, 4), (0, 2, 1)).stride() == \
+        torch.empty_permuted((2, 3, 4), (0, 2, 1)).stride()
+    assert rg.fill(x, 3.0).tolist() == [3.0, 3.0] and x.tolist() == [1.0, 2.0]
+    assert not rg.is_complex(x) and not rg.is_inference(x) and rg.get_device(x) == -1
+    A = np.random.default_rng(0).standard_normal((6, 4))
+    S = rg.svd_lowrank(rg.tensor(A), q=3)[1]
+    np.testing.assert_allclose(S.numpy(), np.linalg.svd(A, compute_uv=False)[:3], rtol=1e-10)
+    U, S, V = rg.pca_lowrank(rg.tensor(A), q=4)
+    C = A - A.mean(0)
+    np.testing.assert_allclose((U.numpy() * S.numpy()) @ V.numpy().T, C, atol=1e-10)
+    with pytest.raises(TypeError, match="bool is not supported by torch.iinfo"):
+        rg.iinfo(rg.bool)

@@ -165,6 +165,12 @@ from ._windows import *  # noqa: E402, F403
 
 _tensor_extras.install()
 __all__ += _settings.__all__ + _tensor_extras.__all__ + _windows.__all__
+from . import _functions_more  # noqa: E402
+from ._functions_more import *  # noqa: E402, F403
+
+_functions_more.install()
+
+__all__ += _functions_more.__all__
 
 # Last: a torch name retrograd lacks fails saying so (retrograd does not implement torch.fft ...).
 from . import _missing  # noqa: E402
