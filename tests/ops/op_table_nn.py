@@ -284,4 +284,17 @@ OPS = [
                                                 align_corners=False),
            [((1, 2, 3, 3), (1, 2, 2, 2))],
            extra={"known_name_gap": "composite here; PyTorch's GridSampler2DBackward0"}),
+    # bags of embeddings and in-batch distances (composites)
+    OpInfo("embedding_bag",
+           lambda lib, w: F(lib).embedding_bag(_long(lib, [1, 2, 4, 0, 3]), w,
+                                               _long(lib, [0, 2, 2]), mode="mean"),
+           [((5, 2),)],
+           extra={"known_name_gap": "composite here; PyTorch's EmbeddingBagBackward0"}),
+    OpInfo("embedding_bag_max",
+           lambda lib, w: F(lib).embedding_bag(_long(lib, [[1, 2], [4, 0]]), w, mode="max"),
+           [((5, 2),)],
+           extra={"known_name_gap": "composite here; PyTorch's EmbeddingBagBackward0"}),
+    OpInfo("pdist", lambda lib, x: F(lib).pdist(x), [((4, 3),)],
+           no_gradgrad="PyTorch's pdist has no second derivative",
+           extra={"known_name_gap": "composite here; PyTorch's PdistBackward0"}),
 ]
