@@ -221,3 +221,17 @@ def test_gradcheck_checks_forward_mode():
                        match="Jacobian computed with forward mode mismatch"):
         retrograd.autograd.gradcheck(Wrong.apply, (x,), check_forward_ad=True)
     assert retrograd.autograd.gradcheck(Wrong.apply, (x,))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda a: a.tanh() * a.exp(),
+    lambda a: retrograd.softmax(a, 0).log(),
+    lambda a: a.sigmoid().cumprod(0),
+    lambda a: a.std() * a.sqrt(),
+])
+def test_forward_over_reverse(fn):
+    """gradgradcheck's check_fwd_over_rev: forward mode through a recorded backward, including
+    formulas that read their op's saved output (its tangent is kept with the node)."""
+    x = retrograd.tensor([0.3, 1.2, 0.7], dtype=retrograd.float64, requires_grad=True)
+    assert retrograd.autograd.gradgradcheck(fn, (x,), check_fwd_over_rev=True,
+                                            check_rev_over_rev=False)

@@ -290,6 +290,10 @@ def _primitive_jvp(P, inputs, tans, run, lvl, pointwise):
     for o, t in zip(outs, tout):
         if t is not None and isinstance(o, Tensor):
             _set(o, _as_tangent(t, o, tans, graph), lvl)
+    if natural:
+        # A backward that records (create_graph) unpacks saved outputs as new tensors: they
+        # take their tangents from here (forward over reverse).
+        node._out_fw = tuple(o._fw if isinstance(o, Tensor) else None for o in outs)
     return out
 
 

@@ -198,7 +198,10 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
     def vjp(*args):
         # The numerical side evaluates this under no_grad; the VJP itself needs the graph.
         with enable_grad():
-            xs, vs = args[:n_in], args[n_in:]
+            xs, vs = list(args[:n_in]), args[n_in:]
+            for i in wrt:  # duals of the forward-over-reverse check arrive without grad
+                if not xs[i].requires_grad:
+                    xs[i] = xs[i].view_as(xs[i]).requires_grad_()
             os = _outputs(func, xs)
             diff = [(o, v) for o, v in zip(os, vs) if o.requires_grad]
             gs = _grad([o for o, _ in diff], [xs[i] for i in wrt], [v for _, v in diff],
@@ -206,5 +209,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
             return tuple(g if g is not None else make(np.zeros_like(xs[i]._data))
                          for i, g in zip(wrt, gs))
 
+    # Forward mode over this reverse-mode VJP is PyTorch's forward-over-reverse check.
     return gradcheck(vjp, inputs + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,
-                     raise_exception=raise_exception)
+                     raise_exception=raise_exception, check_forward_ad=check_fwd_over_rev,
+                     check_backward_ad=check_rev_over_rev)

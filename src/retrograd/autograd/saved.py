@@ -65,6 +65,9 @@ def unpacked_output(arr, vc, node, nr):
     t = make_tensor(arr)
     t._grad_fn, t._nr, t._rg = node, nr, True
     t._vc = vc
+    fw = node.__dict__.get("_out_fw")
+    if fw is not None:  # forward AD: the output's tangent, kept by autograd/forward_ad.py
+        t._fw = fw[nr]
     return t
 
 
