@@ -555,3 +555,15 @@ def test_gradients_come_back_in_the_parameters_dtype(torch, n):
     eps = rg.finfo(getattr(rg, n)).eps
     np.testing.assert_allclose(out[rg][0], out[torch][0], rtol=2 * eps)
     np.testing.assert_allclose(out[rg][1], out[torch][1], rtol=4 * eps, atol=4 * eps)
+
+
+@pytest.mark.parametrize("n", REDUCED)
+def test_softmax_and_modules_in_reduced_precision(torch, n):
+    """softmax/log_softmax compute in float32 and round once (bit for bit with torch here);
+    Module.bfloat16()/half() cast the parameters."""
+    v = np.random.default_rng(5).standard_normal((6, 33)).astype(np.float32) * 3
+    r, t = rg.tensor(v).to(getattr(rg, n)), torch.tensor(v).to(getattr(torch, n))
+    assert _mismatches(r.softmax(-1), t.softmax(-1)) == 0
+    assert _mismatches(r.log_softmax(0), t.log_softmax(0)) <= 2
+    m = rg.nn.Linear(3, 2)
+    assert m.bfloat16().weight.dtype is rg.bfloat16 and m.half().bias.dtype is rg.float16

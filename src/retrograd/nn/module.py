@@ -777,6 +777,15 @@ class Module:
         """
         return self._apply(lambda t: t.half() if t.is_floating_point() else t)
 
+    def bfloat16(self) -> Module:
+        """Cast floating-point parameters and buffers to bfloat16.
+
+        >>> import retrograd as torch
+        >>> torch.nn.Linear(1, 1).bfloat16().weight.dtype
+        retrograd.bfloat16
+        """
+        return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
+
     def type(self, dst_type) -> Module:
         """Cast all parameters and buffers to ``dst_type``.
 

@@ -572,10 +572,14 @@ def _softmax_prep(input, dim, dtype, kernel):
             f'"{kernel}" not implemented for \'{FROM_NP[a.dtype].scalar_name}\'')
     if a.ndim == 0:
         a = a.reshape(1)
+    if a.dtype in REDUCED:  # float32 inside, rounded once at the end (_finish_dim_op)
+        a = a.astype(F32)
     return input, a, d
 
 
 def _finish_dim_op(P, out, input, d, scalar):
+    if out.dtype != input._data.dtype and input._data.dtype in REDUCED:
+        out = out.astype(input._data.dtype)
     if scalar:
         out = out.reshape(())
     return apply(P, out, input, save_out=True, _dim=None if scalar else d)
