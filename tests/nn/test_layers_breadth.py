@@ -67,3 +67,25 @@ def test_layer_errors_match_torch():
     compare_error(lambda lib: lib.nn.LocalResponseNorm(2)(lib.ones(2, 4)))
     compare_error(lambda lib: lib.nn.CrossMapLRN2d(2)(lib.ones(2, 4, 2)))
     compare_error(lambda lib: lib.nn.InstanceNorm3d(2)(lib.ones(2, 4, 2)))
+
+
+def test_adaptive_log_softmax_matches_torch(torch):
+    for kw in (dict(div_value=2.0), dict(div_value=1.5, head_bias=True)):
+        torch.manual_seed(0)
+        tm = torch.nn.AdaptiveLogSoftmaxWithLoss(8, 10, [3, 6], **kw).double()
+        rm = rt.nn.AdaptiveLogSoftmaxWithLoss(8, 10, [3, 6], **kw).double()
+        assert repr(rm) == repr(tm)
+        assert list(rm.state_dict()) == list(tm.state_dict())
+        copy_state(tm, rm)
+        rng = np.random.default_rng(1)
+        x = rng.standard_normal((5, 8))
+        fns = [lambda a, m=m, lib=lib: tuple(m(a, lib.tensor([0, 4, 9, 2, 7]))) + (m.log_prob(a),)
+               for m, lib in ((rm, rt), (tm, torch))]
+        run_both(torch, fns[0], fns[1], [x], tol=TOL, grad_fn=False, modules=(rm, tm))
+        fns = [lambda a, m=m, lib=lib: m(a, lib.tensor(3)) for m, lib in ((rm, rt), (tm, torch))]
+        run_both(torch, fns[0], fns[1], [x[0]], tol=TOL, grad_fn=False)
+        np.testing.assert_array_equal(rm.predict(rt.tensor(x)).numpy(),
+                                      tm.predict(torch.tensor(x)).numpy())
+    compare_error(lambda lib: lib.nn.AdaptiveLogSoftmaxWithLoss(8, 10, [3, 3]))
+    compare_error(lambda lib: lib.nn.AdaptiveLogSoftmaxWithLoss(8, 10, [3])(
+        lib.ones(2, 8), lib.tensor([1, 10])))

@@ -4,6 +4,7 @@ from .. import module
 from ..module import Module
 from . import (
     activation,
+    adaptive,
     conv,
     distance,
     dropout,
@@ -20,6 +21,7 @@ from . import (
     transformer,
 )
 from .activation import *  # noqa: F403
+from .adaptive import *  # noqa: F403
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import *  # noqa: F403
 from .distance import *  # noqa: F403
@@ -37,7 +39,7 @@ from .sparse import *  # noqa: F403
 from .transformer import *  # noqa: F403
 
 __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
-for _m in (activation, conv, distance, dropout, flatten, lazy, linear, loss, normalization, padding,
-           pixelshuffle, pooling, rnn, sparse, transformer):
+for _m in (activation, adaptive, conv, distance, dropout, flatten, lazy, linear, loss,
+           normalization, padding, pixelshuffle, pooling, rnn, sparse, transformer):
     __all__ += list(_m.__all__)
 
