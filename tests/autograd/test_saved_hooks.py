@@ -226,3 +226,25 @@ def test_node_interface(torch):
                 [(n.name() if n else None, i) for n, i in fn.next_functions], seen)
 
     compare(run)
+
+
+def test_register_multi_grad_hook(torch):
+    def run(lib):
+        reg = G(lib).register_multi_grad_hook
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        b = lib.tensor([3.0], requires_grad=True)
+        c = lib.tensor([5.0], requires_grad=True)
+        log = []
+        h = reg((a, b, c), lambda gs: log.append(("all", [g if g is None else g.tolist()
+                                                           for g in gs])))
+        h2 = reg((a, c), lambda g: log.append(("any", g.tolist())), mode="any")
+        (a.sum() * 2 + b.sum() * 3).backward()
+        (b * 2).sum().backward()  # only b: "any" does not fire
+        h.remove()
+        h2.remove()
+        (a * b).sum().backward()
+        return log
+
+    compare(run)
+    compare_error(lambda lib: G(lib).register_multi_grad_hook(
+        (lib.ones(1, requires_grad=True),), print, mode="some"))

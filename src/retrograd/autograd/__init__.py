@@ -1,6 +1,13 @@
 """retrograd.autograd: the engine's fronts, Function, grad modes and gradcheck."""
 
-from . import anomaly_mode, functional, graph, saved_attrs, saved_hooks  # noqa: F401
+from . import (  # noqa: F401
+    anomaly_mode,
+    functional,
+    graph,
+    multi_hook,
+    saved_attrs,
+    saved_hooks,
+)
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .api import backward, grad
 from .function import Function, FunctionCtx, once_differentiable
@@ -17,6 +24,7 @@ from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 # torch.autograd.graph's saved-tensor hooks live in saved_hooks.py (graph.py is in the core).
 for _name in ("saved_tensors_hooks", "disable_saved_tensors_hooks", "save_on_cpu"):
     setattr(graph, _name, getattr(saved_hooks, _name))
+graph.register_multi_grad_hook = multi_hook.register_multi_grad_hook
 
 __all__ = [
     "backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad",

@@ -27,6 +27,7 @@ from ..ops import _array
 from . import anomaly_mode  # a module reference: anomaly_mode imports ops (a cycle)
 from .grad_mode import state
 from .graph import AccumulateGrad
+from .multi_hook import passes
 from .validate import check_grad, count_grads, materialize
 
 __all__ = ["run_backward"]
@@ -71,10 +72,11 @@ class _Pass:
         self.reach = None        # nodes from which a target can be reached (None: all)
         self.run_targets = ()
         self.anomaly = anomaly_mode.state.enabled  # once per pass: off, no node pays for it
+        self.callbacks = []      # run when the walk is done (register_multi_grad_hook)
 
     def run(self, outputs, seeds) -> list:
         """The walk. Returns the captured gradients of ``inputs`` when not accumulating."""
-        root_edges = _root_edges(outputs)
+        root_edges = self.root_edges = _root_edges(outputs)
         if self.inputs is not None:
             capture = self.capture = {}
             for i, t in enumerate(self.inputs):
@@ -85,15 +87,18 @@ class _Pass:
             # as PyTorch does; autograd.grad stops at it.
             self.run_targets = targets if self.accumulate else ()
             self.captured = [None] * len(self.inputs)
-        prev_mode = state.grad_enabled
+        prev_mode, prev_pass = state.grad_enabled, passes.current
         state.grad_enabled = self.create_graph
+        passes.current = self
         try:
             # Backward formulas meet 0/0 and inf legitimately (PyTorch is silent about them).
             with np.errstate(all="ignore"):
                 self._walk(root_edges, seeds)
         finally:
-            state.grad_enabled = prev_mode
+            state.grad_enabled, passes.current = prev_mode, prev_pass
             anomaly_mode.state.current = None
+        for callback in self.callbacks:
+            callback()
         return self.captured
 
     def _walk(self, root_edges, seeds) -> None:
