@@ -22,6 +22,7 @@ from __future__ import annotations
 from . import linalg, special
 from ._tensor import Tensor
 from .nn import functional as F
+from .ops.linalg_composite import geqrf, householder_product, ormqr
 from .ops.linalg_composite import lu_unpack as _lu_unpack
 
 _INPLACE = (
@@ -44,8 +45,10 @@ __all__ = list(_INPLACE) + [
     "poisson_nll_loss", "triplet_margin_loss", "binary_cross_entropy_with_logits", "rrelu",
     "rrelu_", "selu_", "celu_", "threshold_", "eig", "symeig", "matrix_rank", "lstsq", "solve",
     "cholesky", "cholesky_solve", "cholesky_inverse", "matrix_exp", "lu", "lu_solve",
-    "lu_unpack",
+    "lu_unpack", "geqrf", "orgqr", "ormqr",
 ]
+
+orgqr = householder_product
 
 _REDUCTION = {0: "none", 1: "mean", 2: "sum"}
 
@@ -412,6 +415,7 @@ def install() -> None:
                      ("cholesky", cholesky), ("cholesky_solve", cholesky_solve),
                      ("cholesky_inverse", cholesky_inverse), ("matrix_exp", matrix_exp),
                      ("eig", eig), ("symeig", symeig), ("lstsq", lstsq), ("solve", solve),
-                     ("lu", lu), ("lu_solve", lu_solve)):
+                     ("lu", lu), ("lu_solve", lu_solve), ("geqrf", geqrf),
+                     ("orgqr", householder_product), ("ormqr", ormqr)):
         if not hasattr(Tensor, name):
             setattr(Tensor, name, fn)

@@ -211,6 +211,7 @@ def install() -> None:
         "is_cpu": lambda s: True, "itemsize": lambda s: s.element_size(),
         "nbytes": lambda s: s.numel() * s.element_size(), "layout": lambda s: strided,
         "output_nr": lambda s: 0 if s.grad_fn is None else s._nr,
+        "grad_dtype": lambda s: s.dtype,  # gradients take the tensor's dtype
     }
     for name, fn in props.items():
         if name not in T.__dict__:

@@ -117,6 +117,11 @@ OPS = [
     OpInfo("lu_solve", lambda lib, a, b: lib.linalg.lu_solve(
         *lib.linalg.lu_factor(a + 3 * lib.eye(3, dtype=a.dtype)), b), [((3, 3), (3, 2))],
         extra=_gap("LinalgLuSolveBackward0")),
+    OpInfo("householder_product", lambda lib, a, t: lib.linalg.householder_product(a, t),
+           [((4, 3), (2,)), ((2, 3, 3), (2, 3))], extra=_gap("LinalgHouseholderProductBackward0")),
+    OpInfo("ormqr", lambda lib, a, t, c: lib.ormqr(a, t, c, True, True), [((4, 3), (3,), (4, 2))],
+           extra=_gap("OrmqrBackward0")),
+    OpInfo("geqrf", lambda lib, a: lib.geqrf(a)[0], [((4, 3),)], grad=False),
     # torch.special (ops/bessel.py): the differentiable ones
     OpInfo("i0", lambda lib, a: lib.i0(a), [((3, 4),), ((),)], low=-4, high=4),
     OpInfo("special_i0e", lambda lib, a: lib.special.i0e(a), [((3, 4),)], low=-4, high=4,

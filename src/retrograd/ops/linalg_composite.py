@@ -408,9 +408,100 @@ def lu_solve(LU, pivots, B, *, left: bool = True, adjoint: bool = False) -> Tens
     return linalg_solve(A, B, left=left)
 
 
+def _apply_reflectors(A, tau, X):  # noqa: N803
+    """``H_1 ... H_k X`` for the reflectors ``H_i = I - tau_i v_i v_i^T`` stored below the
+    diagonal of ``A`` (``v_i`` has a 1 at ``i``)."""
+    m = A.shape[-2]
+    lead = tuple(A.shape[:-2])
+    for i in reversed(range(tau.shape[-1])):
+        v = cat([A.new_zeros(lead + (i,)), A.new_ones(lead + (1,)), A[..., i + 1:, i]], -1)
+        w = matmul(v.unsqueeze(-2), X)                        # v^T X
+        X = X - tau[..., i, None, None] * (v.unsqueeze(-1) * w)
+    del m
+    return X
+
+
+def householder_product(A, tau) -> Tensor:  # noqa: N803
+    """The first ``n`` columns of the product of the Householder reflectors that ``geqrf``
+    stores in ``A`` and ``tau`` (``torch.orgqr``).
+
+    >>> import retrograd as torch
+    >>> a, tau = torch.geqrf(torch.tensor([[3., 1.], [4., 2.]]))
+    >>> torch.linalg.householder_product(a, tau).abs()
+    tensor([[0.6000, 0.8000],
+            [0.8000, 0.6000]])
+    """
+    m, n = A.shape[-2:]
+    if m < n:
+        raise RuntimeError("torch.linalg.householder_product: input.shape[-2] must be greater "
+                           "than or equal to input.shape[-1]")
+    if tau.shape[-1] > n:
+        raise RuntimeError("torch.linalg.householder_product: input.shape[-1] must be greater "
+                           "than or equal to tau.shape[-1]")
+    eye = np.broadcast_to(np.eye(m, n, dtype=A.detach().numpy().dtype), tuple(A.shape))
+    return _apply_reflectors(A, tau, wrap(eye.copy()))
+
+
+def _geqrf_np(a: np.ndarray):
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    r = a.astype(np.float64).reshape((-1, m, n)).copy()
+    tau = np.zeros((r.shape[0], k))
+    for b in range(r.shape[0]):
+        for j in range(k):
+            x = r[b, j:, j]
+            alpha, xnorm = x[0], np.linalg.norm(x[1:])
+            if xnorm == 0:
+                continue
+            beta = -math.copysign(math.hypot(alpha, xnorm), alpha)
+            tau[b, j] = (beta - alpha) / beta
+            v = np.concatenate([[1.0], x[1:] / (alpha - beta)])
+            r[b, j, j] = beta
+            r[b, j + 1:, j] = v[1:]
+            w = r[b, j:, j + 1:]
+            w -= tau[b, j] * np.outer(v, v @ w)
+    return r.reshape(a.shape).astype(a.dtype), tau.reshape(a.shape[:-2] + (k,)).astype(a.dtype)
+
+
+def geqrf(input):  # noqa: A002
+    """LAPACK's QR representation ``(a, tau)``: ``R`` on and above the diagonal of ``a``,
+    the Householder vectors below it (no gradient, as in PyTorch).
+
+    >>> import retrograd as torch
+    >>> torch.geqrf(torch.tensor([[3., 1.], [4., 2.]])).a
+    tensor([[-5.0000, -2.2000],
+            [ 0.5000,  0.4000]])
+    """
+    a, tau = _geqrf_np(input.detach().numpy())
+    return _geqrf((wrap(a), wrap(tau)))
+
+
+_geqrf = _named("geqrf", ("a", "tau"))
+
+
+def ormqr(input, tau, other, left: bool = True, transpose: bool = False) -> Tensor:  # noqa: A002
+    """``Q @ other`` (or ``Q^T``, or from the right) for the ``Q`` of ``geqrf``'s ``(input,
+    tau)``.
+
+    >>> import retrograd as torch
+    >>> a, tau = torch.geqrf(torch.tensor([[3., 1.], [4., 2.]]))
+    >>> torch.ormqr(a, tau, torch.eye(2)).abs()
+    tensor([[0.6000, 0.8000],
+            [0.8000, 0.6000]])
+    """
+    m = input.shape[-2]
+    eye = np.broadcast_to(np.eye(m, dtype=input.detach().numpy().dtype),
+                          tuple(input.shape[:-2]) + (m, m))
+    Q = _apply_reflectors(input, tau, wrap(eye.copy()))
+    if transpose:
+        Q = Q.mT
+    return matmul(Q, other) if left else matmul(other, Q)
+
+
 LINALG = {
     "diagonal": diagonal, "multi_dot": multi_dot, "norm": norm, "cond": cond,
     "solve_ex": solve_ex, "solve_triangular": solve_triangular, "tensorinv": tensorinv,
     "tensorsolve": tensorsolve, "vander": vander, "matrix_exp": matrix_exp, "lstsq": lstsq,
     "lu_factor": lu_factor, "lu_factor_ex": lu_factor_ex, "lu": lu, "lu_solve": lu_solve,
+    "householder_product": householder_product,
 }
