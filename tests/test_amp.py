@@ -225,3 +225,25 @@ def test_transformer_block_under_autocast_matches_torch(torch):
     assert ours[0] == theirs[0]
     assert ours[1] == pytest.approx(theirs[1], rel=2e-2)
     np.testing.assert_allclose(ours[2], theirs[2], rtol=0.05, atol=0.02 * np.abs(theirs[2]).max())
+
+
+def _more_list_ops(lib):
+    F = lib.nn.functional
+    rs = np.random.default_rng(6)
+    b = lib.tensor(rs.standard_normal((4, 6)).astype(np.float32)).bfloat16()
+    x = lib.ones(2, 3, 4, 4, 4)
+    with lib.autocast("cpu"):
+        lp = lib.tensor(rs.standard_normal((5, 2, 4)).astype(np.float32)).bfloat16()
+        lp = lp.log_softmax(2)
+        outs = (F.conv3d(x, lib.ones(2, 3, 1, 1, 1)),
+                F.conv_transpose3d(x, lib.ones(3, 2, 1, 1, 1)),
+                F.ctc_loss(lp, lib.tensor([[1, 2], [1, 1]]), (5, 5), (2, 2)),
+                F.pad(b[None], (1, 1), mode="reflect"), F.pad(b[None], (1, 1), mode="replicate"),
+                F.pad(b, (1, 1)), F.pad(b[None], (1, 1), mode="circular"), lib.quantile(b, 0.5),
+                lib.trace(b[:, :4]), b.prod(), F.prelu(b, lib.ones(1)),
+                lib.einsum("ij,kj->ik", x[0, 0, 0], x[0, 0, 0]))
+    return [str(t.dtype).split(".")[-1] for t in outs]
+
+
+def test_more_autocast_list_ops_match_torch(torch):
+    assert _more_list_ops(rg) == _more_list_ops(torch)

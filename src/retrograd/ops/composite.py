@@ -516,6 +516,7 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):  # noqa:
     return out.squeeze(0) if scalar_q or qa.ndim == 0 else out
 
 
+@fp32
 def quantile(input, q, dim=None, keepdim: bool = False, *, interpolation: str = "linear"):  # noqa: A002
     """The ``q``-th quantiles along ``dim`` (of all elements by default); any NaN makes its
     result NaN. ``q`` may be a number or a 1-D tensor (its dimension comes first).
@@ -527,6 +528,7 @@ def quantile(input, q, dim=None, keepdim: bool = False, *, interpolation: str = 
     return _quantile(input, q, dim, keepdim, interpolation, False, "quantile")
 
 
+@fp32
 def nanquantile(input, q, dim=None, keepdim: bool = False, *, interpolation: str = "linear"):  # noqa: A002
     """``quantile`` ignoring NaNs (NaN only where a slice holds nothing else).
 

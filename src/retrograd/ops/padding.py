@@ -9,6 +9,8 @@ from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
 from ._apply import apply
+from ._autocast import fp32
+from ._autocast import state as autocast_state
 from .copies import index_dims
 
 
@@ -94,6 +96,8 @@ def pad(input, pad, mode="constant", value=None) -> Tensor:  # noqa: A002
     """
     if mode == "constant":
         return constant_pad_nd(input, pad, value)
+    if autocast_state.cpu and mode != "circular":
+        return _pad_fp32(input, pad, mode, value)  # reflection/replication pads: float32 list
     if mode not in ("reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if value is not None and value != 0:
@@ -131,6 +135,9 @@ def pad(input, pad, mode="constant", value=None) -> Tensor:  # noqa: A002
     name = {"reflect": f"ReflectionPad{p}DBackward0", "replicate": f"ReplicationPad{p}DBackward0",
             "circular": "torch::autograd::CopySlices"}[mode]
     return index_dims(input, tuple(idxs), name)
+
+
+_pad_fp32 = fp32(pad)
 
 
 _array.register(constant_pad_nd=ConstantPadNdBackward0.forward)

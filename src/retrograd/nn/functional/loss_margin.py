@@ -211,6 +211,7 @@ def _lengths(v) -> np.ndarray:
     return np.asarray(v, np.int64).reshape(-1)
 
 
+@fp32
 def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths,
              blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
     """Connectionist temporal classification loss: ``-log p(target | log_probs)`` summed over

@@ -18,6 +18,7 @@ import numpy as np
 import retrograd as torch
 from retrograd import Tensor
 
+from ...ops._autocast import lower_precision
 from ...ops.nn_conv import pool_out_size
 from .conv import _adaptive_bounds, _out_size, avg_pool1d, avg_pool2d
 
@@ -105,6 +106,7 @@ def _conv_core(x: Tensor, weight: Tensor, bias, k, s, p, d, groups, up=(1, 1, 1)
     return y
 
 
+@lower_precision
 def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,  # noqa: A002
            padding=0, dilation=1, groups: int = 1) -> Tensor:
     """3-D convolution over ``(N, C, D, H, W)`` (or unbatched ``(C, D, H, W)``);
@@ -147,6 +149,7 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     return y.squeeze(0) if unbatched else y
 
 
+@lower_precision
 def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A002
                      stride=1, padding=0, output_padding=0, groups: int = 1,
                      dilation=1) -> Tensor:
