@@ -40,14 +40,34 @@ def _round_odd(s: np.ndarray, err: np.ndarray) -> np.ndarray:
     return np.where(fix, np.nextafter(s, np.where(err > 0, _INF, -_INF)), s)
 
 
-def fma32(a, b, c) -> np.ndarray:
-    """``a * b + c`` rounded once to float32 (inputs are float32 values)."""
-    a = np.asarray(a, _f32).astype(np.float64)
-    b = np.asarray(b, _f32).astype(np.float64)
-    c = np.asarray(c, _f32).astype(np.float64)
-    p = a * b  # exact: 24 + 24 bits fit in 53
-    s, err = _two_sum(p, c)
-    return _round_odd(s, err).astype(_f32)
+_LOW29 = np.int64((1 << 29) - 1)  # the float64 mantissa bits a float32 drops
+_TIE29 = np.int64(1 << 28)  # ... when they say "exactly half way"
+_EXP64 = np.int64(0x7FF0000000000000)
+_MIN_NORMAL32 = np.int64((1023 - 126) << 52)  # float64 exponent field of 2**-126
+
+
+def fma32(a, b, c, tiny: bool = True) -> np.ndarray:
+    """``a * b + c`` rounded once to float32 (inputs are float32 values). ``tiny=False``
+    promises that no nonzero result falls below 2**-126 (the AVX kernels' polynomials, whose
+    inputs are moderate), which saves the subnormal check."""
+    a = np.asarray(a, _f32)
+    b = np.asarray(b, _f32)
+    c = np.asarray(c, _f32)
+    if b.ndim == 0 and b == 1:
+        return a + c  # the product is exact
+    if c.ndim == 0 and c == 0:
+        return a * b + c  # one rounding (adding zero only fixes the sign of a zero)
+    p = a.astype(np.float64) * b  # exact: 24 + 24 bits fit in 53
+    s = p + c
+    # Rounding s to float32 is the single rounding of the exact sum unless s sits exactly half
+    # way between two float32 values (or in their subnormal range): then round to odd first.
+    bits = s.view(np.int64)
+    risky = (bits & _LOW29) == _TIE29
+    if tiny:
+        risky |= (bits & _EXP64) < _MIN_NORMAL32
+    if risky.any():
+        s = _round_odd(s, _two_sum(p, np.asarray(c, np.float64))[1])
+    return s.astype(_f32)
 
 
 def _split(a: np.ndarray) -> tuple:
@@ -58,9 +78,15 @@ def _split(a: np.ndarray) -> tuple:
 
 def fma64(a, b, c) -> np.ndarray:
     """``a * b + c`` rounded once to float64."""
+    a = np.asarray(a, np.float64)
+    b = np.asarray(b, np.float64)
+    c = np.asarray(c, np.float64)
     with np.errstate(all="ignore"):
-        return _fma64(np.asarray(a, np.float64), np.asarray(b, np.float64),
-                      np.asarray(c, np.float64))
+        if b.ndim == 0 and b == 1:
+            return a + c  # the product is exact
+        if c.ndim == 0 and c == 0:
+            return a * b + c  # one rounding (adding zero only fixes the sign of a zero)
+        return _fma64(a, b, c)
 
 
 def _fma64(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
@@ -94,7 +120,7 @@ _ZERO = _f32(0.0)
 
 def log_ps(x: np.ndarray) -> np.ndarray:
     """The AVX2 kernel's natural logarithm of float32 values (NaN for ``x <= 0``)."""
-    x = np.asarray(x, _f32)
+    x = np.ascontiguousarray(x, _f32)
     invalid = x <= 0
     x = np.maximum(x, _MIN_NORM)  # denormals are cut off
     bits = x.view(np.int32)
@@ -108,11 +134,11 @@ def log_ps(x: np.ndarray) -> np.ndarray:
     z = x * x
     y = np.full_like(x, _LOG_P[0])
     for p in _LOG_P[1:]:
-        y = fma32(y, x, p)
+        y = fma32(y, x, p, False)
     y = y * x
-    y = fma32(y, z, e * _LOG_Q1)
-    y = fma32(-z, _f32(0.5), y)
-    x = fma32(e, _LOG_Q2, x + y)
+    y = fma32(y, z, e * _LOG_Q1, False)
+    y = fma32(-z, _f32(0.5), y, False)
+    x = fma32(e, _LOG_Q2, x + y, False)
     return np.where(invalid, _f32(np.nan), x)
 
 
@@ -125,7 +151,7 @@ _SIN_P = (_f32(-1.9515295891E-4), _f32(8.3321608736E-3), _f32(-1.6666654611E-1))
 
 def sincos_ps(x: np.ndarray) -> tuple:
     """The AVX2 kernel's ``(sin(x), cos(x))`` of float32 values (meant for moderate ``|x|``)."""
-    x = np.asarray(x, _f32)
+    x = np.ascontiguousarray(x, _f32)
     sign_sin = np.signbit(x)
     x = np.abs(x)
     j = (x * _FOPI).astype(np.int32)  # truncation, as cvttps
@@ -135,17 +161,17 @@ def sincos_ps(x: np.ndarray) -> tuple:
     sign_cos = (~(j - 2) & 4) != 0
     use_sin_poly = (j & 2) == 0
     for d in _DP:  # extended-precision reduction: x - y * pi/4 in three parts
-        x = fma32(y, d, x)
+        x = fma32(y, d, x, False)
     z = x * x
-    yc = fma32(_COS_P[0], z, _COS_P[1])
-    yc = fma32(yc, z, _COS_P[2])
+    yc = fma32(_COS_P[0], z, _COS_P[1], False)
+    yc = fma32(yc, z, _COS_P[2], False)
     yc = yc * z
-    yc = fma32(yc, z, -(z * _f32(0.5)))
+    yc = fma32(yc, z, -(z * _f32(0.5)), False)
     yc = yc + _ONE
-    ys = fma32(_SIN_P[0], z, _SIN_P[1])
-    ys = fma32(ys, z, _SIN_P[2])
+    ys = fma32(_SIN_P[0], z, _SIN_P[1], False)
+    ys = fma32(ys, z, _SIN_P[2], False)
     ys = ys * z
-    ys = fma32(ys, x, x)
+    ys = fma32(ys, x, x, False)
     s = np.where(use_sin_poly, ys, yc)
     c = np.where(use_sin_poly, yc, ys)
     return np.where(sign_sin, -s, s), np.where(sign_cos, -c, c)
