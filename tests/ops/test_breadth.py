@@ -118,3 +118,34 @@ def test_errors_match_torch(torch):
         with pytest.raises(RuntimeError) as theirs:
             fn(torch)
         assert str(mine.value).split(".")[0] == str(theirs.value).split(".")[0]
+
+
+def test_ldl_factor_and_solve_match_torch(torch):
+    rng = np.random.default_rng(7)
+    for t in range(24):
+        n = int(rng.integers(1, 6))
+        m = rng.standard_normal((n, n))
+        m = m + m.T
+        if t % 3 == 0:
+            m[np.diag_indices(n)] *= 0.01  # forces 2x2 pivots
+        b = rng.standard_normal((n, 2))
+        mine = rg.linalg.ldl_factor_ex(rg.tensor(m))
+        theirs = torch.linalg.ldl_factor_ex(torch.tensor(m))
+        np.testing.assert_allclose(mine.LD.numpy(), theirs.LD.numpy(), atol=1e-10)
+        assert mine.pivots.tolist() == theirs.pivots.tolist()
+        assert mine.info.tolist() == theirs.info.tolist()
+        x = rg.linalg.ldl_solve(mine.LD, mine.pivots, rg.tensor(b))
+        y = torch.linalg.ldl_solve(theirs.LD, theirs.pivots, torch.tensor(b))
+        np.testing.assert_allclose(x.numpy(), y.numpy(), rtol=1e-8, atol=1e-10)
+
+
+def test_geqrf_family_matches_torch(torch):
+    a = np.random.default_rng(2).standard_normal((2, 5, 3))
+    mine, theirs = rg.geqrf(rg.tensor(a)), torch.geqrf(torch.tensor(a))
+    np.testing.assert_allclose(mine.a.numpy(), theirs.a.numpy(), atol=1e-12)
+    np.testing.assert_allclose(mine.tau.numpy(), theirs.tau.numpy(), atol=1e-12)
+    np.testing.assert_allclose(rg.orgqr(*mine).numpy(), torch.orgqr(*theirs).numpy(), atol=1e-12)
+    c = np.random.default_rng(3).standard_normal((2, 3, 5))
+    np.testing.assert_allclose(rg.ormqr(*mine, rg.tensor(c), False, True).numpy(),
+                               torch.ormqr(*theirs, torch.tensor(c), False, True).numpy(),
+                               atol=1e-12)

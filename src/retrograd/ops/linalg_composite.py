@@ -498,10 +498,155 @@ def ormqr(input, tau, other, left: bool = True, transpose: bool = False) -> Tens
     return matmul(Q, other) if left else matmul(other, Q)
 
 
+_ALPHA = (1 + math.sqrt(17)) / 8  # Bunch-Kaufman's pivoting threshold
+
+
+def _ldl_np(a: np.ndarray):
+    """LAPACK's ``sytf2`` (lower) on one symmetric matrix: ``(LD, ipiv, info)``."""
+    A = a.astype(np.float64).copy()
+    n = A.shape[0]
+    ipiv = np.zeros(n, np.int32)
+    info, k = 0, 0
+    while k < n:
+        kstep = 1
+        absakk = abs(A[k, k])
+        imax, colmax = k, 0.0
+        if k < n - 1:
+            imax = k + 1 + int(np.argmax(np.abs(A[k + 1:, k])))
+            colmax = abs(A[imax, k])
+        if max(absakk, colmax) == 0:
+            info = info or k + 1
+            kp = k
+        else:
+            if absakk >= _ALPHA * colmax:
+                kp = k
+            else:
+                row = np.abs(A[imax, k:]).copy()
+                row[imax - k] = 0
+                rowmax = row.max()
+                if absakk * rowmax >= _ALPHA * colmax * colmax:
+                    kp = k
+                elif abs(A[imax, imax]) >= _ALPHA * rowmax:
+                    kp = imax
+                else:
+                    kp, kstep = imax, 2
+            kk = k + kstep - 1
+            if kp != kk:  # swap rows and columns kk, kp of the trailing matrix only
+                idx = np.arange(k, n)
+                idx[[kk - k, kp - k]] = idx[[kp - k, kk - k]]
+                A[k:, k:] = A[np.ix_(idx, idx)]
+            if kstep == 1 and k < n - 1:
+                col = A[k + 1:, k].copy()
+                A[k + 1:, k + 1:] -= np.outer(col / A[k, k], col)
+                A[k + 1:, k] = col / A[k, k]
+            elif kstep == 2 and k < n - 2:
+                C = A[k + 2:, k:k + 2].copy()
+                L = C @ np.linalg.inv(A[k:k + 2, k:k + 2])
+                A[k + 2:, k + 2:] -= L @ C.T
+                A[k + 2:, k:k + 2] = L
+        if kstep == 1:
+            ipiv[k] = kp + 1
+        else:
+            ipiv[k] = ipiv[k + 1] = -(kp + 1)
+        k += kstep
+    return np.tril(A), ipiv, info
+
+
+_ldl = _named("linalg_ldl_factor", ("LD", "pivots"))
+_ldl_ex = _named("linalg_ldl_factor_ex", ("LD", "pivots", "info"))
+
+
+def ldl_factor_ex(A, *, hermitian: bool = False, check_errors: bool = False):  # noqa: N803
+    """``(LD, pivots, info)``: the Bunch-Kaufman ``L D L^T`` factorization of a symmetric
+    matrix as LAPACK stores it (no gradient, as in PyTorch).
+
+    >>> import retrograd as torch
+    >>> torch.linalg.ldl_factor_ex(torch.tensor([[4., 2.], [2., 3.]])).LD
+    tensor([[4.0000, 0.0000],
+            [0.5000, 2.0000]])
+    """
+    a = A.detach().numpy()
+    batch = a.shape[:-2]
+    flat = a.reshape((-1,) + a.shape[-2:])
+    parts = [_ldl_np(m) for m in flat]
+    n = a.shape[-1]
+    ld = np.stack([p[0] for p in parts]).reshape(a.shape).astype(a.dtype) if parts else \
+        np.zeros(a.shape, a.dtype)
+    piv = np.stack([p[1] for p in parts]).reshape(batch + (n,)) if parts else \
+        np.zeros(batch + (n,), np.int32)
+    info = np.array([p[2] for p in parts], np.int32).reshape(batch)
+    return _ldl_ex((wrap(ld), wrap(piv), wrap(info)))
+
+
+def ldl_factor(A, *, hermitian: bool = False):  # noqa: N803
+    """``(LD, pivots)`` of ``ldl_factor_ex``.
+
+    >>> import retrograd as torch
+    >>> torch.linalg.ldl_factor(torch.tensor([[0., 1.], [1., 0.]])).pivots.tolist()
+    [-2, -2]
+    """
+    LD, pivots, _ = ldl_factor_ex(A, hermitian=hermitian)
+    return _ldl((LD, pivots))
+
+
+def _ldl_solve_np(A: np.ndarray, ipiv: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """LAPACK's ``sytrs`` (lower) for one factorization."""
+    B = B.astype(np.float64).copy()
+    n = A.shape[0]
+    k = 0
+    while k < n:  # L D Y = B
+        if ipiv[k] > 0:
+            kp = ipiv[k] - 1
+            B[[k, kp]] = B[[kp, k]]
+            B[k + 1:] -= np.outer(A[k + 1:, k], B[k])
+            B[k] /= A[k, k]
+            k += 1
+        else:
+            kp = -ipiv[k] - 1
+            B[[k + 1, kp]] = B[[kp, k + 1]]
+            B[k + 2:] -= np.outer(A[k + 2:, k], B[k]) + np.outer(A[k + 2:, k + 1], B[k + 1])
+            D = np.array([[A[k, k], A[k + 1, k]], [A[k + 1, k], A[k + 1, k + 1]]])
+            B[k:k + 2] = np.linalg.solve(D, B[k:k + 2])
+            k += 2
+    k = n - 1
+    while k >= 0:  # L^T X = Y
+        if ipiv[k] > 0:
+            B[k] -= A[k + 1:, k] @ B[k + 1:]
+            kp = ipiv[k] - 1
+            B[[k, kp]] = B[[kp, k]]
+            k -= 1
+        else:
+            B[k] -= A[k + 1:, k] @ B[k + 1:]
+            B[k - 1] -= A[k + 1:, k - 1] @ B[k + 1:]
+            kp = -ipiv[k] - 1
+            B[[k, kp]] = B[[kp, k]]
+            k -= 2
+    return B
+
+
+def ldl_solve(LD, pivots, B, *, hermitian: bool = False) -> Tensor:  # noqa: N803
+    """Solve ``A X = B`` from ``A``'s ``ldl_factor`` (no gradient, as in PyTorch).
+
+    >>> import retrograd as torch
+    >>> A = torch.tensor([[4., 2.], [2., 3.]])
+    >>> torch.linalg.ldl_solve(*torch.linalg.ldl_factor(A), torch.tensor([[6.], [5.]]))
+    tensor([[1.],
+            [1.]])
+    """
+    ld, piv, b = LD.detach().numpy(), pivots.numpy(), B.detach().numpy()
+    lead = np.broadcast_shapes(ld.shape[:-2], b.shape[:-2])
+    ld = np.broadcast_to(ld, lead + ld.shape[-2:]).reshape((-1,) + ld.shape[-2:])
+    piv = np.broadcast_to(piv, lead + piv.shape[-1:]).reshape((-1,) + piv.shape[-1:])
+    bb = np.broadcast_to(b, lead + b.shape[-2:]).reshape((-1,) + b.shape[-2:])
+    out = np.stack([_ldl_solve_np(m, p, r) for m, p, r in zip(ld, piv, bb)]) if bb.size else bb
+    return wrap(out.reshape(lead + b.shape[-2:]).astype(np.result_type(ld.dtype, b.dtype)))
+
+
 LINALG = {
     "diagonal": diagonal, "multi_dot": multi_dot, "norm": norm, "cond": cond,
     "solve_ex": solve_ex, "solve_triangular": solve_triangular, "tensorinv": tensorinv,
     "tensorsolve": tensorsolve, "vander": vander, "matrix_exp": matrix_exp, "lstsq": lstsq,
     "lu_factor": lu_factor, "lu_factor_ex": lu_factor_ex, "lu": lu, "lu_solve": lu_solve,
-    "householder_product": householder_product,
+    "householder_product": householder_product, "ldl_factor": ldl_factor,
+    "ldl_factor_ex": ldl_factor_ex, "ldl_solve": ldl_solve,
 }
