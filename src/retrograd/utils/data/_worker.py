@@ -190,9 +190,12 @@ def numpy_seed(base_seed: int, worker_id: int) -> list[int]:
 # -- the worker's loop -------------------------------------------------------------------------
 def worker_loop(iterable: bool, dataset: Any, index_queue: Any, data_queue: Any, done_event: Any,
                 auto_collation: bool, collate_fn: Any, drop_last: bool, base_seed: int,
-                init_fn: Any, worker_id: int, num_workers: int, parent_pid: int) -> None:
+                init_fn: Any, worker_id: int, num_workers: int) -> None:
     """The body of worker process ``worker_id``."""
     global _worker_info
+    # the process that started this one (the main process, or the fork server): when it is
+    # gone, the worker stops
+    parent_pid = os.getppid()
     try:
         seed = base_seed + worker_id
         random.seed(seed)

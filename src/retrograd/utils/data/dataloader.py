@@ -116,8 +116,7 @@ class _MultiProcessIter(_BaseIter):
                 target=_worker.worker_loop,
                 args=(self._iterable, loader.dataset, index_queue, self._result_queue,
                       self._done_event, loader._auto_collation, loader.collate_fn,
-                      loader.drop_last, self._base_seed, loader.worker_init_fn, i, self._n,
-                      os.getpid()),
+                      loader.drop_last, self._base_seed, loader.worker_init_fn, i, self._n),
                 daemon=True,
             )
             w.start()
