@@ -89,3 +89,54 @@ def test_adaptive_log_softmax_matches_torch(torch):
     compare_error(lambda lib: lib.nn.AdaptiveLogSoftmaxWithLoss(8, 10, [3, 3]))
     compare_error(lambda lib: lib.nn.AdaptiveLogSoftmaxWithLoss(8, 10, [3])(
         lib.ones(2, 8), lib.tensor([1, 10])))
+
+
+def test_container_and_sync_batch_norm_match_torch(torch):
+    import warnings
+
+    msgs = []
+    for lib in (torch, rt):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            c = lib.nn.Container(fc=lib.nn.Linear(2, 3))
+        msgs.append(([str(m.message) for m in w], [m.category.__name__ for m in w], repr(c),
+                     list(c.state_dict())))
+    assert msgs[0] == msgs[1]
+    torch.manual_seed(0)
+    tm = torch.nn.SyncBatchNorm(3, momentum=0.3).double()
+    rm = rt.nn.SyncBatchNorm(3, momentum=0.3).double()
+    assert repr(rm) == repr(tm) and list(rm.state_dict()) == list(tm.state_dict())
+    x = np.random.default_rng(2).standard_normal((4, 3, 2))
+    run_both(torch, rm, tm, [x], tol=TOL, grad_fn=False, modules=(rm, tm))
+    np.testing.assert_allclose(rm.running_var.numpy(), tm.running_var.numpy())
+    nets = [lib.nn.Sequential(lib.nn.Linear(2, 3), lib.nn.BatchNorm1d(3)) for lib in (torch, rt)]
+    conv = [lib.nn.SyncBatchNorm.convert_sync_batchnorm(n) for lib, n in zip((torch, rt), nets)]
+    assert repr(conv[1]) == repr(conv[0]) and conv[1][1].weight is nets[1][1].weight
+    compare_error(lambda lib: lib.nn.SyncBatchNorm(3)(lib.ones(3)))
+
+
+def test_conv_tbc_and_linear_cross_entropy_match_torch(torch):
+    rng = np.random.default_rng(3)
+    fns = [lambda x, w, b, lib=lib: lib.nn.functional.conv_tbc(x, w, b, 1) for lib in (rt, torch)]
+    run_both(torch, fns[0], fns[1], [rng.standard_normal(s) for s in ((5, 2, 3), (2, 3, 4), (4,))],
+             tol=TOL, grad_fn=False)
+    tgt = rng.integers(0, 5, (4, 2))
+    for kw in (dict(label_smoothing=0.1), dict(reduction="none", ignore_index=2)):
+        fns = [lambda x, w, b, lib=lib, kw=kw: lib.nn.functional.linear_cross_entropy(
+            x, w, lib.tensor(tgt), linear_bias=b, **kw) for lib in (rt, torch)]
+        run_both(torch, fns[0], fns[1],
+                 [rng.standard_normal(s) for s in ((4, 3), (5, 2, 3), (5, 2))], tol=TOL,
+                 grad_fn=False)
+    for kw in (dict(), dict(out_features=(2,), bias=True, label_smoothing=0.2,
+                            options=None)):
+        torch.manual_seed(0)
+        tm = torch.nn.LinearCrossEntropyLoss(3, 5, **kw).double()
+        rm = rt.nn.LinearCrossEntropyLoss(3, 5, **kw).double()
+        assert repr(rm) == repr(tm) and list(rm.state_dict()) == list(tm.state_dict())
+        copy_state(tm, rm)
+        t = tgt if kw else tgt[:, 0]
+        fns = [lambda x, m=m, lib=lib, t=t: m(x, lib.tensor(t)) for m, lib in ((rm, rt),
+                                                                             (tm, torch))]
+        run_both(torch, fns[0], fns[1], [rng.standard_normal((4, 3))], tol=TOL, grad_fn=False,
+                 modules=(rm, tm))
+    assert repr(rt.nn.LinearCrossEntropyOptions()) == repr(torch.nn.LinearCrossEntropyOptions())

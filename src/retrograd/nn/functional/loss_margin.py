@@ -20,7 +20,8 @@ from .loss import _reduce, _reduction
 from .misc import pairwise_distance
 
 __all__ = ["multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
-           "triplet_margin_loss", "triplet_margin_with_distance_loss", "ctc_loss"]
+           "triplet_margin_loss", "triplet_margin_with_distance_loss", "ctc_loss",
+           "linear_cross_entropy"]
 
 
 def _shape(t: Tensor) -> str:
@@ -261,3 +262,32 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths,
     elif not batched:
         loss = loss.squeeze(0)
     return loss
+
+
+def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *,  # noqa: A002
+                         linear_bias: Tensor | None = None, weight: Tensor | None = None,
+                         reduction: str = "mean", ignore_index: int | None = None,
+                         label_smoothing: float = 0.0, options=None) -> Tensor:
+    """``cross_entropy(linear(input, linear_weight, linear_bias), target, ...)``; a
+    ``linear_weight`` of shape ``(C, d_1, ..., d_K, in)`` gives K-dimensional logits. (PyTorch's
+    ``options`` select a chunked computation of the same numbers; here they are accepted and the
+    reference computation runs.)
+
+    >>> import retrograd as torch
+    >>> torch.nn.functional.linear_cross_entropy(torch.ones(1, 2), torch.zeros(3, 2),
+    ...                                          torch.tensor([0]))
+    tensor(1.0986)
+    """
+    out_shape = tuple(linear_weight.shape[:-1])
+    w2 = linear_weight.reshape(-1, linear_weight.shape[-1])
+    b = None if linear_bias is None else linear_bias.reshape(-1)
+    logits = torch.nn.functional.linear(input, w2, b)
+    if len(out_shape) > 1:
+        logits = logits.reshape(*logits.shape[:-1], *out_shape)
+        if input.dim() > 1:
+            # (N, C, d_1, ...): the class dim right after the batch dim
+            logits = logits.movedim(input.dim() - 1, 1) if input.dim() > 2 else logits
+    return torch.nn.functional.cross_entropy(
+        logits, target, weight=weight, reduction=reduction,
+        ignore_index=-100 if ignore_index is None else ignore_index,
+        label_smoothing=label_smoothing)

@@ -27,7 +27,7 @@ __all__ = [
     "adaptive_avg_pool3d", "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices",
     "max_unpool1d", "max_unpool2d", "max_unpool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d",
     "fractional_max_pool2d", "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
-    "fractional_max_pool3d_with_indices",
+    "fractional_max_pool3d_with_indices", "conv_tbc",
 ]
 
 
@@ -566,10 +566,10 @@ def fractional_max_pool3d_with_indices(input: Tensor, kernel_size, output_size=N
     """``fractional_max_pool3d`` returning ``(values, indices)``.
 
     >>> import retrograd as torch
-    >>> x = torch.arange(8.).reshape(1, 2, 2, 2)
+    >>> x = torch.arange(27.).reshape(1, 3, 3, 3)
     >>> torch.nn.functional.fractional_max_pool3d_with_indices(
     ...     x, 2, output_size=1, _random_samples=torch.zeros(1, 1, 3))[1]
-    tensor([[[[7]]]])
+    tensor([[[[26]]]])
     """
     return _fractional(input, 3, kernel_size, output_size, output_ratio, _random_samples,
                        "fractional_max_pool3d")
@@ -588,3 +588,28 @@ def fractional_max_pool3d(input: Tensor, kernel_size, output_size=None,  # noqa:
     out = fractional_max_pool3d_with_indices(input, kernel_size, output_size, output_ratio,
                                              return_indices, _random_samples)
     return out if return_indices else out[0]
+
+
+def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:  # noqa: A002
+    """1-D convolution of a time-batch-channel input ``(T, B, C_in)`` with ``weight``
+    ``(k, C_in, C_out)``: ``(T + 2 pad - k + 1, B, C_out)``.
+
+    >>> import retrograd as torch
+    >>> torch.nn.functional.conv_tbc(torch.ones(5, 2, 3), torch.ones(2, 3, 4), torch.zeros(4),
+    ...                              1).shape
+    retrograd.Size([6, 2, 4])
+    """
+    if input.dim() != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.dim() != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, "
+                           "out_channels.")
+    if bias.dim() != 1:
+        raise RuntimeError("Bias must be 1-D")
+    if input.shape[2] != weight.shape[1]:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    if weight.shape[2] != bias.shape[0]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    y = torch.nn.functional.conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias,
+                                   padding=pad)
+    return y.permute(2, 0, 1)

@@ -22,7 +22,14 @@ from . import (
 )
 from .activation import *  # noqa: F403
 from .adaptive import *  # noqa: F403
-from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .container import (
+    Container,
+    ModuleDict,
+    ModuleList,
+    ParameterDict,
+    ParameterList,
+    Sequential,
+)
 from .conv import *  # noqa: F403
 from .distance import *  # noqa: F403
 from .dropout import *  # noqa: F403
@@ -38,7 +45,8 @@ from .rnn import *  # noqa: F403
 from .sparse import *  # noqa: F403
 from .transformer import *  # noqa: F403
 
-__all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+__all__ = ["Module", "Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
+           "ParameterDict"]
 for _m in (activation, adaptive, conv, distance, dropout, flatten, lazy, linear, loss,
            normalization, padding, pixelshuffle, pooling, rnn, sparse, transformer):
     __all__ += list(_m.__all__)

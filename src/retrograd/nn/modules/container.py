@@ -7,6 +7,7 @@ by key, so ``named_parameters`` and ``state_dict`` give the same names as PyTorc
 from __future__ import annotations
 
 import operator
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from itertools import chain, islice
@@ -16,7 +17,8 @@ from retrograd import Tensor
 from ..module import Module, _addindent, typename
 from ..parameter import Parameter
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+__all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
+           "ParameterDict"]
 
 
 def _abs_index(idx, n: int) -> int:
@@ -612,3 +614,21 @@ class ParameterDict(Module):
     def __ior__(self, other: ParameterDict) -> ParameterDict:
         self.update(other)
         return self
+
+
+class Container(Module):
+    """Deprecated (as in PyTorch): a Module whose keyword arguments become its submodules.
+
+    >>> import retrograd as torch, warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     list(torch.nn.Container(fc=torch.nn.Linear(1, 1)).state_dict())
+    ['fc.weight', 'fc.bias']
+    """
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__()
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now implemented "
+                      "in `nn.Module`. Subclass that instead.", FutureWarning, stacklevel=2)
+        for key, value in kwargs.items():
+            self.add_module(key, value)

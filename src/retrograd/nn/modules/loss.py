@@ -3,6 +3,8 @@ signatures; class weights are registered as buffers, as in PyTorch."""
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import warnings
 from collections.abc import Callable
 
@@ -12,13 +14,15 @@ from .. import functional as F
 from ..functional.loss import legacy_reduction
 from ..module import Module
 from .distance import PairwiseDistance
+from .linear import Linear
 
 __all__ = [
     "L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "NLLLoss", "CrossEntropyLoss", "BCELoss",
     "BCEWithLogitsLoss", "KLDivLoss", "CosineEmbeddingLoss", "MarginRankingLoss",
     "SoftMarginLoss", "HingeEmbeddingLoss", "PoissonNLLLoss", "GaussianNLLLoss", "NLLLoss2d",
     "MultiMarginLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "TripletMarginLoss",
-    "TripletMarginWithDistanceLoss", "CTCLoss",
+    "TripletMarginWithDistanceLoss", "CTCLoss", "LinearCrossEntropyOptions",
+    "LinearCrossEntropyLoss",
 ]
 
 
@@ -434,3 +438,64 @@ class CTCLoss(_Loss):
                 target_lengths) -> Tensor:
         return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
                           self.reduction, self.zero_infinity)
+
+
+@dataclasses.dataclass(slots=True, frozen=True)
+class LinearCrossEntropyOptions:
+    """PyTorch's settings for a chunked ``linear_cross_entropy`` (which never builds the full
+    logits). retrograd accepts them and computes the same loss the reference way.
+
+    >>> import retrograd as torch
+    >>> torch.nn.LinearCrossEntropyOptions(batch_chunk_size=64).batch_chunk_size
+    64
+    """
+
+    allow_retain_graph: bool = False
+    batch_chunk_size: int | None = None
+    chunking_method: str | None = "auto"
+    acc_policy: str = "auto"
+    acc_dtype: object = None
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """A ``Linear`` layer to ``num_classes`` logits (times ``out_features``) followed by the
+    cross entropy with ``target``.
+
+    >>> import retrograd as torch
+    >>> torch.nn.LinearCrossEntropyLoss(4, 3)(torch.ones(2, 4), torch.tensor([0, 2])).shape
+    retrograd.Size([])
+    """
+
+    def __init__(self, in_features: int, num_classes: int, *, out_features: tuple = (),
+                 bias: bool = False, device=None, dtype=None, reduction: str = "mean",
+                 weight: Tensor | None = None, ignore_index: int | None = None,
+                 label_smoothing: float = 0.0, options=None) -> None:
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError(f"expected weight shape to be {(num_classes,)}, got "
+                               f"{tuple(weight.shape)}")
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise RuntimeError(f"expected label_smoothing to be in range [0, 1], got "
+                               f"{label_smoothing}")
+        super().__init__(weight=weight, reduction=reduction)
+        self.num_classes = num_classes
+        self.out_features = out_features
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+        self.linear = Linear(in_features, math.prod(out_features, start=num_classes), bias=bias,
+                             device=device, dtype=dtype)
+        self.options = options
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        w = self.linear.weight.reshape((self.num_classes, *self.out_features,
+                                        self.linear.in_features))
+        b = (self.linear.bias.reshape((self.num_classes, *self.out_features))
+             if self.linear.bias is not None else None)
+        return F.linear_cross_entropy(input, w, target, linear_bias=b, weight=self.weight,
+                                      reduction=self.reduction, ignore_index=self.ignore_index,
+                                      label_smoothing=self.label_smoothing, options=self.options)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+                f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
+                f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
+                f"label_smoothing={self.label_smoothing}, options={self.options}")
