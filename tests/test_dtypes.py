@@ -567,3 +567,15 @@ def test_softmax_and_modules_in_reduced_precision(torch, n):
     assert _mismatches(r.log_softmax(0), t.log_softmax(0)) <= 2
     m = rg.nn.Linear(3, 2)
     assert m.bfloat16().weight.dtype is rg.bfloat16 and m.half().bias.dtype is rg.float16
+
+
+@pytest.mark.parametrize("n", REDUCED)
+def test_inplace_scalar_ops_round_as_torch(torch, n):
+    """x.mul_(0.1) keeps 0.1 in float32 (as PyTorch's kernel); add_ rounds it first."""
+    v = np.random.default_rng(7).standard_normal(5000).astype(np.float32)
+    r, t = rg.tensor(v).to(getattr(rg, n)), torch.tensor(v).to(getattr(torch, n))
+    for f in (lambda x: x.mul_(0.1), lambda x: x.add_(0.3), lambda x: x.div_(0.7),
+              lambda x: x.sub_(1 / 3)):
+        f(r)
+        f(t)
+    assert _mismatches(r, t) == 0

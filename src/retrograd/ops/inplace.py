@@ -18,7 +18,7 @@ from functools import partial
 import numpy as np
 
 from .._creation import tensor
-from .._dtypes import FLOAT_CHARS, FROM_NP, can_cast
+from .._dtypes import FROM_NP, NATIVE_FLOAT_CHARS, can_cast
 from .._tensor import Tensor, edge, make
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node, next_seq, unpacked_output
@@ -267,7 +267,9 @@ def _fast_ufunc(ufunc, fn, name):
         if (not state.grad_enabled or not (self._rg or needs_grad(other) or
                                            self._view is not None)) and not _apply.OBSERVED:
             d = self._data
-            if d.dtype.char in FLOAT_CHARS and d.flags.writeable:
+            # float32/float64 only: float16/bfloat16 take the general path, which computes in
+            # float32 and keeps a number in float32 for * and / as PyTorch's kernels do.
+            if d.dtype.char in NATIVE_FLOAT_CHARS and d.flags.writeable:
                 o = other._data if isinstance(other, Tensor) else scalar_value(other)
                 if o is not None and (o.__class__ in (int, float, bool) or
                                       (o.dtype == d.dtype and _into(o.shape, d.shape))):
