@@ -116,7 +116,7 @@ def test_alpha_dropout():
 
 
 @pytest.mark.parametrize("cls", ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d",
-                                 "AlphaDropout"])
+                                 "AlphaDropout", "FeatureAlphaDropout"])
 def test_dropout_modules(torch, cls):
     for args in [(), (0.2,), (0.3, True)]:
         assert repr(getattr(rg.nn, cls)(*args)) == repr(getattr(torch.nn, cls)(*args))

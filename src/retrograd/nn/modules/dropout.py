@@ -1,4 +1,5 @@
-"""nn modules: dropout (Dropout, Dropout1d, Dropout2d, Dropout3d, AlphaDropout)."""
+"""nn modules: dropout (Dropout, Dropout1d, Dropout2d, Dropout3d, AlphaDropout,
+FeatureAlphaDropout)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from retrograd import Tensor
 from .. import functional as F
 from ..module import Module
 
-__all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout"]
+__all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
+           "FeatureAlphaDropout"]
 
 
 class _DropoutNd(Module):
@@ -83,3 +85,15 @@ class AlphaDropout(_DropoutNd):
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return F.alpha_dropout(input, self.p, self.training)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    """Alpha dropout of whole channels (dim 1), for SELU networks.
+
+    >>> import retrograd as torch
+    >>> torch.nn.FeatureAlphaDropout(0.2)
+    FeatureAlphaDropout(p=0.2, inplace=False)
+    """
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.feature_alpha_dropout(input, self.p, self.training)
