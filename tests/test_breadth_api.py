@@ -166,3 +166,35 @@ def test_more_functions_misc(torch):
     np.testing.assert_allclose((U.numpy() * S.numpy()) @ V.numpy().T, C, atol=1e-10)
     with pytest.raises(TypeError, match="bool is not supported by torch.iinfo"):
         rg.iinfo(rg.bool)
+
+
+def test_legacy_typed_tensors_match_torch(torch):
+    for name in ("FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "ByteTensor",
+                 "BoolTensor", "HalfTensor", "CharTensor", "ShortTensor"):
+        mine, theirs = getattr(rg, name), getattr(torch, name)
+        a, b = mine([1, 0, 2]), theirs([1, 0, 2])
+        assert a.tolist() == b.tolist() and a.dtype.name == str(b.dtype)[6:], name
+        assert isinstance(a, mine) and not isinstance(a.double() if name != "DoubleTensor"
+                                                      else a.float(), mine)
+        assert mine(2, 3).shape == theirs(2, 3).shape and mine().shape == theirs().shape
+        assert a.type() == b.type() == f"torch.{name}"
+        assert repr(mine) == repr(theirs)
+    x, y = rg.zeros(2), torch.zeros(2)
+    assert x.type(rg.LongTensor).dtype.name == str(y.type(torch.LongTensor).dtype)[6:]
+    assert x.type("torch.IntTensor").dtype == rg.int32
+    with pytest.raises(TypeError, match="data must be a sequence"):
+        rg.FloatTensor(2.5)
+    with pytest.warns(UserWarning, match="set_default_tensor_type"):
+        rg.set_default_tensor_type(rg.DoubleTensor)
+    try:
+        assert rg.get_default_dtype() == rg.float64
+    finally:
+        rg.set_default_dtype(rg.float32)
+    with pytest.raises(TypeError, match="only floating-point types"), \
+            warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rg.set_default_tensor_type(rg.LongTensor)
+    assert str(rg.get_default_device()) == str(torch.get_default_device()) == "cpu"
+    rg.set_default_device("cpu")
+    with pytest.raises(RuntimeError, match="CPU only"):
+        rg.set_default_device("cuda")

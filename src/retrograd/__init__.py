@@ -171,6 +171,11 @@ from ._functions_more import *  # noqa: E402, F403
 _functions_more.install()
 
 __all__ += _functions_more.__all__
+from . import _legacy  # noqa: E402
+from ._legacy import *  # noqa: E402, F403
+
+_legacy.install()
+__all__ += _legacy.__all__
 
 # Last: a torch name retrograd lacks fails saying so (retrograd does not implement torch.fft ...).
 from . import _missing  # noqa: E402
