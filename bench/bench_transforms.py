@@ -29,13 +29,13 @@ except ImportError:  # the benchmark still runs; it just has no peer to compare 
 
 
 def chain(x, n_ops: int):
-    """``n_ops`` pointwise ops (a repeating mix of unary and binary ones)."""
+    """``n_ops`` pointwise primitives (a repeating mix of five unary and binary ones)."""
     y = x
-    for i in range(n_ops // 4):
+    for _ in range(n_ops // 5):
         y = (y * 0.999).sin()
         y = y + x * 0.001
         y = y.tanh()
-    for _ in range(n_ops % 4):
+    for _ in range(n_ops % 5):
         y = y * 1.0
     return y
 

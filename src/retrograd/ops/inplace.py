@@ -75,6 +75,9 @@ def _snapshot(self: Tensor) -> Tensor:
     """The old value of ``self``, with its history, for the out-of-place op to consume."""
     fn, nr = edge(self)
     old = make(self._data.copy())
+    if self._fw is not None:  # forward AD: the op sees the old value's tangent (a copy:
+        # self's is updated in place after the op, and the node may read the old one)
+        old._fw = (self._fw[0], self._fw[1].clone())
     if self._fw is not None:  # forward AD: the op sees the old value's tangent
         old._fw = self._fw
     if fn is not None:
