@@ -120,7 +120,7 @@ def test_mixed_sequence_carries_state_and_normal_cache(torch, avx2):
     both(torch, 0, seq)
 
 
-@pytest.mark.parametrize("n", [0, 1, 2, 5, 100, 1000])
+@pytest.mark.parametrize("n", [0, 1, 2, 5, 100, 1000, 2001, 30000])
 def test_randperm(n, torch):
     both(torch, 1, lambda T: [T.randperm(n), T.randperm(n, dtype=T.float32)])
 
@@ -338,6 +338,15 @@ def test_shuffling_and_random_split(torch):
         out += [T.tensor(list(p)) for p in parts]
         return out
     both(torch, 0, run)
+
+
+def test_vectorised_swaps_match_the_loop():
+    from retrograd import _dists
+
+    rng = np.random.default_rng(5)
+    for n in list(range(2, 80)) + [257, 1000]:
+        z = rng.integers(0, 2**32, n - 1).astype(np.uint64) % np.arange(n, 1, -1, dtype=np.uint64)
+        _same(_dists._apply_swaps(z), _dists._swap_loop(z, n))
 
 
 def test_mantissa_rounding_helpers():

@@ -191,20 +191,61 @@ def randperm(eng: Engine, n: int) -> np.ndarray:
     """``randperm(n)``: the swaps of PyTorch's Fisher-Yates shuffle (32-bit draws below
     ``2**32 / 20`` elements, the 64-bit inside-out variant above)."""
     if n < 0xFFFFFFFF // 20:
-        perm = list(range(n))
+        perm = np.arange(n, dtype=np.int64)
         if n > 1:
-            offsets = (eng.u32(n - 1) % np.arange(n, 1, -1, dtype=np.uint64)).tolist()
-            for i, z in enumerate(offsets):
-                if z:
-                    j = i + z
-                    perm[i], perm[j] = perm[j], perm[i]
-        return np.array(perm, np.int64)
+            # step i swaps positions i and i + z_i
+            offsets = eng.u32(n - 1) % np.arange(n, 1, -1, dtype=np.uint64)
+            perm = _apply_swaps(offsets) if n > 2000 else _swap_loop(offsets, n)
+        return perm
     perm = np.empty(n, np.int64)  # pragma: no cover - 200 million elements
     picks = (eng.u64(n) % np.arange(1, n + 1, dtype=np.uint64)).tolist()
     for i, z in enumerate(picks):
         perm[i] = perm[z]
         perm[z] = i
     return perm
+
+
+def _swap_loop(offsets: np.ndarray, n: int) -> np.ndarray:
+    perm = list(range(n))
+    for i, z in enumerate(offsets.tolist()):
+        if z:
+            j = i + z
+            perm[i], perm[j] = perm[j], perm[i]
+    return np.array(perm, np.int64)
+
+
+def _apply_swaps(offsets: np.ndarray) -> np.ndarray:
+    """The same swaps without a Python loop. Position i is final after step i and then holds
+    what position t_i = i + z_i held just before it. A position q > i held its own value
+    unless an earlier step k swapped into it (t_k = q): then, from the latest such k, the value
+    position k held before step k. So with g(q) = "the value position q held before step q"
+    = g(latest k < q with t_k = q), or q if none, every result is one g; g follows chains of
+    such steps, resolved by pointer jumping."""
+    m = offsets.size  # steps; n = m + 1 positions
+    n = m + 1
+    k = np.arange(m, dtype=np.int64)
+    t = k + offsets.astype(np.int64)
+    keys = t * n + k  # steps sorted by target, then by step
+    order = np.argsort(keys)
+    keys, ts, ks = keys[order], t[order], k[order]
+    prev_same = np.full(m, -1, np.int64)  # the previous step with the same target
+    same = ts[1:] == ts[:-1]
+    prev_same[ks[1:][same]] = ks[:-1][same]
+    q = np.arange(n, dtype=np.int64)
+    idx = np.searchsorted(keys, q * n + q, "left") - 1  # last step before q aiming at q
+    hit = idx >= 0
+    hit[hit] = ts[idx[hit]] == q[hit]
+    g = np.where(hit, ks[np.maximum(idx, 0)], q)
+    while True:
+        nxt = g[g]
+        if np.array_equal(nxt, g):
+            break
+        g = nxt
+    out = np.empty(n, np.int64)
+    out[:m] = np.where(offsets == 0, g[:m],
+                       np.where(prev_same >= 0, g[np.maximum(prev_same, 0)], t))
+    out[m] = g[m]
+    return out
 
 
 # -- multinomial and Poisson -------------------------------------------------------------------
