@@ -1,7 +1,17 @@
 """``retrograd.nn.utils``: gradient clipping, parameter/vector conversion, variable-length
 sequences (``rnn``), parametrizations and the legacy weight/spectral norm hooks."""
 
-from . import clip_grad, convert_parameters, parametrizations, parametrize, rnn
+from . import (
+    clip_grad,
+    convert_parameters,
+    fusion,
+    init,
+    memory_format,
+    parametrizations,
+    parametrize,
+    rnn,
+    stateless,
+)
 from .clip_grad import (
     clip_grad_norm,
     clip_grad_norm_,
@@ -10,11 +20,21 @@ from .clip_grad import (
     get_total_norm,
 )
 from .convert_parameters import parameters_to_vector, vector_to_parameters
+from .fusion import (
+    fuse_conv_bn_eval,
+    fuse_conv_bn_weights,
+    fuse_linear_bn_eval,
+    fuse_linear_bn_weights,
+)
+from .init import skip_init
+from .memory_format import convert_conv2d_weight_memory_format, convert_conv3d_weight_memory_format
 from .weight_norm import remove_spectral_norm, remove_weight_norm, spectral_norm, weight_norm
 
 __all__ = [
     "clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm",
     "clip_grads_with_norm_", "parameters_to_vector", "vector_to_parameters", "rnn",
     "parametrize", "parametrizations", "weight_norm", "remove_weight_norm", "spectral_norm",
-    "remove_spectral_norm",
+    "remove_spectral_norm", "fusion", "init", "memory_format", "stateless", "fuse_conv_bn_eval",
+    "fuse_conv_bn_weights", "fuse_linear_bn_eval", "fuse_linear_bn_weights", "skip_init",
+    "convert_conv2d_weight_memory_format", "convert_conv3d_weight_memory_format",
 ]
