@@ -198,3 +198,31 @@ def test_legacy_typed_tensors_match_torch(torch):
     rg.set_default_device("cpu")
     with pytest.raises(RuntimeError, match="CPU only"):
         rg.set_default_device("cuda")
+
+
+@pytest.mark.parametrize("name,gates,n_states", [("lstm", 4, 2), ("gru", 3, 1),
+                                                 ("rnn_tanh", 1, 1), ("rnn_relu", 1, 1)])
+def test_aten_rnn_functions_match_torch(torch, name, gates, n_states):
+    rng = np.random.default_rng(5)
+    hidden, inp, layers, dirs = 3, 2, 2, 2
+    params = []
+    for layer in range(layers):
+        for _ in range(dirs):
+            width = inp if layer == 0 else hidden * dirs
+            params += [rng.standard_normal((gates * hidden, width)) * 0.5,
+                       rng.standard_normal((gates * hidden, hidden)) * 0.5,
+                       rng.standard_normal(gates * hidden) * 0.1,
+                       rng.standard_normal(gates * hidden) * 0.1]
+    x = rng.standard_normal((4, 5, inp))
+    h = [rng.standard_normal((layers * dirs, 4, hidden)) for _ in range(n_states)]
+    res = []
+    for lib in (rg, torch):
+        ps = [lib.tensor(p, requires_grad=True) for p in params]
+        xs = lib.tensor(x, requires_grad=True)
+        hs = [lib.tensor(a) for a in h]
+        out = getattr(lib, name)(xs, hs if n_states == 2 else hs[0], ps, True, layers, 0.0,
+                                 False, True, True)
+        sum(o.sum() for o in out).backward()
+        res.append([o.detach().numpy() for o in out] + [xs.grad.numpy(), ps[0].grad.numpy()])
+    for a, b in zip(*res):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-8)

@@ -21,14 +21,15 @@ from ._functions import _REDUCTION
 from ._settings import contiguous_format
 from ._tensor import Tensor, make
 from .nn import functional as F
-from .ops.join import cat
+from .ops.join import cat, stack
 
 __all__ = [
     "gradient", "pdist", "as_strided", "as_strided_scatter", "range", "asarray",
     "empty_strided", "empty_permuted", "fill", "iinfo", "is_complex", "is_inference",
     "get_device", "conj_physical_", "i0_", "lstm_cell", "gru_cell", "rnn_tanh_cell",
     "rnn_relu_cell", "convolution", "ctc_loss", "svd_lowrank", "pca_lowrank",
-    "legacy_contiguous_format",
+    "legacy_contiguous_format", "lstm", "gru", "rnn_tanh", "rnn_relu", "OutOfMemoryError",
+    "is_distributed",
 ]
 
 _builtin_range = range
@@ -285,6 +286,79 @@ def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):  # noqa: A002
     r, z = (i_r + h_r).sigmoid(), (i_z + h_z).sigmoid()
     n = (i_n + r * h_n).tanh()
     return n + z * (hx - n)
+
+
+def _rnn(cell, n_states: int, input, hx, params, has_biases, num_layers, dropout, train,  # noqa: A002
+         bidirectional, batch_first):
+    """The multi-layer, optionally bidirectional recurrence of the ATen RNN functions."""
+    dirs = 2 if bidirectional else 1
+    per = 4 if has_biases else 2
+    x = input.transpose(0, 1) if batch_first else input
+    states = [list(h.unbind(0)) for h in (hx if n_states == 2 else [hx])]
+    finals = [[] for _ in _builtin_range(n_states)]
+    for layer in _builtin_range(num_layers):
+        outs = []
+        for d in _builtin_range(dirs):
+            i = layer * dirs + d
+            w = params[i * per:(i + 1) * per]
+            args = (w[0], w[1], w[2], w[3]) if has_biases else (w[0], w[1])
+            state = tuple(s[i] for s in states)
+            steps = _builtin_range(x.shape[0] - 1, -1, -1) if d else _builtin_range(x.shape[0])
+            ys = [None] * x.shape[0]
+            for t in steps:
+                if n_states == 2:
+                    state = cell(x[t], state, *args)
+                    ys[t] = state[0]
+                else:
+                    state = (cell(x[t], state[0], *args),)
+                    ys[t] = state[0]
+            outs.append(stack(ys, 0))
+            for j in _builtin_range(n_states):
+                finals[j].append(state[j])
+        x = cat(outs, -1) if dirs == 2 else outs[0]
+        if dropout and train and layer < num_layers - 1:
+            x = F.dropout(x, dropout, True)
+    out = x.transpose(0, 1) if batch_first else x
+    return (out,) + tuple(stack(f, 0) for f in finals)
+
+
+def lstm(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,  # noqa: A002
+         batch_first):
+    """The ATen LSTM: ``(output, h_n, c_n)`` from ``hx = (h_0, c_0)`` and the flat ``params``
+    (per layer and direction: ``w_ih, w_hh[, b_ih, b_hh]``)."""
+    return _rnn(lstm_cell, 2, input, hx, params, has_biases, num_layers, dropout, train,
+                bidirectional, batch_first)
+
+
+def gru(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,  # noqa: A002
+        batch_first):
+    """The ATen GRU: ``(output, h_n)``."""
+    return _rnn(gru_cell, 1, input, hx, params, has_biases, num_layers, dropout, train,
+                bidirectional, batch_first)
+
+
+def rnn_tanh(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,  # noqa: A002
+             batch_first):
+    """The ATen Elman RNN with tanh: ``(output, h_n)``."""
+    return _rnn(rnn_tanh_cell, 1, input, hx, params, has_biases, num_layers, dropout, train,
+                bidirectional, batch_first)
+
+
+def rnn_relu(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,  # noqa: A002
+             batch_first):
+    """The ATen Elman RNN with ReLU: ``(output, h_n)``."""
+    return _rnn(rnn_relu_cell, 1, input, hx, params, has_biases, num_layers, dropout, train,
+                bidirectional, batch_first)
+
+
+class OutOfMemoryError(RuntimeError):
+    """PyTorch's out-of-memory error (raised by accelerators; retrograd's arrays raise
+    NumPy's ``MemoryError``)."""
+
+
+def is_distributed(input: Tensor) -> bool:  # noqa: A002
+    """False: a tensor is never a distributed one."""
+    return False
 
 
 def convolution(input, weight, bias, stride, padding, dilation, transposed: bool,  # noqa: A002
