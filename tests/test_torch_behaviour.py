@@ -26,8 +26,9 @@ def _plain(r):
     if isinstance(r, (tuple, list)):
         return [_plain(x) for x in r]
     if hasattr(r, "detach") and hasattr(r, "dtype"):
-        return (np.round(r.detach().numpy().astype(float), 5).tolist(), str(r.dtype).split(".")[-1],
-                r.requires_grad)
+        vals = np.round(r.detach().numpy().astype(float), 5)
+        vals = np.where(np.isnan(vals), 1e300, vals)  # NaN compares equal to NaN here
+        return (vals.tolist(), str(r.dtype).split(".")[-1], r.requires_grad)
     return r
 
 
@@ -196,3 +197,46 @@ def test_arguments_of_the_wrong_type(torch, code):
 def test_arguments_of_the_wrong_type_raise_torchs_exception_type(torch, code):
     ours, ref = outcome(retrograd, code), outcome(torch, code)
     assert ours[:2] == ref[:2] == ("raises", "TypeError")
+
+
+# -- pieces programs use: legacy types, cuda(), the default device, 0-d reductions --------------
+
+PIECES = """r = torch.FloatTensor([1, 2])
+r = torch.LongTensor(3).shape
+r = torch.FloatTensor(2, 3).shape
+r = torch.FloatTensor()
+r = torch.BoolTensor([1, 0])
+r = torch.ByteTensor([1, 2])
+r = torch.DoubleTensor([1.5])
+r = torch.HalfTensor([1.])
+r = torch.IntTensor([3]), torch.ShortTensor([3]), torch.CharTensor([3])
+r = isinstance(torch.ones(2), torch.FloatTensor), isinstance(torch.ones(2), torch.LongTensor)
+r = isinstance(torch.ones(2, dtype=torch.long), torch.LongTensor)
+r = torch.ones(2).type()
+r = torch.ones(2, dtype=torch.float64).type()
+r = torch.ones(2).type(torch.int64)
+r = torch.ones(2).type("torch.LongTensor")
+r = torch.ones(2).type(torch.DoubleTensor)
+torch.ones(2).type("float")
+torch.ones(2).cuda()
+r = torch.accelerator.is_available(), torch.accelerator.current_accelerator()
+r = torch.tensor(3.).sum(0)
+r = torch.tensor(3.).mean(-1)
+r = torch.tensor(3.).sum((0,))
+r = torch.tensor(3.).amax(0)
+r = torch.tensor(3.).prod(0)
+r = torch.tensor(3.).logsumexp(0)
+r = torch.tensor(3.).std(0)
+torch.tensor(3.).sum(1)""".splitlines()
+
+
+@pytest.mark.parametrize("code", PIECES)
+def test_pieces_programs_use(torch, code):
+    same_as_torch(torch, code)
+
+
+def test_default_device_is_the_cpu():
+    # (not run under torch here: its set_default_device changes the test process's state)
+    assert retrograd.set_default_device("cpu") is None
+    assert retrograd.set_default_device(None) is None
+    assert str(retrograd.get_default_device()) == "cpu"

@@ -166,7 +166,7 @@ def _reflected(fn):
 
 
 def _no_cuda(self, *args, **kwargs):
-    raise RuntimeError("retrograd computes on the CPU only; CUDA is not supported")
+    raise AssertionError("Torch not compiled with CUDA enabled")  # PyTorch's CPU build says so
 
 
 _bind_methods()

@@ -40,8 +40,9 @@ def _norm_dims(dim, ndim):
         d = wrap_dims(tuple(dim), ndim)
         if len(set(d)) != len(d):
             raise RuntimeError(f"dim {d[0]} appears multiple times in the list of dims")
-        return d
-    return (wrap_dims(dim, ndim),)
+        return d if ndim else ()  # a 0-d tensor takes dim 0 or -1, as PyTorch: nothing to reduce
+    d = wrap_dims(dim, ndim)
+    return (d,) if ndim else ()
 
 
 def _sum_array(x, dim=None, keepdim=False):
