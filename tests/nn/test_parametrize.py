@@ -157,3 +157,28 @@ def test_parametrize_errors_match_torch():
     ]
     for case in cases:
         compare_error(case, exact=False)
+
+
+@pytest.mark.parametrize("shape,kw", [((3, 3), {}), ((4, 3), {}), ((3, 5), {}),
+                                      ((3, 3), dict(orthogonal_map="cayley")),
+                                      ((4, 3), dict(orthogonal_map="matrix_exp")),
+                                      ((4, 3), dict(use_trivialization=False))])
+def test_orthogonal_matches_torch(torch, shape, kw):
+    torch.manual_seed(0)
+    tm = torch.nn.Linear(shape[1], shape[0]).double()
+    rm = rt.nn.Linear(shape[1], shape[0]).double()
+    copy_state(tm, rm)
+    torch.manual_seed(1)
+    rt.manual_seed(1)
+    torch.nn.utils.parametrizations.orthogonal(tm, **kw)
+    rt.nn.utils.parametrizations.orthogonal(rm, **kw)
+    assert repr(rm) == repr(tm)
+    assert list(rm.state_dict()) == list(tm.state_dict())
+    for (k, a), b in zip(tm.state_dict().items(), rm.state_dict().values()):
+        np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-7, atol=1e-9, err_msg=k)
+    w = rm.weight.detach().numpy()
+    small = min(shape)
+    gram = w @ w.T if shape[0] == small else w.T @ w
+    np.testing.assert_allclose(gram, np.eye(small), atol=1e-9)
+    run_both(torch, rm, tm, [R.standard_normal((2, shape[1]))], tol=TOL, grad_fn=False,
+             modules=(rm, tm))

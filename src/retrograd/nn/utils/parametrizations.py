@@ -1,6 +1,6 @@
-"""Ready-made parametrizations (``torch.nn.utils.parametrizations``): ``weight_norm`` and
-``spectral_norm``, registered with ``parametrize.register_parametrization`` exactly as PyTorch
-registers them (same module layout and state_dict keys). ``orthogonal`` is not provided.
+"""Ready-made parametrizations (``torch.nn.utils.parametrizations``): ``weight_norm``,
+``spectral_norm`` and ``orthogonal``, registered with ``parametrize.register_parametrization``
+exactly as PyTorch registers them (same module layout and state_dict keys).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from .. import functional as F
 from ..module import Module
 from . import parametrize
 
-__all__ = ["weight_norm", "spectral_norm"]
+__all__ = ["orthogonal", "weight_norm", "spectral_norm"]
 
 
 def _norm_except_dim(v: Tensor, dim: int) -> Tensor:
@@ -123,4 +123,116 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
         dim = 1 if isinstance(module, conv_t) else 0
     parametrize.register_parametrization(module, name,
                                          _SpectralNorm(weight, n_power_iterations, dim, eps))
+    return module
+
+
+_ORTH_MAPS = ("matrix_exp", "cayley", "householder")
+
+
+def _is_orthogonal(q: Tensor) -> bool:
+    n, k = q.shape[-2], q.shape[-1]
+    eye = torch.eye(k, dtype=q.dtype)
+    return torch.allclose(q.mH @ q, eye, atol=10.0 * n * torch.finfo(q.dtype).eps)
+
+
+def _make_orthogonal(a: Tensor) -> Tensor:
+    """The Q of the Householder QR of ``a``, its columns signed so that R's diagonal is
+    positive."""
+    x, tau = torch.geqrf(a)
+    q = torch.linalg.householder_product(x, tau)
+    return q * x.diagonal(dim1=-2, dim2=-1).sgn().unsqueeze(-2)
+
+
+class _Orthogonal(Module):
+    def __init__(self, weight: Tensor, orthogonal_map: str, *,
+                 use_trivialization: bool = True) -> None:
+        super().__init__()
+        self.shape = weight.shape
+        self.orthogonal_map = orthogonal_map
+        if use_trivialization:
+            self.register_buffer("base", None)
+
+    def forward(self, x: Tensor) -> Tensor:
+        n, k = x.shape[-2], x.shape[-1]
+        transposed = n < k
+        if transposed:
+            x = x.mT
+            n, k = k, n
+        if self.orthogonal_map in ("matrix_exp", "cayley"):
+            x = x.tril()
+            if n != k:
+                x = torch.cat([x, torch.zeros(*x.shape[:-2], n, n - k, dtype=x.dtype)], dim=-1)
+            a = x - x.mH
+            if self.orthogonal_map == "matrix_exp":
+                q = torch.matrix_exp(a)
+            else:
+                eye = torch.eye(n, dtype=a.dtype)
+                q = torch.linalg.solve(eye - 0.5 * a, eye + 0.5 * a)
+            if n != k:
+                q = q[..., :k]
+        else:
+            a = x.tril(diagonal=-1)
+            tau = 2.0 / (1.0 + (a * a).sum(dim=-2))
+            q = torch.linalg.householder_product(a, tau)
+            q = q * x.diagonal(dim1=-2, dim2=-1).int().unsqueeze(-2)
+        if "base" in self._buffers:
+            q = self.base @ q
+        return q.mT if transposed else q
+
+    def right_inverse(self, q: Tensor) -> Tensor:
+        with torch.no_grad():
+            if q.shape != self.shape:
+                raise ValueError(f"Expected a matrix or batch of matrices of shape {self.shape}. "
+                                 f"Got a tensor of shape {q.shape}.")
+            q_init = q
+            n, k = q.shape[-2], q.shape[-1]
+            transpose = n < k
+            if transpose:
+                q = q.mT
+                n, k = k, n
+            if "base" not in self._buffers:
+                if self.orthogonal_map in ("cayley", "matrix_exp"):
+                    raise NotImplementedError("It is not possible to assign to the matrix "
+                                              "exponential or the Cayley parametrizations when "
+                                              "use_trivialization=False.")
+                a, tau = torch.geqrf(q)
+                d = a.diagonal(dim1=-2, dim2=-1)
+                d.copy_(torch.where(tau == 0.0, -d.sign(), d.sign()))
+                return a.mT if transpose else a
+            if n == k:
+                q = _make_orthogonal(q) if not _is_orthogonal(q) else q.clone()
+            else:
+                extra = torch.randn(*q.shape[:-2], n, n - k, dtype=q.dtype)
+                q = _make_orthogonal(torch.cat([q, extra], dim=-1))
+            self.base = q
+            neg_id = torch.zeros_like(q_init)
+            neg_id.diagonal(dim1=-2, dim2=-1).fill_(-1.0)
+            return neg_id
+
+
+def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None = None, *,
+               use_trivialization: bool = True) -> Module:
+    """Constrain ``module.<name>`` to orthogonal (or semi-orthogonal) matrices: ``matrix_exp``
+    (default for square), ``cayley`` or ``householder`` (default otherwise); with
+    ``use_trivialization`` the current weight's orthogonalisation is kept in ``base``.
+
+    >>> import retrograd as torch
+    >>> m = orthogonal(torch.nn.Linear(3, 3))
+    >>> w = m.weight
+    >>> bool(torch.allclose(w @ w.T, torch.eye(3), atol=1e-5))
+    True
+    """
+    weight = getattr(module, name, None)
+    if not isinstance(weight, Tensor):
+        raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
+    if weight.dim() < 2:
+        raise ValueError(f"Expected a matrix or batch of matrices. Got a tensor of "
+                         f"{weight.dim()} dimensions.")
+    if orthogonal_map is None:
+        orthogonal_map = "matrix_exp" if weight.shape[-2] == weight.shape[-1] else "householder"
+    if orthogonal_map not in _ORTH_MAPS:
+        raise ValueError(f'orthogonal_map has to be one of "matrix_exp", "cayley", '
+                         f'"householder". Got: {orthogonal_map}')
+    orth = _Orthogonal(weight, orthogonal_map, use_trivialization=use_trivialization)
+    parametrize.register_parametrization(module, name, orth, unsafe=True)
     return module
