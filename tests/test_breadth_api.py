@@ -226,3 +226,20 @@ def test_aten_rnn_functions_match_torch(torch, name, gates, n_states):
         res.append([o.detach().numpy() for o in out] + [xs.grad.numpy(), ps[0].grad.numpy()])
     for a, b in zip(*res):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-8)
+
+
+def test_deprecated_autocast_aliases_and_device_module(torch):
+    for lib in (rg, torch):
+        with pytest.warns(DeprecationWarning, match="is deprecated"):
+            assert lib.is_autocast_cpu_enabled() is False
+        with pytest.warns(DeprecationWarning):
+            assert lib.get_autocast_cpu_dtype() == lib.bfloat16
+        with pytest.warns(DeprecationWarning):
+            lib.set_autocast_cpu_dtype(lib.bfloat16)
+        with pytest.warns(DeprecationWarning):
+            lib.set_autocast_cpu_enabled(False)
+        assert lib.get_device_module("cpu") is lib.cpu and lib.get_device_module() is lib.cpu
+    with pytest.raises(RuntimeError, match="does not have a corresponding module"):
+        rg.get_device_module("xla")
+    assert not rg.is_distributed(rg.zeros(1))
+    assert issubclass(rg.OutOfMemoryError, RuntimeError)

@@ -12,6 +12,7 @@ from retrograd's differentiable ops.
 
 from __future__ import annotations
 
+import sys
 import warnings
 
 import numpy as np
@@ -29,7 +30,8 @@ __all__ = [
     "get_device", "conj_physical_", "i0_", "lstm_cell", "gru_cell", "rnn_tanh_cell",
     "rnn_relu_cell", "convolution", "ctc_loss", "svd_lowrank", "pca_lowrank",
     "legacy_contiguous_format", "lstm", "gru", "rnn_tanh", "rnn_relu", "OutOfMemoryError",
-    "is_distributed",
+    "is_distributed", "is_autocast_cpu_enabled", "set_autocast_cpu_enabled",
+    "get_autocast_cpu_dtype", "set_autocast_cpu_dtype", "get_device_module",
 ]
 
 _builtin_range = range
@@ -359,6 +361,55 @@ class OutOfMemoryError(RuntimeError):
 def is_distributed(input: Tensor) -> bool:  # noqa: A002
     """False: a tensor is never a distributed one."""
     return False
+
+
+def _deprecated_autocast(old: str, new: str) -> None:
+    warnings.warn(f"torch.{old} is deprecated. Please use torch.{new} instead.",
+                  DeprecationWarning, stacklevel=3)
+
+
+def is_autocast_cpu_enabled() -> bool:
+    """Deprecated in PyTorch: ``is_autocast_enabled("cpu")``."""
+    _deprecated_autocast("is_autocast_cpu_enabled()", "is_autocast_enabled('cpu')")
+    return _root().is_autocast_enabled("cpu")
+
+
+def set_autocast_cpu_enabled(enabled: bool) -> None:
+    """Deprecated in PyTorch: ``set_autocast_enabled("cpu", enabled)``."""
+    _deprecated_autocast("set_autocast_cpu_enabled(enabled)",
+                         "set_autocast_enabled('cpu', enabled)")
+    _root().set_autocast_enabled("cpu", enabled)
+
+
+def get_autocast_cpu_dtype():
+    """Deprecated in PyTorch: ``get_autocast_dtype("cpu")``."""
+    _deprecated_autocast("get_autocast_cpu_dtype()", "get_autocast_dtype('cpu')")
+    return _root().get_autocast_dtype("cpu")
+
+
+def set_autocast_cpu_dtype(dtype) -> None:
+    """Deprecated in PyTorch: ``set_autocast_dtype("cpu", dtype)``."""
+    _deprecated_autocast("set_autocast_cpu_dtype(dtype)", "set_autocast_dtype('cpu', dtype)")
+    _root().set_autocast_dtype("cpu", dtype)
+
+
+def _root():
+    return sys.modules["retrograd"]
+
+
+def get_device_module(device=None):
+    """The module of a device type: ``retrograd.cpu`` (the only device).
+
+    >>> import retrograd as torch
+    >>> torch.get_device_module("cpu").__name__
+    'retrograd.cpu'
+    """
+    kind = "cpu" if device is None else getattr(device, "type", str(device).split(":")[0])
+    module = getattr(_root(), kind, None) if kind == "cpu" else None
+    if module is None:
+        raise RuntimeError(f"Device '{kind}' does not have a corresponding module registered "
+                           f"as 'torch.{kind}'.")
+    return module
 
 
 def convolution(input, weight, bias, stride, padding, dilation, transposed: bool,  # noqa: A002
