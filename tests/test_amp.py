@@ -247,3 +247,22 @@ def _more_list_ops(lib):
 
 def test_more_autocast_list_ops_match_torch(torch):
     assert _more_list_ops(rg) == _more_list_ops(torch)
+
+
+@pytest.mark.parametrize("opt_name", ["SGD", "Adam", "AdamW"])
+def test_optimizers_on_bfloat16_parameters_match_torch(torch, opt_name):
+    """Parameters kept in bfloat16: given the same gradients, the optimizers' in-place updates
+    (mul_, lerp_, addcmul_, addcdiv_) round as PyTorch's kernels, bit for bit."""
+    rs = np.random.default_rng(8)
+    w0 = rs.standard_normal((3, 5)).astype(np.float32)
+    grads = [rs.standard_normal((3, 5)).astype(np.float32) for _ in range(4)]
+    kw = {"lr": 0.05, "momentum": 0.9} if opt_name == "SGD" else {"lr": 0.05}
+    res = []
+    for lib in (rg, torch):
+        w = lib.nn.Parameter(lib.tensor(w0).bfloat16())
+        opt = getattr(lib.optim, opt_name)([w], **kw)
+        for g in grads:
+            w.grad = lib.tensor(g).bfloat16()
+            opt.step()
+        res.append(w.detach().float().numpy())
+    np.testing.assert_array_equal(res[0], res[1])

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._dtypes import FLOAT_CHARS, FROM_NP, bfloat16, binary_result
+from .._dtypes import F32, FLOAT_CHARS, FROM_NP, REDUCED, bfloat16, binary_result
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..autograd.graph import Node
@@ -771,11 +771,14 @@ def lerp(input, end, weight) -> Tensor:  # noqa: A002
             )
         wd = wd.astype(s.dtype, copy=False)
     else:
-        wd = np.asarray(scalar_value(weight), dtype=s.dtype)
+        wd = np.asarray(scalar_value(weight), dtype=F32 if s.dtype in REDUCED else s.dtype)
     try:
-        d = e - s
-        out = np.where(np.abs(wd) < 0.5, s + wd * d, e - d * (1 - wd)).astype(s.dtype,
-                                                                              copy=False)
+        rs, re_, rw = s, e, wd
+        if s.dtype in REDUCED:  # float32 inside, one rounding, as PyTorch's kernel
+            rs, re_, rw = s.astype(F32), e.astype(F32), wd.astype(F32)
+        d = re_ - rs
+        out = np.where(np.abs(rw) < 0.5, rs + rw * d, re_ - d * (1 - rw)).astype(s.dtype,
+                                                                                 copy=False)
     except ValueError:
         check_broadcast(s.shape, e.shape, wd.shape)
         raise
@@ -842,7 +845,10 @@ def _addc(cls, input, tensor1, tensor2, value, divide):
     v = scalar_value(value)
     if rt.char not in FLOAT_CHARS:
         v = int(v)
-    vv = np.asarray(v, dtype=rt)
+    red = rt in REDUCED  # float16/bfloat16: float32 inside (the number too), one rounding
+    if red:
+        a, b, c = a.astype(F32), b.astype(F32), c.astype(F32)
+    vv = np.asarray(v, dtype=F32 if red else rt)
     try:
         with np.errstate(divide="ignore", invalid="ignore"):
             out = a + vv * (b / c if divide else b * c)
