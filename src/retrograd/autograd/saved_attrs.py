@@ -160,6 +160,13 @@ NAMES: dict = {
         "dilation": lambda n: tuple(n._params[2]), "groups": lambda n: n._params[3],
         "transposed": lambda n: n._params[4]},
     "WhereBackward0": {"condition": lambda n: make(n._cond)},
+    "NllLossBackward0": {"target": lambda n: make(n._t), "total_weight": lambda n: make(n._total),
+                         "reduction": _reduction, "weight": lambda n: None},
+    "EmbeddingBackward0": {"indices": lambda n: make(n._indices),
+                           "scale_grad_by_freq": ".scale", "sparse": lambda n: False,
+                           "weight_sym_argsize_0": ".num"},
+    "NativeLayerNormBackward0": {"input": 0, "weight": 1,
+                                 "normalized_shape": lambda n: tuple(n._wshape)},
 }
 
 
