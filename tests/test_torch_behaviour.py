@@ -240,3 +240,23 @@ def test_default_device_is_the_cpu():
     assert retrograd.set_default_device("cpu") is None
     assert retrograd.set_default_device(None) is None
     assert str(retrograd.get_default_device()) == "cpu"
+
+
+# -- products require one dtype ----------------------------------------------------------------
+
+SAME_DTYPE = """torch.mm(torch.ones(2, 2), torch.ones(2, 2, dtype=torch.float64))
+torch.ones(2, 2) @ torch.ones(2, 2, dtype=torch.float64)
+torch.mm(torch.ones(2, 2, dtype=torch.long), torch.ones(2, 2))
+torch.matmul(torch.ones(2), torch.ones(2, dtype=torch.float64))
+torch.matmul(torch.ones(2, 2), torch.ones(2, dtype=torch.float64))
+torch.matmul(torch.ones(3, 2, 2), torch.ones(3, 2, 2, dtype=torch.float64))
+torch.bmm(torch.ones(3, 2, 2), torch.ones(3, 2, 2, dtype=torch.float64))
+torch.dot(torch.ones(2), torch.ones(2, dtype=torch.float64))
+torch.mv(torch.ones(2, 2), torch.ones(2, dtype=torch.float64))
+torch.addmm(torch.ones(2, 2), torch.ones(2, 2), torch.ones(2, 2, dtype=torch.float64))
+torch.nn.functional.linear(torch.ones(2, 2), torch.ones(3, 2, dtype=torch.float64))""".splitlines()
+
+
+@pytest.mark.parametrize("code", SAME_DTYPE)
+def test_products_require_one_dtype(torch, code):
+    same_as_torch(torch, code)

@@ -106,9 +106,25 @@ for _P in (MmBackward0, MvBackward0, DotBackward0, BmmBackward0, VdotBackward0):
     save_plan(_P)
 
 
+# PyTorch's products require one dtype (no promotion); each kernel words its error its own way.
+_SAME_DTYPE = {
+    "MmBackward0": lambda a, b: "expected m1 and m2 to have the same dtype, but got: "
+                                f"{a.c_name} != {b.c_name}",
+    "BmmBackward0": lambda a, b: f"expected scalar type {a.scalar_name} but found "
+                                 f"{b.scalar_name}",
+    "DotBackward0": lambda a, b: "dot : expected both vectors to have same dtype, but found "
+                                 f"{a.scalar_name} and {b.scalar_name}",
+    "MvBackward0": lambda a, b: "addmv input tensors must have the same dtype, but got "
+                                f"{b.scalar_name}, {a.scalar_name}, and {b.scalar_name}",
+}
+
+
 def _product(P, a: Tensor, b: Tensor) -> Tensor:
-    """One primitive product (dot, mv, mm or bmm): operands promoted, each saved only for the
-    other's gradient."""
+    """One primitive product (dot, mv, mm or bmm) of two tensors of one dtype, each saved only
+    for the other's gradient."""
+    da, db = a._data.dtype, b._data.dtype
+    if da is not db and da != db and P._name in _SAME_DTYPE:
+        raise RuntimeError(_SAME_DTYPE[P._name](FROM_NP[da], FROM_NP[db]))
     return apply_binary(P, _matmul_arrays, a, b)
 
 
