@@ -254,8 +254,11 @@ def test_encoder_layer_gradgradcheck():
     assert gradgradcheck(lambda x: layer(x, src_mask=cm, is_causal=True), (x,))
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("cfg", LAYER_CONFIGS, ids=lambda c: ",".join(c) or "default")
+DECODER_CASES = [(cfg, "float64") for cfg in LAYER_CONFIGS] + [({}, "float32")]
+
+
+@pytest.mark.parametrize("cfg,dtype", DECODER_CASES,
+                         ids=[(",".join(c) or "default") + "-" + d for c, d in DECODER_CASES])
 def test_decoder_layer_matches_torch(torch, cfg, dtype):
     torch.manual_seed(0)
     tm = torch.nn.TransformerDecoderLayer(E, 2, 16, **cfg)
@@ -271,8 +274,8 @@ def test_decoder_layer_matches_torch(torch, cfg, dtype):
     kpm = np.zeros((N, L), dtype=bool)
     kpm[1, -1] = True
     cm = np.triu(np.full((L, L), -np.inf), 1)
-    for kw in ({}, dict(tgt_key_padding_mask=kpm, memory_key_padding_mask=KPM),
-               dict(tgt_mask=cm, tgt_is_causal=True), dict(tgt_mask=cm, memory_mask=BAM)):
+    for kw in (dict(tgt_key_padding_mask=kpm, memory_key_padding_mask=KPM),
+               dict(tgt_mask=cm, tgt_is_causal=True, memory_mask=BAM)):
         _compare(torch, tm, rm, [tgt, mem], kw, dtype)
 
 
@@ -288,8 +291,7 @@ def test_decoder_matches_torch(torch, batch_first):
     tgt = R.standard_normal((N, L, E) if batch_first else (L, N, E))
     mem = R.standard_normal((N, S, E) if batch_first else (S, N, E))
     cm = np.triu(np.full((L, L), -np.inf), 1)
-    for kw in ({}, dict(tgt_mask=cm), dict(tgt_mask=cm, memory_key_padding_mask=KPM)):
-        _compare(torch, td, rd, [tgt, mem], kw)
+    _compare(torch, td, rd, [tgt, mem], dict(tgt_mask=cm, memory_key_padding_mask=KPM))
     # unbatched
     one = (lambda a: a[0]) if batch_first else (lambda a: a[:, 0])
     _compare(torch, td, rd, [one(tgt), one(mem)], dict(tgt_mask=cm))
@@ -345,8 +347,8 @@ def test_transformer_init_custom_and_errors(torch):
 
 def test_decoder_layer_gradgradcheck():
     rt.manual_seed(0)
-    layer = rt.nn.TransformerDecoderLayer(4, 2, 6, dropout=0.0).double()
-    x = rt.randn(3, 1, 4, dtype=rt.float64, requires_grad=True)
-    mem = rt.randn(2, 1, 4, dtype=rt.float64, requires_grad=True)
+    layer = rt.nn.TransformerDecoderLayer(2, 1, 3, dropout=0.0).double()
+    x = rt.randn(2, 1, 2, dtype=rt.float64, requires_grad=True)
+    mem = rt.randn(2, 1, 2, dtype=rt.float64, requires_grad=True)
     assert gradcheck(lambda x, m: layer(x, m), (x, mem))
     assert gradgradcheck(lambda x, m: layer(x, m), (x, mem))
