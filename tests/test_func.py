@@ -276,3 +276,39 @@ def test_model_ensembling_recipe(torch):
                 lib.func.vmap(fmodel, in_dims=(0, 0, None))(params, buffers, lib.tensor(data)))
 
     _both(torch, run)
+
+
+def test_custom_function_under_transforms(torch):
+    """A setup_context Function with jvp and generate_vmap_rule, as torch.func requires."""
+    x = RNG.standard_normal((3, 2))
+
+    def run(lib):
+        class Cube(lib.autograd.Function):
+            generate_vmap_rule = True
+
+            @staticmethod
+            def forward(a):
+                return a ** 3
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                ctx.save_for_backward(inputs[0])
+                ctx.save_for_forward(inputs[0])
+
+            @staticmethod
+            def backward(ctx, g):
+                (a,) = ctx.saved_tensors
+                return 3 * a * a * g
+
+            @staticmethod
+            def jvp(ctx, t):
+                (a,) = ctx.saved_tensors
+                return 3 * a * a * t
+
+        F = lib.func
+        t = lib.tensor(x)
+        return (F.vmap(F.grad(lambda a: Cube.apply(a).sum()))(t),
+                F.jvp(Cube.apply, (t,), (lib.ones(3, 2, dtype=t.dtype),)),
+                F.vmap(Cube.apply)(t))
+
+    _both(torch, run)

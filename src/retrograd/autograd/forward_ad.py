@@ -34,6 +34,7 @@ tensor([2.0000, 5.4366])
 
 from __future__ import annotations
 
+import weakref
 from collections import namedtuple
 
 import numpy as np
@@ -56,9 +57,13 @@ UnpackedDualTensor.__doc__ = "What ``unpack_dual`` returns: the primal and its t
 
 
 class _Level:
-    """One dual level: tangents are valid while their level is the current one."""
+    """One dual level: tangents are valid while their level is the current one; the tensors
+    given one (weakly held) drop it when the level exits, so no tangent outlives its level."""
 
-    __slots__ = ()
+    __slots__ = ("duals",)
+
+    def __init__(self) -> None:
+        self.duals: list = []
 
 
 _current = None  # the live _Level, or None
@@ -91,7 +96,11 @@ def exit_dual_level(*, level=None) -> None:
         )
     _apply.remove_observer(_observe)
     _apply.RECORD_ALSO = None
-    _current = None
+    lvl, _current = _current, None
+    for ref in lvl.duals:
+        t = ref()
+        if t is not None and t._fw is not None and t._fw[0] is lvl:
+            del t._fw
 
 
 class dual_level:  # noqa: N801 - PyTorch's name
@@ -176,7 +185,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level=None) -> Tensor:
             "same level 0 is not supported."
         )
     d = tensor.view(tensor._data.shape)
-    d._fw = (_current, tangent)
+    _set(d, tangent, _current)
     return d
 
 
@@ -244,17 +253,25 @@ def _observe(P, inputs, attrs, run):
 def _set(out, tan, lvl) -> None:
     if isinstance(out, Tensor) and tan is not None and out._data.dtype.char in FLOAT_CHARS:
         out._fw = (lvl, tan)
+        lvl.duals.append(weakref.ref(out))
 
 
 def _requires(x) -> bool:
-    return isinstance(x, Tensor) and (x._rg or (x._view is not None and x.requires_grad))
+    if x.__class__ is Tensor or isinstance(x, Tensor):
+        return x._rg or (x._view is not None and x.requires_grad)
+    return False
 
 
 def _primitive_jvp(P, inputs, tans, run, lvl, pointwise):
     prev = state.grad_enabled
-    natural = prev and any(_requires(x) for x in inputs)
-    forced = [x for x, t in zip(inputs, tans) if t is not None and not _requires(x)]
-    for x in forced:
+    natural = False
+    forced = []
+    for x, t in zip(inputs, tans):
+        if _requires(x):
+            natural = prev
+        elif t is not None:
+            forced.append(x)
+    for x in forced:  # after the test above: an input may come twice (a * a)
         x._grad_fn, x._rg = _FORCED, True
     state.grad_enabled = True
     try:
@@ -263,12 +280,16 @@ def _primitive_jvp(P, inputs, tans, run, lvl, pointwise):
         state.grad_enabled = prev
         for x in forced:
             x._grad_fn, x._rg = None, False
-    outs = out if isinstance(out, tuple) else (out,)
-    node = next((o._grad_fn for o in outs if isinstance(o, Tensor) and o._grad_fn is not None),
-                None)
+    if out.__class__ is Tensor:
+        outs = (out,)
+        node = out._grad_fn
+    else:
+        outs = out if isinstance(out, tuple) else (out,)
+        node = next((o._grad_fn for o in outs
+                     if isinstance(o, Tensor) and o._grad_fn is not None), None)
     if node is None or node is _FORCED:
         return out
-    if getattr(node, "_outs", 0) is None and hasattr(node, "keep"):
+    if len(outs) > 1 and getattr(node, "_outs", 0) is None and hasattr(node, "keep"):
         # A factorization keeps its outputs once the call returns (ops.decomp._attach): the
         # rule runs inside the call, so it keeps them here.
         node.keep([o._data for o in outs], [o._vc for o in outs])
