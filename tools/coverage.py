@@ -108,7 +108,7 @@ NOT_SUPPORTED = (
     ("mixed-precision autocast is not supported",
      r"amp|autocast|GradScaler|\w*autocast\w*"),
     ("float8, bit and sub-byte dtypes are not supported (NumPy has none)",
-     r"float8\w*|float4\w*|bits\w*|bit|u?int[1-7]|uint(16|32|64)"),
+     r"float8\w*|float4\w*|bits\w*|bit|u?int[1-7]"),
     ("first-class dimensions (functorch.dim) are not supported", r"index"),
     ("named tensors are not supported", r"names|rename_?|refine_names|align_(to|as)|name"),
     ("nested tensors are not supported", r"nested|jagged|is_nested|to_padded_tensor"),
