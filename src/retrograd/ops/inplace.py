@@ -78,8 +78,6 @@ def _snapshot(self: Tensor) -> Tensor:
     if self._fw is not None:  # forward AD: the op sees the old value's tangent (a copy:
         # self's is updated in place after the op, and the node may read the old one)
         old._fw = (self._fw[0], self._fw[1].clone())
-    if self._fw is not None:  # forward AD: the op sees the old value's tangent
-        old._fw = self._fw
     if fn is not None:
         old._grad_fn, old._nr, old._rg = fn, nr, True
     return old
