@@ -83,9 +83,10 @@ def test_forward_mode_strategies(torch):
                    (lambda x: x.sum(), lambda lib: t(lib, 2.0))]:
         compare(lambda lib, f=f, inp=inp: F(lib).jacobian(
             f, inp(lib), strategy="forward-mode", vectorize=True))
-    # (forward-over-reverse; a saved *result* such as exp's loses its tangent in forward_ad today,
-    # so these functions save inputs only)
+    # forward over reverse: the formulas read saved inputs (sin) and saved results (exp)
     compare(lambda lib: F(lib).hessian(scalar, t(lib, A), vectorize=True,
+                                       outer_jacobian_strategy="forward-mode"))
+    compare(lambda lib: F(lib).hessian(scalar2, (t(lib, A), t(lib, A * 2)), vectorize=True,
                                        outer_jacobian_strategy="forward-mode"))
     compare(lambda lib: F(lib).hessian(lambda x, y: (x * y.sin()).sum() * x.sum(),
                                        (t(lib, A), t(lib, A * 2)), vectorize=True,
