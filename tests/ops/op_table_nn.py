@@ -282,7 +282,7 @@ OPS = [
     OpInfo("grid_sample",
            lambda lib, x, g: F(lib).grid_sample(x, g.tanh() * 1.2, padding_mode="reflection",
                                                 align_corners=False),
-           [((1, 2, 3, 3), (1, 2, 2, 2))],
+           [((1, 1, 3, 3), (1, 1, 2, 2))],
            extra={"known_name_gap": "composite here; PyTorch's GridSampler2DBackward0"}),
     # bags of embeddings and in-batch distances (composites)
     OpInfo("embedding_bag",
