@@ -124,7 +124,10 @@ def _product(P, a: Tensor, b: Tensor) -> Tensor:
     for the other's gradient."""
     da, db = a._data.dtype, b._data.dtype
     if da is not db and da != db and P._name in _SAME_DTYPE:
-        raise RuntimeError(_SAME_DTYPE[P._name](FROM_NP[da], FROM_NP[db]))
+        sa, sb = a._data.shape, b._data.shape
+        # PyTorch checks the shapes first: a shape mismatch keeps its own error (below).
+        if sa and sb and sa[-1] == sb[-2 if len(sb) > 1 else 0]:
+            raise RuntimeError(_SAME_DTYPE[P._name](FROM_NP[da], FROM_NP[db]))
     return apply_binary(P, _matmul_arrays, a, b)
 
 
