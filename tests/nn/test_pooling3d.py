@@ -168,3 +168,24 @@ def test_errors_match_torch():
     ]
     for case in cases:
         compare_error(case)
+
+
+def test_random_draws_match_torch_with_the_same_seed(torch):
+    """Fractional pooling's samples, spectral norm's starting vectors and a lazy layer's
+    initialisation come from the same generator draws as PyTorch's."""
+    x = X[:, :, :4]
+    out = []
+    for lib in (torch, rt):
+        lib.manual_seed(0)
+        a = lib.nn.functional.fractional_max_pool2d(lib.tensor(x[:, :, 0]), 2, output_size=(2, 3))
+        lib.manual_seed(0)
+        b = lib.nn.functional.fractional_max_pool3d(lib.tensor(x), 2, output_size=(1, 2, 3))
+        lib.manual_seed(0)
+        m = lib.nn.utils.parametrizations.spectral_norm(lib.nn.Linear(3, 4))
+        lib.manual_seed(0)
+        lazy = lib.nn.LazyLinear(4)
+        lazy(lib.ones(2, 3))
+        out.append([a.numpy(), b.numpy(), m.parametrizations.weight[0]._u.numpy(),
+                    lazy.weight.detach().numpy()])
+    for a, b in zip(*out):
+        np.testing.assert_allclose(b, a, rtol=1e-6, atol=1e-7)
