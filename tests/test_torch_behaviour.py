@@ -260,3 +260,24 @@ torch.nn.functional.linear(torch.ones(2, 2), torch.ones(3, 2, dtype=torch.float6
 @pytest.mark.parametrize("code", SAME_DTYPE)
 def test_products_require_one_dtype(torch, code):
     same_as_torch(torch, code)
+
+
+# -- NumPy's names for dim and keepdim, which PyTorch accepts on reductions ----------------------
+
+NUMPY_ALIASES = """r = torch.arange(6.).reshape(2, 3).sum(axis=1, keepdims=True)
+r = torch.arange(6.).reshape(2, 3).mean(axis=0)
+r = torch.sum(torch.arange(6.).reshape(2, 3), axis=1)
+r = torch.arange(6.).reshape(2, 3).max(axis=1)
+r = torch.arange(6.).reshape(2, 3).std(axis=1)
+r = torch.arange(6.).reshape(2, 3).var(axis=1, keepdims=True)
+r = torch.arange(6.).reshape(2, 3).argmax(axis=1)
+r = torch.arange(6.).reshape(2, 3).amax(axis=1)
+r = torch.arange(6.).reshape(2, 3).prod(axis=1)
+r = torch.arange(6.).reshape(2, 3).any(axis=1)
+r = torch.arange(6.).reshape(2, 3).all(axis=1, keepdims=True)
+r = torch.arange(6.).reshape(2, 3).sum(keepdims=True, dim=0)""".splitlines()
+
+
+@pytest.mark.parametrize("code", NUMPY_ALIASES)
+def test_numpy_aliases_on_reductions(torch, code):
+    same_as_torch(torch, code)

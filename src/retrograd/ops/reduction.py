@@ -71,13 +71,17 @@ class SumBackward1(Node):
 _array.register(sum=SumBackward1.forward)
 
 
-def sum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A001, A002
+def sum(input, dim=None, keepdim=False,
+        *, dtype=None, axis=None, keepdims=None) -> Tensor:  # noqa: A001, A002
     """Sum of all elements, or over ``dim``; bools and integers sum to int64.
 
     >>> import retrograd as torch
     >>> torch.tensor([[1., 2.], [3., 4.]]).sum(0)
     tensor([4., 6.])
     """
+    if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch accepts
+        dim = axis if axis is not None else dim
+        keepdim = keepdims if keepdims is not None else keepdim
     a = input._data
     if dtype is not None:
         a = a.astype(to_dtype(dtype).np)
@@ -107,13 +111,17 @@ class MeanBackward1(Node):
         return xp.expand(xp.reshape(g / self._n, _keep_shape(shape, self._dims)), shape)
 
 
-def mean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A002
+def mean(input, dim=None, keepdim=False,
+         *, dtype=None, axis=None, keepdims=None) -> Tensor:  # noqa: A002
     """Mean of all elements, or over ``dim``.
 
     >>> import retrograd as torch
     >>> torch.tensor([1., 2., 3., 6.]).mean()
     tensor(3.)
     """
+    if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch accepts
+        dim = axis if axis is not None else dim
+        keepdim = keepdims if keepdims is not None else keepdim
     a = input._data
     if dtype is not None:
         a = a.astype(to_dtype(dtype).np)
@@ -255,7 +263,8 @@ def _max_min(input, dim, keepdim, is_max, other=None):
     return (return_types.max if is_max else return_types.min)(res)
 
 
-def max(input, dim=None, keepdim=False, *, other=None):  # noqa: A001, A002
+def max(input, dim=None, keepdim=False,
+        *, other=None, axis=None, keepdims=None):  # noqa: A001, A002
     """The largest element, or ``(values, indices)`` along ``dim``.
 
     >>> import retrograd as torch
@@ -264,18 +273,25 @@ def max(input, dim=None, keepdim=False, *, other=None):  # noqa: A001, A002
     values=tensor([5., 7.]),
     indices=tensor([1, 0]))
     """
+    if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch accepts
+        dim = axis if axis is not None else dim
+        keepdim = keepdims if keepdims is not None else keepdim
     if isinstance(dim, Tensor):
         return _max_min(input, None, keepdim, True, other=dim)
     return _max_min(input, dim, keepdim, True, other)
 
 
-def min(input, dim=None, keepdim=False, *, other=None):  # noqa: A001, A002
+def min(input, dim=None, keepdim=False,
+        *, other=None, axis=None, keepdims=None):  # noqa: A001, A002
     """The smallest element, or ``(values, indices)`` along ``dim``.
 
     >>> import retrograd as torch
     >>> torch.tensor([3., 1., 2.]).min()
     tensor(1.)
     """
+    if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch accepts
+        dim = axis if axis is not None else dim
+        keepdim = keepdims if keepdims is not None else keepdim
     if isinstance(dim, Tensor):
         return _max_min(input, None, keepdim, False, other=dim)
     return _max_min(input, dim, keepdim, False, other)
@@ -303,23 +319,29 @@ def _check_nonempty(name, a, dims):
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
 
-def argmax(input, dim=None, keepdim=False) -> Tensor:  # noqa: A002
+def argmax(input, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:  # noqa: A002
     """Index of the largest element (of the flattened tensor, or along ``dim``).
 
     >>> import retrograd as torch
     >>> torch.tensor([[1., 5.], [7., 2.]]).argmax(1)
     tensor([1, 0])
     """
+    if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch accepts
+        dim = axis if axis is not None else dim
+        keepdim = keepdims if keepdims is not None else keepdim
     return _arg(input, dim, keepdim, np.argmax, "argmax")
 
 
-def argmin(input, dim=None, keepdim=False) -> Tensor:  # noqa: A002
+def argmin(input, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:  # noqa: A002
     """Index of the smallest element (of the flattened tensor, or along ``dim``).
 
     >>> import retrograd as torch
     >>> torch.tensor([3., 1., 2.]).argmin()
     tensor(1)
     """
+    if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch accepts
+        dim = axis if axis is not None else dim
+        keepdim = keepdims if keepdims is not None else keepdim
     return _arg(input, dim, keepdim, np.argmin, "argmin")
 
 
@@ -360,23 +382,29 @@ def _amax_amin(input, dim, keepdim, is_max):  # noqa: A002
                  _keep=None if keepdim else _keep_shape(a.shape, rdims))
 
 
-def amax(input, dim=(), keepdim=False) -> Tensor:  # noqa: A002
+def amax(input, dim=(), keepdim=False, *, axis=None, keepdims=None) -> Tensor:  # noqa: A002
     """The largest values over ``dim`` (all dims by default); ties share the gradient evenly.
 
     >>> import retrograd as torch
     >>> torch.tensor([[1., 5.], [7., 2.]]).amax(0)
     tensor([7., 5.])
     """
+    if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch accepts
+        dim = axis if axis is not None else dim
+        keepdim = keepdims if keepdims is not None else keepdim
     return _amax_amin(input, dim, keepdim, True)
 
 
-def amin(input, dim=(), keepdim=False) -> Tensor:  # noqa: A002
+def amin(input, dim=(), keepdim=False, *, axis=None, keepdims=None) -> Tensor:  # noqa: A002
     """The smallest values over ``dim`` (all dims by default); ties share the gradient evenly.
 
     >>> import retrograd as torch
     >>> torch.tensor([[1., 5.], [7., 2.]]).amin(1)
     tensor([1., 2.])
     """
+    if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch accepts
+        dim = axis if axis is not None else dim
+        keepdim = keepdims if keepdims is not None else keepdim
     return _amax_amin(input, dim, keepdim, False)
 
 
@@ -557,13 +585,17 @@ class ProdBackward1(_ProdBackward):
 
 
 @fp32
-def prod(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A002
+def prod(input, dim=None, keepdim=False,
+         *, dtype=None, axis=None, keepdims=None) -> Tensor:  # noqa: A002
     """Product of all elements, or along ``dim``; bools and integers give int64.
 
     >>> import retrograd as torch
     >>> torch.tensor([[1., 2.], [3., 4.]]).prod(1)
     tensor([ 2., 12.])
     """
+    if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch accepts
+        dim = axis if axis is not None else dim
+        keepdim = keepdims if keepdims is not None else keepdim
     if dtype is not None and input.requires_grad and input._data.dtype != to_dtype(dtype).np:
         # Cast differentiably first: the saved input must lead back to ``input``.
         input = cast(input, to_dtype(dtype).np)  # noqa: A001
@@ -694,23 +726,31 @@ def _var_std(name, input, dim, unbiased, keepdim, correction, std, with_mean):  
     return r, m
 
 
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None) -> Tensor:  # noqa: A002
+def var(input, dim=None, unbiased=None, keepdim=False,
+        *, correction=None, axis=None, keepdims=None) -> Tensor:  # noqa: A002
     """Variance over ``dim`` with Bessel's ``correction`` (1 unless ``unbiased=False``).
 
     >>> import retrograd as torch
     >>> torch.tensor([1., 2., 3., 4.]).var()
     tensor(1.6667)
     """
+    if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch accepts
+        dim = axis if axis is not None else dim
+        keepdim = keepdims if keepdims is not None else keepdim
     return _var_std("var", input, dim, unbiased, keepdim, correction, False, False)
 
 
-def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None) -> Tensor:  # noqa: A002
+def std(input, dim=None, unbiased=None, keepdim=False,
+        *, correction=None, axis=None, keepdims=None) -> Tensor:  # noqa: A002
     """Standard deviation over ``dim`` with Bessel's ``correction``.
 
     >>> import retrograd as torch
     >>> torch.tensor([1., 3.]).std()
     tensor(1.4142)
     """
+    if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch accepts
+        dim = axis if axis is not None else dim
+        keepdim = keepdims if keepdims is not None else keepdim
     return _var_std("std", input, dim, unbiased, keepdim, correction, True, False)
 
 
@@ -786,23 +826,29 @@ def _logical_reduce(fn, input, dim, keepdim):  # noqa: A002
     return wrap(out.astype(np.uint8) if a.dtype == np.uint8 else out)
 
 
-def all(input, dim=None, keepdim=False) -> Tensor:  # noqa: A001, A002
+def all(input, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:  # noqa: A001, A002
     """Whether all elements (over ``dim``) are nonzero.
 
     >>> import retrograd as torch
     >>> torch.tensor([1, 0]).all()
     tensor(False)
     """
+    if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch accepts
+        dim = axis if axis is not None else dim
+        keepdim = keepdims if keepdims is not None else keepdim
     return _logical_reduce(np.all, input, dim, keepdim)
 
 
-def any(input, dim=None, keepdim=False) -> Tensor:  # noqa: A001, A002
+def any(input, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:  # noqa: A001, A002
     """Whether any element (over ``dim``) is nonzero.
 
     >>> import retrograd as torch
     >>> torch.tensor([[0, 0], [0, 1]]).any(1)
     tensor([False,  True])
     """
+    if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch accepts
+        dim = axis if axis is not None else dim
+        keepdim = keepdims if keepdims is not None else keepdim
     return _logical_reduce(np.any, input, dim, keepdim)
 
 
