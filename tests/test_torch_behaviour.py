@@ -281,3 +281,19 @@ r = torch.arange(6.).reshape(2, 3).sum(keepdims=True, dim=0)""".splitlines()
 @pytest.mark.parametrize("code", NUMPY_ALIASES)
 def test_numpy_aliases_on_reductions(torch, code):
     same_as_torch(torch, code)
+
+
+# -- sizes too large ---------------------------------------------------------------------------
+
+OVERSIZED = """torch.zeros(2**62)
+torch.empty(2**40, 2**40)
+torch.randn(2**62)
+torch.full((2**62,), 1.)
+torch.ones(3).expand(2**62, 3)
+torch.arange(0, 10**19)
+torch.arange(10**20)""".splitlines()
+
+
+@pytest.mark.parametrize("code", OVERSIZED)
+def test_oversized_sizes(torch, code):
+    same_as_torch(torch, code)

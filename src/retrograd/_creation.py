@@ -152,6 +152,11 @@ def parse_size(args: tuple, kwargs: dict, name: str, varargs: bool = True, pos: 
             raise RuntimeError(
                 f"Trying to create tensor with negative dimension {s}: {list(shape)}"
             )
+    numel = 1
+    for s in shape:
+        numel *= s
+    if numel * 8 >= 2**63:  # the storage's size in bytes must fit PyTorch's int64
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
     return shape
 
 

@@ -38,6 +38,9 @@ __all__ = [
 # -- ranges ------------------------------------------------------------------------------------
 def _check_int64(x: int | float) -> None:
     if isinstance(x, int) and not -(2**63) <= x < 2**63:
+        # PyTorch parses a number as a 64-bit integer (signed or not), then converts it.
+        if -(2**63) <= x < 2**64:
+            raise RuntimeError("value cannot be converted to type int64_t without overflow")
         raise OverflowError("int too big to convert")
 
 

@@ -310,7 +310,10 @@ def expand(input, *sizes) -> Tensor:  # noqa: A002
                 )
             shape.append(s)
     shape = tuple(shape[::-1])
-    out = np.broadcast_to(a, shape)
+    try:
+        out = np.broadcast_to(a, shape)
+    except ValueError:  # more elements than an int64 counts (NumPy: "iterator is too large")
+        raise RuntimeError("numel: integer multiplication overflow") from None
     return apply_view(ExpandBackward0, out, input, ("expand", (shape,)), _in_shape=a.shape)
 
 
