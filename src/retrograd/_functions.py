@@ -22,6 +22,7 @@ from __future__ import annotations
 from . import linalg, special
 from ._tensor import Tensor
 from .nn import functional as F
+from .ops._autocast import fp32
 from .ops.linalg_composite import geqrf, householder_product, ormqr
 from .ops.linalg_composite import lu_unpack as _lu_unpack
 
@@ -333,11 +334,13 @@ def threshold_(input, threshold: float, value: float):  # noqa: A002
 
 
 # -- linear algebra under its old top-level names ------------------------------------------------
+@fp32
 def cholesky(input, upper: bool = False):  # noqa: A002
     """The Cholesky factor (lower, or upper with ``upper=True``): ``linalg.cholesky``."""
     return linalg.cholesky(input, upper=upper)
 
 
+@fp32
 def cholesky_solve(B, L, upper: bool = False):  # noqa: N803
     """Solve ``A X = B`` given the Cholesky factor of ``A``."""
     L = L.mT if upper else L
@@ -345,6 +348,7 @@ def cholesky_solve(B, L, upper: bool = False):  # noqa: N803
     return linalg.solve_triangular(L.mT, y, upper=True)
 
 
+@fp32
 def cholesky_inverse(L, upper: bool = False):  # noqa: N803
     """The inverse of ``A`` from its Cholesky factor."""
     eye = L.new_zeros(L.shape[-1:] * 2)

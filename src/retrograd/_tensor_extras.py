@@ -19,6 +19,7 @@ import numpy as np
 from . import linalg
 from ._settings import strided
 from ._tensor import Tensor, make
+from .ops._autocast import fp32
 from .ops.decomp import _structseq
 from .ops.join import cat
 
@@ -57,6 +58,7 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:  # noqa: A002
     return out + p * (p - 1) / 4 * math.log(math.pi)
 
 
+@fp32
 def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,  # noqa: N803
                      unitriangular: bool = False):
     """``(solution, cloned_coefficient)`` of ``A X = b`` for triangular ``A`` (deprecated in

@@ -249,6 +249,7 @@ def _inv_array(a: np.ndarray, fname: str) -> np.ndarray:
         raise _singular_error(a, fname) from None
 
 
+@fp32
 def linalg_inv(A: Tensor) -> Tensor:  # noqa: N803
     """The inverse of a square matrix (or of each in a batch).
 
@@ -272,6 +273,7 @@ def inverse(input: Tensor) -> Tensor:  # noqa: A002
     return linalg_inv(input)
 
 
+@fp32
 def linalg_inv_ex(A: Tensor, *, check_errors: bool = False):  # noqa: N803
     """``(inverse, info)``; ``info`` is 0 where the matrix was invertible.
 
@@ -459,6 +461,7 @@ def _solve(A, B, left: bool, vector: bool | None, fname: str = "linalg.solve") -
                  _left=left)
 
 
+@fp32
 def linalg_solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:  # noqa: N803
     """The solution ``X`` of ``A X = B`` (``X A = B`` with ``left=False``); ``B`` may be a vector.
 
@@ -508,6 +511,7 @@ def _cholesky_array(a, upper, fname):
         raise _not_pd_error(a, fname, upper) from None
 
 
+@fp32
 def linalg_cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803
     """The Cholesky factor ``L`` of a symmetric positive-definite ``A = L L^T`` (``U`` with
     ``A = U^T U`` when ``upper``).
@@ -522,6 +526,7 @@ def linalg_cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803
     return apply(LinalgCholeskyExBackward0, out, A, save_out=True, _upper=upper)
 
 
+@fp32
 def linalg_cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False):  # noqa: N803
     """``(L, info)``; ``info`` is the order of the first leading minor that is not
     positive-definite, 0 when the factorization succeeded.
@@ -637,6 +642,7 @@ def _qr(A, mode: str, cls):
     return cls(_attach(LinalgQrBackward0, A, [q, r], (0, 1), _mode=mode))
 
 
+@fp32
 def linalg_qr(A: Tensor, mode: str = "reduced"):  # noqa: N803
     """``(Q, R)`` with ``A = Q R``, ``Q`` orthonormal columns and ``R`` upper triangular.
 
@@ -649,6 +655,7 @@ def linalg_qr(A: Tensor, mode: str = "reduced"):  # noqa: N803
     return _qr(A, mode, _QR)
 
 
+@fp32
 def qr(input: Tensor, some: bool = True):  # noqa: A002
     """``torch.qr``: ``linalg.qr`` with ``some=False`` for the complete mode.
 
@@ -702,6 +709,7 @@ def _eigh(A, UPLO, visible):  # noqa: N803
     return _attach(LinalgEighBackward0, A, [lam, v], visible)
 
 
+@fp32
 def linalg_eigh(A: Tensor, UPLO: str = "L"):  # noqa: N803
     """Eigenvalues (ascending) and eigenvectors of a symmetric matrix, read from the ``UPLO``
     triangle.
@@ -713,6 +721,7 @@ def linalg_eigh(A: Tensor, UPLO: str = "L"):  # noqa: N803
     return _EIGH(_eigh(A, UPLO, (0, 1)))
 
 
+@fp32
 def linalg_eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803
     """The eigenvalues of a symmetric matrix, ascending.
 
@@ -796,6 +805,7 @@ def _svd(A, full_matrices, visible, fname="linalg.svd"):  # noqa: N803
     return _attach(LinalgSvdBackward0, A, [u, s, vh], visible, _full=full_matrices)
 
 
+@fp32
 def linalg_svd(A: Tensor, full_matrices: bool = True, *, driver=None):  # noqa: N803
     """``(U, S, Vh)`` with ``A = U diag(S) Vh``, singular values descending.
 
@@ -806,6 +816,7 @@ def linalg_svd(A: Tensor, full_matrices: bool = True, *, driver=None):  # noqa: 
     return _SVD(_svd(A, full_matrices, (0, 1, 2)))
 
 
+@fp32
 def linalg_svdvals(A: Tensor, *, driver=None) -> Tensor:  # noqa: N803
     """The singular values, descending.
 
@@ -816,6 +827,7 @@ def linalg_svdvals(A: Tensor, *, driver=None) -> Tensor:  # noqa: N803
     return _svd(A, False, (1,), "linalg.svdvals")[0]
 
 
+@fp32
 def svd(input: Tensor, some: bool = True, compute_uv: bool = True):  # noqa: A002
     """``torch.svd``: ``(U, S, V)`` with ``A = U diag(S) V^T`` (``V``, not ``Vh``).
 
@@ -912,6 +924,7 @@ def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:  # noqa: A002
     return linalg_pinv(input, rtol=rcond)
 
 
+@fp32
 def linalg_matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None,  # noqa: N803
                        rtol=None) -> Tensor:
     """The number of singular values above ``max(atol, rtol * s_max)``.

@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from .._tensor import Tensor
+from ._autocast import fp32
 from ._core import wrap, wrap_dim
 from .copies import diag_embed, tril, triu
 from .decomp import _structseq as _named
@@ -224,6 +225,7 @@ def matrix_exp(A) -> Tensor:  # noqa: N803
     return out
 
 
+@fp32
 def lstsq(A, B, rcond=None, *, driver=None):  # noqa: N803
     """The least-squares solution of ``A X = B`` (minimum norm), as ``(solution, residuals,
     rank, singular_values)``; the last three are empty, as for PyTorch's default driver.
@@ -421,6 +423,7 @@ def _apply_reflectors(A, tau, X):  # noqa: N803
     return X
 
 
+@fp32
 def householder_product(A, tau) -> Tensor:  # noqa: N803
     """The first ``n`` columns of the product of the Householder reflectors that ``geqrf``
     stores in ``A`` and ``tau`` (``torch.orgqr``).
@@ -463,6 +466,7 @@ def _geqrf_np(a: np.ndarray):
     return r.reshape(a.shape).astype(a.dtype), tau.reshape(a.shape[:-2] + (k,)).astype(a.dtype)
 
 
+@fp32
 def geqrf(input):  # noqa: A002
     """LAPACK's QR representation ``(a, tau)``: ``R`` on and above the diagonal of ``a``,
     the Householder vectors below it (no gradient, as in PyTorch).

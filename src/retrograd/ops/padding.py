@@ -96,8 +96,9 @@ def pad(input, pad, mode="constant", value=None) -> Tensor:  # noqa: A002
     """
     if mode == "constant":
         return constant_pad_nd(input, pad, value)
-    if autocast_state.cpu and mode != "circular":
-        return _pad_fp32(input, pad, mode, value)  # reflection/replication pads: float32 list
+    if autocast_state.cpu and mode != "circular" and not (mode == "reflect" and len(pad) == 6):
+        # reflection/replication pads are on the float32 list, except reflection_pad3d
+        return _pad_fp32(input, pad, mode, value)
     if mode not in ("reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if value is not None and value != 0:

@@ -18,7 +18,7 @@ import numpy as np
 import retrograd as torch
 from retrograd import Tensor
 
-from ...ops._autocast import lower_precision
+from ...ops._autocast import fp32, lower_precision
 from ...ops.nn_conv import pool_out_size
 from .conv import _adaptive_bounds, _out_size, avg_pool1d, avg_pool2d
 
@@ -241,6 +241,7 @@ def max_pool3d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, 
     return vals, idx
 
 
+@fp32
 def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,  # noqa: A002
                ceil_mode: bool = False, return_indices: bool = False):
     """3-D max pooling over ``(N, C, D, H, W)``; ``stride`` defaults to ``kernel_size``.
@@ -253,6 +254,7 @@ def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,  
     return out if return_indices else out[0]
 
 
+@fp32
 def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0,  # noqa: A002
                ceil_mode: bool = False, count_include_pad: bool = True,
                divisor_override: int | None = None) -> Tensor:
@@ -299,6 +301,7 @@ def _adaptive_dims(x: Tensor, output_size, nd: int) -> list:
     return dims
 
 
+@fp32
 def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:  # noqa: A002
     """Averages over ``output_size`` adaptive windows (sizes may be None: keep that dim).
 
@@ -332,6 +335,7 @@ def adaptive_max_pool3d_with_indices(input: Tensor, output_size,  # noqa: A002
     return vals, idx
 
 
+@fp32
 def adaptive_max_pool3d(input: Tensor, output_size,  # noqa: A002
                         return_indices: bool = False):
     """The maximum over ``output_size`` adaptive windows.
@@ -397,6 +401,7 @@ def max_unpool1d(input: Tensor, indices: Tensor, kernel_size, stride=None,  # no
     return _max_unpool(input, indices, 1, kernel_size, stride, padding, output_size)
 
 
+@fp32
 def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None,  # noqa: A002
                  padding=0, output_size=None) -> Tensor:
     """The partial inverse of ``max_pool2d``.
@@ -411,6 +416,7 @@ def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None,  # no
     return _max_unpool(input, indices, 2, kernel_size, stride, padding, output_size)
 
 
+@fp32
 def max_unpool3d(input: Tensor, indices: Tensor, kernel_size, stride=None,  # noqa: A002
                  padding=0, output_size=None) -> Tensor:
     """The partial inverse of ``max_pool3d``.
@@ -544,6 +550,7 @@ def fractional_max_pool2d_with_indices(input: Tensor, kernel_size, output_size=N
                        "fractional_max_pool2d")
 
 
+@fp32
 def fractional_max_pool2d(input: Tensor, kernel_size, output_size=None,  # noqa: A002
                           output_ratio=None, return_indices: bool = False,
                           _random_samples: Tensor | None = None):
@@ -575,6 +582,7 @@ def fractional_max_pool3d_with_indices(input: Tensor, kernel_size, output_size=N
                        "fractional_max_pool3d")
 
 
+@fp32
 def fractional_max_pool3d(input: Tensor, kernel_size, output_size=None,  # noqa: A002
                           output_ratio=None, return_indices: bool = False,
                           _random_samples: Tensor | None = None):

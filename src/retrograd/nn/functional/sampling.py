@@ -15,6 +15,8 @@ import warnings
 import retrograd as torch
 from retrograd import Tensor
 
+from ...ops._autocast import fp32
+
 __all__ = ["affine_grid", "grid_sample"]
 
 _ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to align_corners=False "
@@ -103,6 +105,7 @@ def _source_index(coord: Tensor, n: int, padding_mode: str, align_corners: bool)
     return x
 
 
+@fp32
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",  # noqa: A002
                 padding_mode: str = "zeros", align_corners: bool | None = None) -> Tensor:
     """Samples ``input`` ``(N, C, H, W)`` at the ``[-1, 1]`` positions of ``grid``
