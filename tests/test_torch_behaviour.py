@@ -177,7 +177,11 @@ torch.ones(2, 2) @ [[1., 2.], [3., 4.]]
 torch.index_select(torch.ones(3), 0, [0, 1])
 torch.gather(torch.ones(3), 0, [0, 1])
 torch.ones(4).chunk("2")
-torch.arange(6.).view(2, 3).shape""".splitlines()
+torch.arange(6.).view(2, 3).shape
+torch.tensor([1.], dtype="float32")
+torch.ones(3, requires_grad=1)
+torch.tensor([1.], requires_grad=1)
+torch.zeros(2, requires_grad=1.0)""".splitlines()
 
 # The same exception type as torch, whose message is one of its overload listings.
 BAD_ARGUMENT_TYPES = """torch.ones(6).view(6.0)
@@ -185,7 +189,9 @@ torch.ones(6).view(2, 3.0)
 torch.ones(6).reshape(6.0)
 torch.ones(3).expand(3.0)
 torch.ones(3).repeat(2.0)
-torch.ones(3).permute(0.0)""".splitlines()
+torch.ones(3).permute(0.0)
+torch.ones(3, dtype="float32")
+torch.zeros(2, 3, dtype="float64")""".splitlines()
 
 
 @pytest.mark.parametrize("code", BAD_ARGUMENTS)

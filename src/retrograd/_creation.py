@@ -162,6 +162,8 @@ def parse_size(args: tuple, kwargs: dict, name: str, varargs: bool = True, pos: 
 
 def resolve_dtype(dt: Any, out: Tensor | None, default: dtype) -> dtype:
     """The dtype a factory produces: ``dtype=`` if given, else ``out``'s, else ``default``."""
+    if isinstance(dt, str):
+        raise TypeError(f"argument 'dtype' must be torch.dtype, not {type_name(dt)}")
     if dt is not None:
         dt = to_dtype(dt)
         if out is not None and isinstance(out, Tensor) and out.dtype is not dt:
@@ -175,9 +177,21 @@ def resolve_dtype(dt: Any, out: Tensor | None, default: dtype) -> dtype:
     return default
 
 
+def _check_factory_args(name: str, dt: Any, requires_grad: Any) -> None:
+    """PyTorch's TypeErrors for a factory's ``dtype`` that is no dtype (``"float32"``) and a
+    ``requires_grad`` that is no bool (``1``)."""
+    if isinstance(dt, str):
+        raise TypeError(f"{name}(): argument 'dtype' must be torch.dtype, not str")
+    if requires_grad.__class__ is not bool:
+        raise TypeError(f"{name}(): argument 'requires_grad' must be bool, not "
+                        f"{type_name(requires_grad)}")
+
+
 def finish(arr: np.ndarray, requires_grad: bool, out: Tensor | None = None,
            name: str = "") -> Tensor:
     """Wrap a freshly made array as a leaf, or write it into ``out``."""
+    if name and requires_grad.__class__ is not bool:
+        _check_factory_args(name, None, requires_grad)
     if out is not None:
         return _write_out(out, arr, name)
     t = make(arr)
@@ -518,6 +532,7 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
     (retrograd.float32, retrograd.bool)
     """
     check_device(device)
+    _check_factory_args("tensor", dtype, requires_grad)
     dt = None if dtype is None else to_dtype(dtype)
     if isinstance(data, Tensor):
         warnings.warn(_COPY_WARNING, UserWarning, stacklevel=2)
