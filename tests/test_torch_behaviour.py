@@ -181,7 +181,8 @@ torch.arange(6.).view(2, 3).shape
 torch.tensor([1.], dtype="float32")
 torch.ones(3, requires_grad=1)
 torch.tensor([1.], requires_grad=1)
-torch.zeros(2, requires_grad=1.0)""".splitlines()
+torch.zeros(2, requires_grad=1.0)
+torch.clamp(torch.ones(3), min="0")""".splitlines()
 
 # The same exception type as torch, whose message is one of its overload listings.
 BAD_ARGUMENT_TYPES = """torch.ones(6).view(6.0)
@@ -191,7 +192,8 @@ torch.ones(3).expand(3.0)
 torch.ones(3).repeat(2.0)
 torch.ones(3).permute(0.0)
 torch.ones(3, dtype="float32")
-torch.zeros(2, 3, dtype="float64")""".splitlines()
+torch.zeros(2, 3, dtype="float64")
+torch.ones(3).clamp(max="1")""".splitlines()
 
 
 @pytest.mark.parametrize("code", BAD_ARGUMENTS)

@@ -342,6 +342,12 @@ def clamp(input, min=None, max=None) -> Tensor:  # noqa: A001, A002
     a = input._data
     lo = scalar_value(min) if min is not None else None
     hi = scalar_value(max) if max is not None else None
+    if (lo is None and min is not None) or (hi is None and max is not None):
+        # A bound that is neither a number nor a tensor (clamp(min="0")): no signature matches.
+        got = ", ".join(["Tensor"] + [f"{k}={type(v).__name__}" for k, v in
+                                      (("min", min), ("max", max)) if v is not None])
+        raise TypeError(f"clamp() received an invalid combination of arguments - got ({got}), "
+                        "but expected one of:")
     if a.dtype.char not in FLOAT_CHARS and (lo.__class__ is float or hi.__class__ is float):
         a = a.astype(default_float())
     out = a
