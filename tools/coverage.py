@@ -100,13 +100,12 @@ NOT_SUPPORTED = (
      r"|eig|eigvals"),
     ("other devices are not supported (retrograd computes on the CPU)",
      r"xpu|mps|mtia|ipu|maia|hpu|is_(xpu|mps|mtia|ipu|maia|hpu|meta|xla)|Stream|Event"
+     r"|\w*autocast_(gpu|ipu|xla)_\w*|is_autocast_(gpu|ipu|xla)_enabled"
      r"|get_device_module|record_stream|accelerator|OutOfMemoryError|DataParallel"
      r"|SyncBatchNorm|parallel|DistributedSampler|distributed|is_distributed"),
     ("TorchScript, torch.compile and export are not supported",
-     r"jit|compile|compiler|export|fx|package|library|ops|func|cond|while_loop|onnx"
+     r"jit|compile|compiler|export|fx|package|library|ops|cond|while_loop|onnx"
      r"|swap_in_optimizer_params_and_state"),
-    ("mixed-precision autocast is not supported",
-     r"amp|autocast|GradScaler|\w*autocast\w*"),
     ("float8, bit and sub-byte dtypes are not supported (NumPy has none)",
      r"float8\w*|float4\w*|bits\w*|bit|u?int[1-7]"),
     ("first-class dimensions (functorch.dim) are not supported", r"index"),

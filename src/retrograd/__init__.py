@@ -126,8 +126,7 @@ __all__ = list(_creation_all) + list(_ranges_all) + list(_random_all) + list(_op
 
 # Added last: these modules read retrograd's public names when their functions run.
 # (Importing distributed does not start MPI: init_process_group does.)
-from . import distributed, nn, optim, profiler, utils  # noqa: E402
-from . import func  # noqa: E402
+from . import distributed, func, nn, optim, profiler, utils  # noqa: E402
 from .autograd import forward_ad as _forward_ad  # noqa: E402, F401 (torch.autograd.forward_ad)
 from .autograd import profiler as _autograd_profiler  # noqa: E402, F401
 from .serialization import load, save  # noqa: E402
@@ -140,15 +139,26 @@ __all__ += ["distributed"]
 # Mixed precision (torch.amp, torch.autocast, torch.cpu.amp).
 from . import amp, cpu  # noqa: E402
 from .amp import (  # noqa: E402
+    GradScaler,
     autocast,
     get_autocast_dtype,
     is_autocast_enabled,
     set_autocast_dtype,
     set_autocast_enabled,
 )
+from .amp.autocast_mode import (  # noqa: E402
+    autocast_decrement_nesting,
+    autocast_increment_nesting,
+    clear_autocast_cache,
+    is_autocast_cache_enabled,
+    set_autocast_cache_enabled,
+)
+from .func import vmap  # noqa: E402
 
 __all__ += ["amp", "cpu", "autocast", "is_autocast_enabled", "get_autocast_dtype",
-            "set_autocast_enabled", "set_autocast_dtype", "bfloat16", "finfo"]
+            "set_autocast_enabled", "set_autocast_dtype", "bfloat16", "finfo", "GradScaler",
+            "autocast_decrement_nesting", "autocast_increment_nesting", "clear_autocast_cache",
+            "is_autocast_cache_enabled", "set_autocast_cache_enabled", "vmap"]
 __all__ += ["is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled"]
 
 # Top-level function forms: in-place (torch.relu_), ATen-level nn functions, old linalg names.

@@ -16,8 +16,10 @@ import warnings
 from .. import _dtypes
 from ..ops._autocast import state
 
-__all__ = ["autocast", "is_autocast_available", "is_autocast_enabled", "get_autocast_dtype",
-           "set_autocast_enabled", "set_autocast_dtype", "clear_autocast_cache"]
+__all__ = ["is_autocast_cache_enabled", "set_autocast_cache_enabled",
+           "autocast_increment_nesting", "autocast_decrement_nesting", "clear_autocast_cache",
+           "autocast", "is_autocast_available", "is_autocast_enabled", "get_autocast_dtype",
+           "set_autocast_enabled", "set_autocast_dtype"]
 
 _DEVICES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
             "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
@@ -84,6 +86,36 @@ def set_autocast_dtype(device_type: str, dtype) -> None:
 def clear_autocast_cache() -> None:
     """Drop the cached casts of parameters."""
     state.cache.clear()
+
+
+def is_autocast_cache_enabled() -> bool:
+    """Whether casts of parameters are cached inside autocast regions.
+
+    >>> import retrograd as torch
+    >>> torch.is_autocast_cache_enabled()
+    True
+    """
+    return state.cache_enabled
+
+
+def set_autocast_cache_enabled(enabled: bool) -> None:
+    """Turn the cast cache on or off (``autocast(cache_enabled=...)`` sets it per region)."""
+    state.cache_enabled = bool(enabled)
+
+
+def autocast_increment_nesting() -> int:
+    """Enter one more autocast level by hand (as ``autocast`` does); returns the new depth."""
+    state.depth += 1
+    return state.depth
+
+
+def autocast_decrement_nesting() -> int:
+    """Leave an autocast level entered by hand; returns the new depth (the cache is cleared
+    when it reaches 0, as leaving the outermost ``autocast`` does)."""
+    state.depth -= 1
+    if state.depth == 0:
+        state.cache.clear()
+    return state.depth
 
 
 class autocast:  # noqa: N801 - PyTorch's name
