@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["ENABLED", "site", "describe", "with_site", "current_site", "record_inplace",
-           "inplace_site"]
+__all__ = ["ENABLED", "site", "site_from", "USER", "describe", "with_site", "current_site",
+           "record_inplace", "inplace_site"]
 
 ENABLED = os.environ.get("RETROGRAD_PROVENANCE", "1") != "0"
 
@@ -41,6 +41,27 @@ def site(depth: int = 2):
         if lib is None:
             lib = _lib(code)
         if not lib:
+            return (code, f.f_lasti)
+        f = f.f_back
+    return None
+
+
+# Code objects known to be the user's: the hot paths (ops/_apply.py) take the frame two up, and
+# when its code is in this set (the common case: an op called from user code) record it without
+# a call; otherwise ``site_from`` walks up and remembers what it found.
+USER: set = set()
+
+
+def site_from(f):
+    """``(code, offset)`` of the first frame from ``f`` up that is not retrograd's own."""
+    get = _IN_LIB.get
+    while f is not None:
+        code = f.f_code
+        lib = get(code)
+        if lib is None:
+            lib = _lib(code)
+        if not lib:
+            USER.add(code)
             return (code, f.f_lasti)
         f = f.f_back
     return None

@@ -15,6 +15,8 @@ two-input calls take unrolled paths.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from .._dtypes import F32, FLOAT_CHARS, NATIVE_FLOAT_CHARS, REDUCED, REDUCED_CHARS
@@ -22,6 +24,10 @@ from .._tensor import Tensor, edge, make
 from ..autograd import saved as _saved
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node, next_seq
+from ..autograd.provenance import ENABLED as PROVENANCE
+from ..autograd.provenance import USER as _USER
+from ..autograd.provenance import site as _site
+from ..autograd.provenance import site_from as _site_from
 from ..autograd.saved import INFERENCE_SAVE
 from . import _array
 from ._core import (
@@ -39,6 +45,7 @@ from ._core import (
 )
 
 ndarray = np.ndarray
+_getframe = sys._getframe
 asarray = np.asarray
 
 __all__ = [
@@ -165,6 +172,10 @@ def apply(P, out, *inputs, save=None, save_out: bool = False, **attrs) -> Tensor
         else:
             return make(out)
         node = P()
+        if PROVENANCE:
+            f = _getframe(2)  # provenance.site, inlined: the op's caller
+            c = f.f_code
+            node._site = (c, f.f_lasti) if c in _USER else _site_from(f)
         wire(node, inputs)
         if attrs:
             node.__dict__.update(attrs)
@@ -193,6 +204,10 @@ def apply_multi(P, outs, inputs, *, differentiable=None, save=None, **attrs) -> 
     if not recording(*inputs):
         return tuple(make(o) for o in outs)
     node = P()
+    if PROVENANCE:
+        f = _getframe(2)  # provenance.site, inlined: the op's caller
+        c = f.f_code
+        node._site = (c, f.f_lasti) if c in _USER else _site_from(f)
     wire(node, inputs)
     if attrs:
         node.__dict__.update(attrs)
@@ -235,6 +250,10 @@ def apply_view(P, out, x: Tensor, step: tuple, **attrs) -> Tensor:
         if P is not None and (x._rg or (x._view is not None and x.requires_grad)):
             # apply() and link_view() inlined: views are among the most frequent ops.
             node = P()
+            if PROVENANCE:
+                f = _getframe(2)  # provenance.site, inlined: the op's caller
+                c = f.f_code
+                node._site = (c, f.f_lasti) if c in _USER else _site_from(f)
             fn = x._grad_fn
             node.next_functions = ((fn, x._nr) if fn is not None and x._view is None
                                    else edge(x),)
@@ -342,6 +361,10 @@ def apply_binary(P, fwd, a: Tensor, b, **attrs) -> Tensor:
         rb = eb[0] is not None
         if ra or rb:
             node = P()
+            if PROVENANCE:
+                f = _getframe(2)  # provenance.site, inlined: the op's caller
+                c = f.f_code
+                node._site = (c, f.f_lasti) if c in _USER else _site_from(f)
             node.next_functions = (ea, eb)
             d = a._data
             if b_tensor:
@@ -422,6 +445,10 @@ def apply_unary(P, x: Tensor, a=None, **attrs) -> Tensor:
         e = (fn, x._nr) if fn is not None and x._view is None else edge(x)
         if e[0] is not None:
             node = P()
+            if PROVENANCE:
+                f = _getframe(2)  # provenance.site, inlined: the op's caller
+                c = f.f_code
+                node._site = (c, f.f_lasti) if c in _USER else _site_from(f)
             node.next_functions = (e,)
             d = x._data
             node._meta = ((d.shape, d.dtype),)
@@ -532,6 +559,8 @@ def _attach_function(node, args, output, record: bool):
     results = []
     if record:
         wire(node, inputs)
+        if PROVENANCE:
+            node._site = _site(3)
         node._seq = next_seq()
     out_arrays = []
     out_rg = []
