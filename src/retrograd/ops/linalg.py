@@ -22,7 +22,7 @@ from . import _array
 from . import shape as _shape
 from ._apply import apply, apply_binary, needs_grad, save_plan
 from ._autocast import fp32, lower_precision
-from ._core import as_tensor_arg, wrap_dim
+from ._core import arg_error, as_tensor_arg, tensor_arg, wrap_dim
 from .arithmetic import mul
 from .reduction import sum as _sum
 
@@ -79,9 +79,9 @@ class MmBackward0(Node):
         a, b = self.saved(xp.TENSORS)
         r = None
         if ta is not None:
-            r = xp.matmul(ta, xp.transpose(b, -1, -2) if getattr(self, "_wt", False) else b)
+            r = xp.matmul(ta, b)
         if tb is not None:
-            s = xp.matmul(a, xp.transpose(tb, -1, -2) if getattr(self, "_wt", False) else tb)
+            s = xp.matmul(a, tb)
             r = s if r is None else r + s
         return r
 
@@ -142,8 +142,8 @@ def matmul(input, other) -> Tensor:  # noqa: A002
     >>> torch.tensor([[1., 2.], [3., 4.]]) @ torch.tensor([1., 1.])
     tensor([3., 7.])
     """
-    a = input if isinstance(input, Tensor) else as_tensor_arg(input)
-    b = other if isinstance(other, Tensor) else as_tensor_arg(other)
+    a = input if isinstance(input, Tensor) else tensor_arg("matmul", "input", 1, input)
+    b = other if isinstance(other, Tensor) else tensor_arg("matmul", "other", 2, other)
     da, db = a._data.ndim, b._data.ndim
     if da == 0 or db == 0:
         raise RuntimeError(
@@ -218,6 +218,9 @@ def mm(input, mat2) -> Tensor:  # noqa: A002
     >>> torch.mm(torch.eye(2), torch.ones(2, 3)).shape
     retrograd.Size([2, 3])
     """
+    if not isinstance(input, Tensor) or not isinstance(mat2, Tensor):
+        raise arg_error("mm", *(("input", 1, input) if not isinstance(input, Tensor)
+                                else ("mat2", 2, mat2)))
     if input.dim() != 2:
         raise RuntimeError("self must be a matrix")
     if mat2.dim() != 2:
