@@ -1,7 +1,10 @@
 """First contact: the license ships, the metadata has URLs, pytest's own flags work."""
 
 import pathlib
-import tomllib
+
+import pytest
+
+tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
