@@ -71,13 +71,31 @@ def test_memory_report_counts_saved_arrays_and_shared_storage_once():
 
 def test_memory_report_per_module():
     m = _mlp()
-    y = m(torch.randn(5, 4)).sum()
+    y = m(torch.randn(5, 4)).pow(2).sum()
     rep = memory_report(y, model=m)
-    assert sum(rep.per_module.values()) == rep.total_bytes
-    # Layer 2 saves its input (tanh's result, 5 x 8) and its weight (2 x 8); layer 0 its input.
-    assert rep.per_module == {"2": (40 + 16) * 4, "0": 20 * 4} or \
-        rep.per_module == {"0": 20 * 4 + 40 * 4, "2": 16 * 4}
-    assert rep.total_bytes == (20 + 40 + 16) * 4
+    assert sum(rep.per_module.values()) == rep.total_bytes == (20 + 40 + 16 + 10) * 4
+    # By the module whose forward made each node: layer 2 saved its input (tanh's result,
+    # 5 x 8, which tanh saved too: counted once) and weight (2 x 8), layer 0 its input (5 x 4);
+    # pow, outside the model, its input (5 x 2).
+    assert rep.per_module == {"2": (40 + 16) * 4, "0": 20 * 4, None: 10 * 4}
+    # With parameters only, a node belongs to the layer whose parameters it (or the nearest
+    # node on its input side) consumes.
+    by_params = memory_report(y, params=dict(m.named_parameters())).per_module
+    assert by_params == {"2": (40 + 16 + 10) * 4, "0": 20 * 4}
+
+
+def test_module_spans_nest():
+    torch.manual_seed(0)
+    inner = nn.Sequential(nn.Linear(3, 3), nn.ReLU())
+    outer = nn.Sequential(inner, nn.Linear(3, 1))
+    y = outer(torch.randn(2, 3)).sum()
+    rep = memory_report(y, model=outer)
+    # Nodes count under the innermost module that made them ("0.0", not "0"); ReLU's result
+    # is the last layer's saved input, counted once, there.
+    assert rep.per_module == {"1": (6 + 3) * 4, "0.0": 6 * 4}
+    s0, e0 = inner._graph_span
+    s1, e1 = outer._graph_span
+    assert s1 < s0 < e0 < e1
 
 
 def test_saved_arrays_of_a_user_function():

@@ -29,7 +29,7 @@ from .saved import (  # noqa: F401 - re-exported: ops import these from graph
     unpacked_output,
 )
 
-__all__ = ["Node", "AccumulateGrad", "RemovableHandle"]
+__all__ = ["Node", "AccumulateGrad", "RemovableHandle", "current_sequence_nr"]
 
 _TOOLS = ("to_dot", "draw", "memory_report", "MemoryReport", "GraphLeakWarning")
 
@@ -45,6 +45,16 @@ def __getattr__(name: str):
 
 # Creation order of nodes: the engine runs newer nodes first (see engine._run).
 next_seq = itertools.count(1).__next__
+
+
+def current_sequence_nr() -> int:
+    """A number above every node's creation number so far and below every later node's: two
+    of them bracket the nodes an op or a module's forward made (``memory_report`` uses this).
+
+    >>> current_sequence_nr() < current_sequence_nr()
+    True
+    """
+    return next_seq()
 
 
 class Node(SavedTensors):

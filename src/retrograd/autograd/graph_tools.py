@@ -225,10 +225,27 @@ def _module_of(node, owner: dict, memo: dict) -> str | None:
     return found
 
 
+def _span_owner(spans: list):
+    """A function: node -> the innermost module whose last forward made it (``spans``: the
+    modules' ``(name, (start, end))``, recorded by ``Module.__call__``), or None."""
+    spans = sorted(spans, key=lambda r: r[1][1] - r[1][0])  # innermost (shortest) first
+
+    def owner(node):
+        seq = node._seq
+        for name, (lo, hi) in spans:
+            if lo < seq < hi:
+                return name
+        return None
+
+    return owner
+
+
 def memory_report(*tensors: Tensor, params: dict | None = None, model=None) -> MemoryReport:
     """The bytes of saved tensors held by the graph reachable from ``tensors``, in total, per
-    node and, given ``params`` (name -> tensor) or a ``model``, per module. Storage shared by
-    several saved tensors (a tensor saved by two nodes, views of one array) counts once.
+    node and, given a ``model``, per module (the module whose forward made the node; nodes made
+    outside it count under ``None``) or, given ``params`` (name -> tensor), per parameter owner
+    (the module of a parameter a node consumes, the nearest one on its input side for the
+    nodes between layers). Storage shared by several saved tensors counts once.
 
     >>> import retrograd as torch
     >>> x = torch.ones(256, requires_grad=True)
@@ -236,8 +253,14 @@ def memory_report(*tensors: Tensor, params: dict | None = None, model=None) -> M
     >>> memory_report(y).total_bytes    # exp's result and x, 1024 bytes each
     2048
     """
+    by_span = None
     if model is not None:
-        params = dict(model.named_parameters())
+        spans = [(n, m.__dict__["_graph_span"]) for n, m in model.named_modules()
+                 if "_graph_span" in m.__dict__]
+        if spans:
+            by_span = _span_owner(spans)
+        else:  # the model was never called: fall back on its parameters
+            params = dict(model.named_parameters())
     owner = {id(p): n.rpartition(".")[0] for n, p in (params or {}).items()}
     seen: set = set()
     total = 0
@@ -254,8 +277,8 @@ def memory_report(*tensors: Tensor, params: dict | None = None, model=None) -> M
         if nbytes:
             total += nbytes
             per_node.append((node.name(), nbytes))
-            if owner:
-                m = _module_of(node, owner, memo)
+            if by_span is not None or owner:
+                m = by_span(node) if by_span is not None else _module_of(node, owner, memo)
                 per_module[m] = per_module.get(m, 0) + nbytes
     per_node.sort(key=lambda r: -r[1])
     return MemoryReport(total, per_node, per_module)

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping
 
 import retrograd as torch
 from retrograd import Tensor
+from retrograd.autograd.graph import current_sequence_nr as _sequence_nr
 from retrograd.utils.hooks import RemovableHandle
 
 from .parameter import Buffer, Parameter
@@ -333,13 +334,18 @@ class Module:
 
     # -- calling -------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        start = _sequence_nr()
         if not (self._forward_hooks or self._forward_pre_hooks or _global_forward_hooks
                 or _global_forward_pre_hooks or self._backward_hooks
                 or self._backward_pre_hooks):
-            return self.forward(*args, **kwargs)
-        if (self._backward_hooks or self._backward_pre_hooks) and torch.is_grad_enabled():
-            return _call_with_backward_hooks(self, args, kwargs)
-        return self._call_with_hooks(args, kwargs)
+            out = self.forward(*args, **kwargs)
+        elif (self._backward_hooks or self._backward_pre_hooks) and torch.is_grad_enabled():
+            out = _call_with_backward_hooks(self, args, kwargs)
+        else:
+            out = self._call_with_hooks(args, kwargs)
+        # The graph nodes this call made lie between the two numbers: memory_report's modules.
+        self.__dict__["_graph_span"] = (start, _sequence_nr())
+        return out
 
     def _call_with_hooks(self, args: tuple, kwargs: dict):
         pre_with_kwargs = self._forward_pre_hooks_with_kwargs
