@@ -48,9 +48,10 @@ def test_draw_writes_dot_and_explains_svg_without_graphviz(tmp_path, monkeypatch
     p = draw(y, str(tmp_path / "g.dot"))
     assert open(p).read() == to_dot(y)
     monkeypatch.setattr(shutil, "which", lambda name: None)
-    with pytest.raises(RuntimeError, match="Graphviz's 'dot' program.*\\.dot file"):
-        draw(y, str(tmp_path / "g.svg"))
-    assert not os.path.exists(tmp_path / "g.svg")
+    with pytest.raises(RuntimeError, match="Graphviz's 'dot' program.*h.dot was written"):
+        draw(y, str(tmp_path / "h.svg"))
+    assert not os.path.exists(tmp_path / "h.svg")
+    assert open(tmp_path / "h.dot").read() == to_dot(y)   # the .dot is written always
 
 
 def test_memory_report_counts_saved_arrays_and_shared_storage_once():
@@ -115,3 +116,12 @@ def test_saved_arrays_of_a_user_function():
     y = Cube.apply(x)
     assert memory_report(y).total_bytes == 160
     np.testing.assert_allclose(y.detach().numpy(), 1.0)
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot program is not installed")
+def test_draw_renders_svg_with_graphviz(tmp_path):
+    x = torch.ones(3, requires_grad=True)
+    path = draw((x * x).sum(), str(tmp_path / "g.svg"), params={"x": x})
+    svg = open(path).read()
+    assert "<svg" in svg and "MulBackward0" in svg
+    assert (tmp_path / "g.dot").exists()

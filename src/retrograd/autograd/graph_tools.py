@@ -150,8 +150,9 @@ def to_dot(*tensors: Tensor, params: dict | None = None, show_saved: bool = True
 
 
 def draw(tensor: Tensor, path: str, params: dict | None = None) -> str:
-    """Write the graph of ``tensor`` to ``path``: ``.dot`` always works; ``.svg``/``.png`` are
-    rendered by Graphviz's ``dot`` program, which must then be installed. Returns the path.
+    """Write the graph of ``tensor`` to ``path``. The DOT source is always written (``path``
+    itself, or beside it with a ``.dot`` suffix); ``.svg``/``.png``/``.pdf`` are then rendered by
+    Graphviz's ``dot`` program, which must be installed for them. Returns ``path``.
 
     >>> import os, tempfile, retrograd as torch
     >>> x = torch.ones(2, requires_grad=True)
@@ -167,12 +168,14 @@ def draw(tensor: Tensor, path: str, params: dict | None = None) -> str:
         return path
     if ext not in (".svg", ".png", ".pdf"):
         raise ValueError(f"draw(): cannot write {ext!r} files; use .dot, .svg, .png or .pdf")
+    with open(os.path.splitext(path)[0] + ".dot", "w") as f:
+        f.write(src)
     dot = shutil.which("dot")
     if dot is None:
         raise RuntimeError(
             f"draw(): rendering {ext} needs Graphviz's 'dot' program, which was not found. Install "
-            "Graphviz (e.g. 'apt install graphviz' or 'brew install graphviz'), or write a .dot "
-            "file instead, which needs nothing."
+            "Graphviz (e.g. 'apt install graphviz' or 'brew install graphviz'); the .dot file "
+            f"{os.path.splitext(path)[0]}.dot was written and needs nothing."
         )
     subprocess.run([dot, f"-T{ext[1:]}", "-o", path], input=src.encode(), check=True)
     return path
