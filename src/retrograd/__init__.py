@@ -14,6 +14,8 @@ The layers, bottom to top: ``_dtypes`` and ``_tensor`` (arrays plus autograd met
 
 from __future__ import annotations
 
+import sys as _sys
+
 # _allocator tunes malloc when imported (RETROGRAD_MALLOC=default opts out; see its docstring).
 from . import (
     _allocator,
@@ -126,7 +128,11 @@ __all__ = list(_creation_all) + list(_ranges_all) + list(_random_all) + list(_op
 
 # Added last: these modules read retrograd's public names when their functions run.
 # (Importing distributed does not start MPI: init_process_group does.)
-from . import distributed, func, nn, optim, profiler, utils  # noqa: E402
+# optim.swa_utils lives in _swa_utils (its AveragedModel is an nn.Module; optim imports no nn).
+from . import _swa_utils, distributed, func, nn, optim, profiler, utils  # noqa: E402
+
+optim.swa_utils = _swa_utils
+_sys.modules[__name__ + ".optim.swa_utils"] = _swa_utils
 from .autograd import forward_ad as _forward_ad  # noqa: E402, F401 (torch.autograd.forward_ad)
 from .autograd import profiler as _autograd_profiler  # noqa: E402, F401
 from .serialization import load, save  # noqa: E402

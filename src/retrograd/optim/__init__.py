@@ -1,6 +1,6 @@
 """``retrograd.optim``: optimizers and learning-rate schedulers, as in ``torch.optim``."""
 
-from . import lr_scheduler, swa_utils
+from . import lr_scheduler
 from .adadelta import Adadelta, Adamax
 from .adafactor import Adafactor, Muon
 from .adagrad import Adagrad
