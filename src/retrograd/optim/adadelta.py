@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import retrograd as torch
 
-from .optimizer import Optimizer, _addcdiv_, _addcmul_, _call_closure, _lerp_, _no_grad, _step_value
+from .optimizer import (
+    Optimizer,
+    _addcdiv_,
+    _addcmul_,
+    _call_closure,
+    _check,
+    _check_adam_args,
+    _lerp_,
+    _no_grad,
+    _step_value,
+)
 
 __all__ = ["Adadelta", "Adamax"]
-
-
-def _check(name: str, ok: bool, value) -> None:
-    if not ok:
-        raise ValueError(f"Invalid {name}: {value}")
 
 
 class Adadelta(Optimizer):
@@ -77,11 +82,7 @@ class Adamax(Optimizer):
     def __init__(self, params, lr: float = 2e-3, betas=(0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, foreach=None, *, maximize: bool = False,
                  differentiable: bool = False, capturable: bool = False) -> None:
-        _check("learning rate", 0.0 <= lr, lr)
-        _check("epsilon value", 0.0 <= eps, eps)
-        _check("beta parameter at index 0", 0.0 <= betas[0] < 1.0, betas[0])
-        _check("beta parameter at index 1", 0.0 <= betas[1] < 1.0, betas[1])
-        _check("weight_decay value", 0.0 <= weight_decay, weight_decay)
+        _check_adam_args(lr, eps, betas, weight_decay)
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
                     "foreach": foreach, "maximize": maximize, "differentiable": differentiable,
                     "capturable": capturable}

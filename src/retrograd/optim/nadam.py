@@ -4,22 +4,18 @@ from __future__ import annotations
 
 import retrograd as torch
 
-from .optimizer import Optimizer, _addcdiv_, _addcmul_, _call_closure, _lerp_, _no_grad, _step_value
+from .optimizer import (
+    Optimizer,
+    _addcdiv_,
+    _addcmul_,
+    _call_closure,
+    _check_adam_args,
+    _lerp_,
+    _no_grad,
+    _step_value,
+)
 
 __all__ = ["NAdam", "RAdam"]
-
-
-def _check_adam_args(lr, eps, betas, weight_decay) -> None:
-    if not 0.0 <= lr:
-        raise ValueError(f"Invalid learning rate: {lr}")
-    if not 0.0 <= eps:
-        raise ValueError(f"Invalid epsilon value: {eps}")
-    if not 0.0 <= betas[0] < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-    if not 0.0 <= betas[1] < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-    if not 0.0 <= weight_decay:
-        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
 
 
 def _decay(p, grad, lr: float, wd: float, decoupled: bool):

@@ -103,6 +103,21 @@ def _no_grad(step):
     return wrapper
 
 
+def _check(name: str, ok: bool, value) -> None:
+    """PyTorch's constructor check: ``ValueError("Invalid <name>: <value>")`` unless ``ok``."""
+    if not ok:
+        raise ValueError(f"Invalid {name}: {value}")
+
+
+def _check_adam_args(lr, eps, betas, weight_decay) -> None:
+    """The argument checks the Adam family (Adam, AdamW, Adamax, NAdam, RAdam) shares."""
+    _check("learning rate", 0.0 <= lr, lr)
+    _check("epsilon value", 0.0 <= eps, eps)
+    _check("beta parameter at index 0", 0.0 <= betas[0] < 1.0, betas[0])
+    _check("beta parameter at index 1", 0.0 <= betas[1] < 1.0, betas[1])
+    _check("weight_decay value", 0.0 <= weight_decay, weight_decay)
+
+
 def _call_closure(closure):
     if closure is None:
         return None
