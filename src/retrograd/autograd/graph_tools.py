@@ -71,8 +71,8 @@ def saved_arrays(node) -> list:
     return out
 
 
-def _storage(a: np.ndarray) -> np.ndarray:
-    """The array that owns ``a``'s memory (views share it)."""
+def storage(a: np.ndarray) -> np.ndarray:
+    """The array that owns ``a``'s memory (views share it): what a saved array keeps alive."""
     while isinstance(a.base, np.ndarray):
         a = a.base
     return a
@@ -273,7 +273,7 @@ def memory_report(*tensors: Tensor, params: dict | None = None, model=None) -> M
     for node in walk(_nodes_of(tensors)):
         nbytes = 0
         for _, a in saved_arrays(node):
-            s = _storage(a)
+            s = storage(a)
             if id(s) not in seen:
                 seen.add(id(s))
                 nbytes += s.nbytes

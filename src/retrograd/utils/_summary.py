@@ -3,19 +3,11 @@ layer's forward saved for backward, in the manner of torchinfo (built in, no add
 
 from __future__ import annotations
 
-import numpy as np
-
 from .._tensor import Tensor
-from ..autograd.graph_tools import saved_arrays
+from ..autograd.graph_tools import saved_arrays, storage
 from ..ops._apply import add_observer, remove_observer
 
 __all__ = ["summary", "ModelSummary"]
-
-
-def _storage(a: np.ndarray) -> np.ndarray:
-    while isinstance(a.base, np.ndarray):
-        a = a.base
-    return a
 
 
 def _shape_of(out):
@@ -115,7 +107,7 @@ def summary(model, *example_inputs, **kwargs) -> ModelSummary:
         nbytes = 0
         for fn in nodes.get(id(m), ()):
             for _, a in saved_arrays(fn):
-                s = _storage(a)
+                s = storage(a)
                 if id(s) not in seen:
                     seen.add(id(s))
                     nbytes += s.nbytes
