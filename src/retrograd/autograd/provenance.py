@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["ENABLED", "site", "site_from", "USER", "describe", "with_site", "current_site",
+__all__ = ["ENABLED", "site", "site_from", "USER", "describe", "with_site",
            "record_inplace", "inplace_site"]
 
 ENABLED = os.environ.get("RETROGRAD_PROVENANCE", "1") != "0"
@@ -33,17 +33,7 @@ def _lib(code) -> bool:
 def site(depth: int = 2):
     """``(code, offset)`` of the innermost frame outside retrograd, ``depth`` frames up from
     the caller's caller. Cheap: a dict lookup per frame walked."""
-    f = _getframe(depth)
-    get = _IN_LIB.get
-    while f is not None:
-        code = f.f_code
-        lib = get(code)
-        if lib is None:
-            lib = _lib(code)
-        if not lib:
-            return (code, f.f_lasti)
-        f = f.f_back
-    return None
+    return site_from(_getframe(depth))
 
 
 # Code objects known to be the user's: the hot paths (ops/_apply.py) take the frame two up, and
@@ -65,11 +55,6 @@ def site_from(f):
             return (code, f.f_lasti)
         f = f.f_back
     return None
-
-
-def current_site():
-    """``site`` for an error raised now (in-place checks): the user's frame on the stack."""
-    return site(2)
 
 
 def _line(code, offset: int) -> int:
