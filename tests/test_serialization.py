@@ -185,15 +185,34 @@ def test_map_location_callable_and_rejected():
         _roundtrip(rg.ones(2), map_location="cuda")
 
 
-@pytest.mark.parametrize("obj, exc, match", [
-    (object(), TypeError, "can't save the object of type object"),
-    ({"a": [1, {2}]}, TypeError, r"the object\['a'\]\[1\] of type set"),
-    ({"f": lambda: 0}, TypeError, "function"),
-    (np.array(["a"]), TypeError, "not supported"),
+_UNSAFE = r"^Weights only load failed\. This file can still be loaded"
+
+
+@pytest.mark.parametrize("obj, name", [
+    (object(), "object"),
+    ({"a": [1, {2}, print]}, "print"),
+    (np.array(["a"]), "numpy._core.multiarray._reconstruct"),
 ])
-def test_save_rejects_unsupported_objects(obj, exc, match):
-    with pytest.raises(exc, match=match):
-        ser.save(obj, io.BytesIO())
+def test_objects_beyond_the_format_are_pickled_and_refused_by_default(obj, name):
+    """What the JSON format cannot hold is pickled as torch.save does; a default load refuses
+    its globals with PyTorch's message, and weights_only=False loads it."""
+    buf = io.BytesIO()
+    ser.save(obj, buf)
+    assert buf.getvalue().startswith(b"PK\x03\x04")
+    buf.seek(0)
+    with pytest.raises(pickle.UnpicklingError, match=_UNSAFE) as info:
+        ser.load(buf)
+    assert (f"WeightsUnpickler error: Unsupported global: GLOBAL {name} was not an allowed "
+            f"global by default. Please use `torch.serialization.add_safe_globals([{name}])` or "
+            f"the `torch.serialization.safe_globals([{name}])` context manager") in str(info.value)
+    buf.seek(0)
+    out = ser.load(buf, weights_only=False)
+    assert type(out) is type(obj)
+
+
+def test_save_unpicklable_object_raises_picklingerror():
+    with pytest.raises(pickle.PicklingError, match="^Can.t pickle <function .*<lambda>"):
+        ser.save({"f": lambda: 0}, io.BytesIO())
 
 
 def test_save_rejects_cycles():
@@ -499,11 +518,11 @@ def test_malicious_pickle_in_torch_save_is_refused(torch, tmp_path):
     marker = tmp_path / "pwned"
     p = tmp_path / "evil.pt"
     torch.save({"w": torch.ones(2), "evil": _Evil(marker)}, p)
-    with pytest.raises(pickle.UnpicklingError, match=r"refusing to load global '(posix|os)\."
-                                                     r"system'"):
+    with pytest.raises(pickle.UnpicklingError, match=r"Unsupported global: GLOBAL (posix|os)\."
+                                                     r"system was not an allowed global"):
         ser.load(p)
-    with pytest.raises(pickle.UnpicklingError, match="refusing"):
-        ser.load(p, weights_only=False)
+    with pytest.raises(pickle.UnpicklingError, match="Unsupported global"):
+        ser.load(p, weights_only=True)
     assert not marker.exists()
 
 
@@ -519,15 +538,19 @@ def test_malicious_pickles_without_torch(tmp_path):
         "builtin_import": b"\x80\x02c__builtin__\n__import__\n.",
     }
     for name, payload in payloads.items():
-        with pytest.raises(pickle.UnpicklingError, match="refusing to load global"):
+        with pytest.raises(pickle.UnpicklingError, match="Unsupported global: GLOBAL "):
             ser.load(io.BytesIO(_zip_with_pickle(payload)))
         assert not marker.exists(), name
     # opcodes that build objects are refused even for allowed classes
     newobj = b"\x80\x02ccollections\nOrderedDict\n)\x81."
-    with pytest.raises(pickle.UnpicklingError, match="builds arbitrary objects"):
+    with pytest.raises(pickle.UnpicklingError, match="Can only create new object for "
+                                                     "nn.Parameter or classes allowlisted"):
         ser.load(io.BytesIO(_zip_with_pickle(newobj)))
     build = b"\x80\x02ctorch\nSize\n)R}X\x01\x00\x00\x00aK\x01sb."
-    with pytest.raises(pickle.UnpicklingError, match="refusing to set the state of a Size"):
+    with pytest.raises(pickle.UnpicklingError, match="Can only build Tensor, Parameter, "
+                                                     "OrderedDict or types allowlisted via "
+                                                     "`add_safe_globals`, but got <class "
+                                                     "'retrograd.*Size'>"):
         ser.load(io.BytesIO(_zip_with_pickle(build)))
     dunder = b"\x80\x02ccollections\nOrderedDict\n)R}X\x09\x00\x00\x00__class__K\x01sb."
     with pytest.raises(pickle.UnpicklingError, match="refusing to set attribute '__class__'"):
@@ -634,3 +657,131 @@ def test_reduced_precision_round_trips(dtype, torch, tmp_path):
     torch.save({"t": t}, tmp_path / "t.pt")
     y = rg.load(tmp_path / "t.pt")["t"]
     assert y.dtype is x.dtype and y.float().tolist() == t.float().tolist()
+
+
+# -- whole models: torch.save(model) and torch.load(..., weights_only=False) ----------------------
+class _Net(rg.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = rg.nn.Linear(3, 2)
+        self.act = rg.nn.Tanh()
+        self.tied = self.fc.weight  # the same parameter twice loads as one object
+
+    def forward(self, x):
+        return self.act(self.fc(x))
+
+
+def _saved_model():
+    rg.manual_seed(0)
+    m = _Net()
+    buf = io.BytesIO()
+    rg.save(m, buf)
+    buf.seek(0)
+    return m, buf
+
+
+def test_whole_model_round_trip_with_weights_only_false():
+    m, buf = _saved_model()
+    out = rg.load(buf, weights_only=False)
+    x = rg.arange(6.0).reshape(2, 3)
+    assert type(out) is _Net and type(out.fc.weight).__name__ == "Parameter"
+    assert out.tied is out.fc.weight and out.fc.weight.requires_grad
+    np.testing.assert_array_equal(out(x).detach().numpy(), m(x).detach().numpy())
+    assert out.state_dict().keys() == m.state_dict().keys()
+
+
+def test_whole_model_refused_by_default_as_torch_refuses():
+    _, buf = _saved_model()
+    name = f"{__name__}._Net"
+    with pytest.raises(pickle.UnpicklingError, match=_UNSAFE) as info:
+        rg.load(buf)
+    msg = str(info.value)
+    assert f"GLOBAL {name} was not an allowed global by default" in msg
+    assert msg.endswith("https://pytorch.org/docs/stable/generated/torch.load.html.")
+    buf.seek(0)
+    with rg.serialization.safe_globals([_Net]):  # Linear is still missing
+        with pytest.raises(pickle.UnpicklingError, match="GLOBAL retrograd.nn.modules.linear"):
+            rg.load(buf)
+
+
+def test_safe_globals_allow_a_weights_only_load():
+    m, buf = _saved_model()
+    ser_ = rg.serialization
+    assert ser_.get_safe_globals() == []
+    with ser_.safe_globals([_Net, rg.nn.Linear, rg.nn.Tanh]):
+        assert ser_.get_safe_globals() == [_Net, rg.nn.Linear, rg.nn.Tanh]
+        out = rg.load(buf, weights_only=True)
+    assert ser_.get_safe_globals() == []
+    assert type(out) is _Net and out.tied is out.fc.weight
+    np.testing.assert_array_equal(out.fc.bias.detach().numpy(), m.fc.bias.detach().numpy())
+    # add_safe_globals, with an explicit path for one entry; clear_safe_globals forgets them
+    ser_.add_safe_globals([(_Net, f"{__name__}._Net"), rg.nn.Linear, rg.nn.Tanh])
+    try:
+        buf.seek(0)
+        assert type(rg.load(buf)) is _Net
+    finally:
+        ser_.clear_safe_globals()
+    buf.seek(0)
+    with pytest.raises(pickle.UnpicklingError, match="Unsupported global"):
+        rg.load(buf)
+    with pytest.raises(ValueError, match="Expected tuple of length 2"):
+        ser_.add_safe_globals([(_Net,)])
+
+
+def test_allowlisted_class_cannot_smuggle_other_globals(tmp_path):
+    """Allowlisting a class allows that class only: its state may not name other code."""
+    marker = tmp_path / "pwned"
+
+    payload = pickle.dumps(_Holder(_Evil(marker)), protocol=2)
+    with rg.serialization.safe_globals([_Holder]):
+        with pytest.raises(pickle.UnpicklingError, match="Unsupported global: GLOBAL (posix|os)"):
+            ser.load(io.BytesIO(_zip_with_pickle(payload)))
+    assert not marker.exists()
+
+
+class _Holder:
+    def __init__(self, x):
+        self.x = x
+
+
+def test_torch_reads_what_retrograd_pickles(torch):
+    """Objects beyond the JSON format are written in torch.save's own layout and names: torch
+    reads them with weights_only=True when they hold only tensors and plain containers."""
+    obj = {"w": rg.arange(6.0).reshape(2, 3).t(), "s": {1, 2}, "size": rg.Size([2, 3]),
+           "p": rg.nn.Parameter(rg.ones(2)), "h": rg.ones(2, dtype=rg.bfloat16),
+           "dt": rg.float16}
+    buf = io.BytesIO()
+    rg.save(obj, buf)
+    buf.seek(0)
+    out = torch.load(buf)
+    assert out["w"].tolist() == [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
+    assert out["s"] == {1, 2} and out["size"] == torch.Size([2, 3])
+    assert isinstance(out["p"], torch.nn.Parameter) and out["p"].requires_grad
+    assert out["h"].dtype is torch.bfloat16 and out["dt"] is torch.float16
+    buf.seek(0)
+    back = rg.load(buf)
+    assert back["w"].tolist() == out["w"].tolist() and back["dt"] is rg.float16
+
+
+def test_refusal_matches_torch_message(torch, tmp_path):
+    """The same object saved by each library is refused with the same message by each."""
+    msgs = []
+    for lib in (torch, rg):
+        buf = io.BytesIO()
+        lib.save({"a": [1, print]}, buf)
+        buf.seek(0)
+        with pytest.raises(pickle.UnpicklingError) as info:
+            lib.load(buf)
+        msgs.append(str(info.value))
+    assert msgs[0] == msgs[1]
+
+
+def test_torch_model_file_is_refused_without_importing_torch_modules(torch):
+    buf = io.BytesIO()
+    torch.save(torch.nn.Linear(2, 2), buf)
+    buf.seek(0)
+    with pytest.raises(pickle.UnpicklingError, match="torch.nn.modules.linear.Linear"):
+        rg.load(buf)
+    buf.seek(0)
+    with pytest.raises(pickle.UnpicklingError, match="retrograd does not provide"):
+        rg.load(buf, weights_only=False)

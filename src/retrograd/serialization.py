@@ -22,35 +22,52 @@ bytes into NumPy arrays, and checks every field, size, offset and checksum first
 The same tensor object saved twice loads as one object; distinct tensors that share memory (views
 of one array) are saved as separate copies and load as independent tensors.
 
-``load`` also reads safetensors files and PyTorch's zip checkpoints. The latter hold a pickle;
-it is read by an unpickler that resolves only a fixed list of globals (tensor and parameter
-rebuilding, storage types, dtypes, ``torch.Size``, ``torch.device``, ``OrderedDict``, ``set``),
-each mapped to retrograd's own code, and refuses every other global, and the opcodes that build
-arbitrary objects, with ``pickle.UnpicklingError``. PyTorch's code is never imported.
+An object this format cannot hold (a whole ``nn.Module``, an instance of a user's class) is
+saved as ``torch.save`` saves it: a pickle in PyTorch's zip layout (``_torch_zip``).
+
+``load`` also reads safetensors files and PyTorch's zip checkpoints. By default
+(``weights_only=True``) their pickle is read by an unpickler that resolves only a fixed list of
+globals (tensor and parameter rebuilding, storage types, dtypes, ``torch.Size``,
+``torch.device``, ``OrderedDict``, ``set``), each mapped to retrograd's own code, and the globals
+allowlisted with ``add_safe_globals``/``safe_globals``; it refuses everything else with
+PyTorch's ``pickle.UnpicklingError``. Only ``weights_only=False`` runs pickle's full machinery,
+which can run arbitrary code. PyTorch's code is never imported.
 """
 
 from __future__ import annotations
 
 import base64
 import collections
-import io
 import json
 import math
 import os
-import pickle
 import struct
-import zipfile
 import zlib
-from collections.abc import Callable
 from typing import IO, Any
 
 import numpy as np
 
 from . import _dtypes
-from ._dtypes import FLOAT_CHARS
 from ._tensor import Size, Tensor, device
+from ._torch_zip import (
+    CheckpointError,
+    _bf16_to_f32,
+    _bytes_of,
+    _fail,
+    _le_contiguous,
+    _load_torch_zip,
+    _map,
+    _map_all,
+    _tensor_of,
+    add_safe_globals,
+    clear_safe_globals,
+    get_safe_globals,
+    safe_globals,
+    save_torch_zip,
+)
 
-__all__ = ["save", "load", "save_safetensors", "load_safetensors"]
+__all__ = ["save", "load", "save_safetensors", "load_safetensors", "add_safe_globals",
+           "safe_globals", "get_safe_globals", "clear_safe_globals", "CheckpointError"]
 
 FileLike = str | os.PathLike | IO[bytes]
 
@@ -62,14 +79,6 @@ _MAX_HEADER = 1 << 30
 _SAFETENSORS_MAX_HEADER = 100_000_000
 
 _DTYPES = {d.name: d for d in _dtypes.ALL}
-
-
-class CheckpointError(RuntimeError):
-    """A checkpoint that is malformed, truncated, or holds something retrograd will not load."""
-
-
-def _fail(msg: str) -> CheckpointError:
-    return CheckpointError(f"retrograd.load: {msg}")
 
 
 # -- reading and writing bytes -------------------------------------------------------------------
@@ -97,39 +106,8 @@ def _write_all(f: FileLike, chunks: list) -> None:
         f.write(c)
 
 
-def _le_contiguous(arr: np.ndarray) -> np.ndarray:
-    if not arr.flags.c_contiguous:
-        arr = arr.copy(order="C")  # (np.ascontiguousarray would turn 0-d into 1-d)
-    if arr.dtype.byteorder == ">":
-        arr = arr.astype(arr.dtype.newbyteorder("<"))
-    return arr
-
-
-def _bytes_of(arr: np.ndarray) -> memoryview:
-    """A contiguous array's bytes, without copying."""
-    return memoryview(arr.reshape(-1).view(np.uint8))
-
-
 def _np_le(name: str) -> np.dtype:
     return _DTYPES[name].np.newbyteorder("<")
-
-
-def _tensor_of(arr: np.ndarray, requires_grad: bool = False, parameter: bool = False) -> Tensor:
-    from ._creation import from_numpy
-
-    if arr.dtype.byteorder not in "=|":
-        arr = arr.astype(arr.dtype.newbyteorder("="))
-    t = from_numpy(arr)
-    if parameter:
-        try:
-            from .nn import Parameter  # type: ignore[attr-defined]
-        except ImportError:
-            pass
-        else:
-            return Parameter(t, requires_grad=requires_grad)
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
 
 
 # -- save ----------------------------------------------------------------------------------------
@@ -210,11 +188,14 @@ class _Encoder:
 
 def save(obj: Any, f: FileLike, pickle_module: Any = None, pickle_protocol: int = 2,
          _use_new_zipfile_serialization: bool = True) -> None:
-    """Save tensors, or lists, tuples and dicts of them and of plain values, to ``f``.
+    """Save ``obj`` to ``f`` (a path or a binary file object).
 
-    ``f`` is a path or a binary file object. The file holds a JSON description and raw tensor
-    bytes (see the module docstring), so loading it never runs code. ``pickle_module`` and
-    ``pickle_protocol`` are accepted for compatibility and ignored.
+    Tensors, NumPy arrays and plain values, in lists, tuples and dicts, are saved as a JSON
+    description plus raw tensor bytes (see the module docstring), which loading never runs code
+    for. Anything else (a whole ``nn.Module``) is pickled as ``torch.save`` does, in PyTorch's
+    zip layout; loading it back needs ``load(f, weights_only=False)``, or its classes
+    allowlisted with ``add_safe_globals``. ``pickle_module`` is ignored; ``pickle_protocol`` is
+    the pickle's protocol.
 
     >>> import io
     >>> import retrograd as torch
@@ -226,7 +207,12 @@ def save(obj: Any, f: FileLike, pickle_module: Any = None, pickle_protocol: int 
             [1., 1.]]), 'step': 3}
     """
     enc = _Encoder()
-    root = enc.encode(obj, "the object")
+    try:
+        root = enc.encode(obj, "the object")
+    except TypeError:
+        # Not tensors and plain values: a pickle, as torch.save writes it.
+        _write_all(f, [save_torch_zip(obj, pickle_protocol)])
+        return
     header = {
         "format": FORMAT, "version": VERSION, "data_nbytes": enc.nbytes,
         "tensors": enc.entries, "root": root,
@@ -437,331 +423,6 @@ def _check_map_location(map_location: Any) -> None:
     _check_location(map_location)
 
 
-def _map(t: Tensor, map_location: Any) -> Any:
-    if callable(map_location) and not isinstance(map_location, (dict, device)):
-        out = map_location(t, "cpu")
-        return t if out is None else out
-    return t
-
-
-# -- PyTorch's zip checkpoints -------------------------------------------------------------------
-_STORAGE_DTYPES = {
-    "DoubleStorage": "float64", "FloatStorage": "float32", "HalfStorage": "float16",
-    "BFloat16Storage": "bfloat16", "LongStorage": "int64", "IntStorage": "int32",
-    "ShortStorage": "int16", "CharStorage": "int8", "ByteStorage": "uint8",
-    "BoolStorage": "bool",
-}
-
-
-class _StorageType:
-    """What the unpickler hands out for ``torch.FloatStorage`` and friends: just a dtype name."""
-
-    __slots__ = ("dtype",)
-
-    def __init__(self, dtype: str) -> None:
-        self.dtype = dtype
-
-
-class _Storage:
-    """A loaded storage: a flat NumPy array of its elements."""
-
-    __slots__ = ("array",)
-
-    def __init__(self, array: np.ndarray) -> None:
-        self.array = array
-
-
-class _Marker:
-    """Stands for a type (``torch.Tensor``, ``nn.Parameter``) that may only appear as an argument
-    of ``_rebuild_from_type_v2``; it is not callable."""
-
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-
-def _bad(msg: str) -> pickle.UnpicklingError:
-    return pickle.UnpicklingError(f"retrograd.load: {msg}")
-
-
-def _as_dims(x: Any, what: str) -> tuple:
-    if not isinstance(x, tuple) or not all(type(d) is int and d >= 0 for d in x):
-        raise _bad(f"{what} must be a tuple of non-negative ints, got {x!r}")
-    return x
-
-
-def _check_hooks(hooks: Any) -> None:
-    if not isinstance(hooks, dict) or hooks:
-        raise _bad("tensors with backward hooks are not supported")
-
-
-def _rebuild_tensor_v2(storage: Any, storage_offset: Any, size: Any, stride: Any,
-                       requires_grad: Any, backward_hooks: Any, metadata: Any = None) -> Tensor:
-    if not isinstance(storage, _Storage):
-        raise _bad("_rebuild_tensor_v2 expects a storage")
-    if type(storage_offset) is not int or storage_offset < 0:
-        raise _bad(f"bad storage offset {storage_offset!r}")
-    size = _as_dims(size, "size")
-    stride = _as_dims(stride, "stride")
-    if len(size) != len(stride):
-        raise _bad(f"size {size} and stride {stride} differ in length")
-    if not isinstance(requires_grad, bool):
-        raise _bad("requires_grad must be a bool")
-    _check_hooks(backward_hooks)
-    if metadata is not None and not (isinstance(metadata, dict) and not metadata):
-        raise _bad("tensor metadata is not supported")
-    base = storage.array
-    n = base.shape[0]
-    if 0 in size:
-        if storage_offset > n:
-            raise _bad(f"storage offset {storage_offset} is past the storage's {n} elements")
-        arr = np.empty(size, dtype=base.dtype)
-    else:
-        last = storage_offset + sum((s - 1) * st for s, st in zip(size, stride))
-        if last >= n:
-            raise _bad(
-                f"a tensor of size {list(size)}, stride {list(stride)} and offset "
-                f"{storage_offset} reaches element {last} of a storage of {n} elements"
-            )
-        isz = base.dtype.itemsize
-        arr = np.lib.stride_tricks.as_strided(
-            base[storage_offset:], shape=size, strides=tuple(st * isz for st in stride)
-        )
-    if requires_grad and arr.dtype.char not in FLOAT_CHARS:
-        raise _bad(f"a {arr.dtype} tensor can't require grad")
-    return _tensor_of(arr, requires_grad)
-
-
-def _rebuild_parameter(data: Any, requires_grad: Any, backward_hooks: Any,
-                       state: Any = None) -> Tensor:
-    if not isinstance(data, Tensor) or not isinstance(requires_grad, bool):
-        raise _bad("_rebuild_parameter expects a tensor and a bool")
-    _check_hooks(backward_hooks)
-    if state:
-        raise _bad("parameters with extra state (attributes) are not supported")
-    if requires_grad and not data.is_floating_point():
-        raise _bad("an integer parameter can't require grad")
-    return _tensor_of(data._data, requires_grad, parameter=True)
-
-
-_REBUILDERS: set = set()
-
-
-def _rebuild_from_type_v2(func: Any, new_type: Any, args: Any, state: Any) -> Tensor:
-    if func not in _REBUILDERS or not isinstance(args, tuple):
-        raise _bad("_rebuild_from_type_v2 with an unsupported rebuild function")
-    if not isinstance(new_type, _Marker):
-        raise _bad("_rebuild_from_type_v2 with an unsupported type")
-    if state:
-        raise _bad("tensors with extra state (attributes) are not supported")
-    t = func(*args)
-    if new_type.name == "Parameter" and type(t).__name__ != "Parameter":
-        t = _tensor_of(t._data, t.requires_grad, parameter=True)
-    return t
-
-
-_REBUILDERS.update({_rebuild_tensor_v2, _rebuild_parameter})
-
-
-def _make_size(dims: Any = ()) -> Size:
-    if not isinstance(dims, (tuple, list)) or not all(type(d) is int for d in dims):
-        raise _bad(f"torch.Size expects ints, got {dims!r}")
-    return Size(dims)
-
-
-def _make_device(kind: Any, index: Any = None) -> Any:
-    if not isinstance(kind, str) or not (index is None or type(index) is int):
-        raise _bad(f"torch.device expects a string, got {kind!r}")
-    if kind.split(":")[0] == "cpu":
-        return device("cpu")
-    return kind if index is None else f"{kind}:{index}"
-
-
-def _codecs_encode(s: Any, encoding: Any = "utf-8") -> bytes:
-    if not isinstance(s, str) or encoding not in ("latin1", "latin-1"):
-        raise _bad("_codecs.encode is only accepted for latin1 text")
-    return s.encode("latin1")
-
-
-def _make_set(items: Any = ()) -> set:
-    if not isinstance(items, (list, tuple)):
-        raise _bad("set expects a list")
-    return set(items)
-
-
-def _make_frozenset(items: Any = ()) -> frozenset:
-    if not isinstance(items, (list, tuple)):
-        raise _bad("frozenset expects a list")
-    return frozenset(items)
-
-
-def _make_odict(items: Any = ()) -> collections.OrderedDict:
-    if not isinstance(items, (list, tuple, dict)):
-        raise _bad("OrderedDict expects a list of pairs")
-    return collections.OrderedDict(items)
-
-
-_GLOBALS: dict = {
-    ("collections", "OrderedDict"): _make_odict,
-    ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor_v2,
-    ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
-    ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter,
-    ("torch._tensor", "_rebuild_from_type_v2"): _rebuild_from_type_v2,
-    ("torch", "Tensor"): _Marker("Tensor"),
-    ("torch.nn.parameter", "Parameter"): _Marker("Parameter"),
-    ("torch", "Size"): _make_size,
-    ("torch", "device"): _make_device,
-    ("builtins", "set"): _make_set,
-    ("builtins", "frozenset"): _make_frozenset,
-    ("__builtin__", "set"): _make_set,  # protocol 2 pickles use Python 2 names
-    ("__builtin__", "frozenset"): _make_frozenset,
-    ("_codecs", "encode"): _codecs_encode,
-}
-for _name, _dt in _STORAGE_DTYPES.items():
-    _GLOBALS[("torch", _name)] = _StorageType(_dt)
-for _d in _dtypes.ALL:
-    _GLOBALS[("torch", _d.name)] = _d
-
-
-class _RestrictedUnpickler(pickle._Unpickler):  # type: ignore[name-defined]
-    """The pure-Python unpickler with a fixed allowlist of globals and no object building.
-
-    ``find_class`` hands out only retrograd's own functions and markers (never an imported
-    object), ``BUILD`` may only set plain attributes on an ``OrderedDict`` (PyTorch stores a
-    state dict's ``_metadata`` that way), and the opcodes that instantiate classes directly
-    (``INST``, ``OBJ``, ``NEWOBJ``, ``NEWOBJ_EX``) and the extension registry are refused.
-    """
-
-    dispatch = dict(pickle._Unpickler.dispatch)  # type: ignore[attr-defined]
-
-    def __init__(self, file: IO[bytes], load_storage: Callable[[Any], _Storage]) -> None:
-        super().__init__(file, encoding="utf-8")
-        self._load_storage = load_storage
-
-    def find_class(self, module: str, name: str) -> Any:
-        try:
-            return _GLOBALS[(module, name)]
-        except (KeyError, TypeError):
-            raise _bad(
-                f"refusing to load global '{module}.{name}': only tensors, parameters and plain "
-                "containers (dict, OrderedDict, list, tuple, set, str, bytes, numbers, None) "
-                "can be loaded"
-            ) from None
-
-    def persistent_load(self, pid: Any) -> _Storage:
-        return self._load_storage(pid)
-
-    def _refuse(self) -> None:
-        raise _bad("this pickle builds arbitrary objects, which retrograd refuses to load")
-
-    def _load_build(self) -> None:
-        stack = self.stack
-        state = stack.pop()
-        inst = stack[-1]
-        if not isinstance(inst, collections.OrderedDict) or not isinstance(state, dict):
-            raise _bad(f"refusing to set the state of a {type(inst).__name__}")
-        for k, v in state.items():
-            if not isinstance(k, str) or k.startswith("__"):
-                raise _bad(f"refusing to set attribute {k!r}")
-            setattr(inst, k, v)
-
-    for _op in (pickle.INST, pickle.OBJ, pickle.NEWOBJ, pickle.NEWOBJ_EX, pickle.EXT1,
-                pickle.EXT2, pickle.EXT4):
-        dispatch[_op[0]] = _refuse
-    dispatch[pickle.BUILD[0]] = _load_build
-    del _op
-
-
-def _bf16_to_f32(raw: np.ndarray) -> np.ndarray:
-    """bfloat16 bits (uint16, any byte order) as a native bfloat16 array."""
-    return raw.astype(np.uint16).view(_dtypes.bfloat16.np)
-
-
-def _load_torch_zip(data: bytes, map_location: Any) -> Any:
-    try:
-        zf = zipfile.ZipFile(io.BytesIO(data))
-        names = zf.namelist()
-    except (zipfile.BadZipFile, ValueError, OSError) as e:
-        raise _fail(f"not a valid zip archive ({e})") from None
-    pkls = [n for n in names if n.endswith("/data.pkl") and n.count("/") == 1]
-    if len(pkls) != 1:
-        if any(n.endswith("constants.pkl") for n in names):
-            raise _fail("this is a TorchScript archive, not a torch.save checkpoint")
-        raise _fail("the zip archive has no single '<name>/data.pkl'; not a torch.save file")
-    prefix = pkls[0][: -len("data.pkl")]
-    order = "little"
-    if prefix + "byteorder" in names:
-        order = zf.read(prefix + "byteorder").decode("ascii", "replace").strip()
-        if order not in ("little", "big"):
-            raise _fail(f"unknown byte order {order!r}")
-    raw_cache: dict = {}
-    storages: dict = {}
-
-    def load_storage(pid: Any) -> _Storage:
-        if (not isinstance(pid, tuple) or len(pid) != 5 or pid[0] != "storage"
-                or not isinstance(pid[1], _StorageType) or not isinstance(pid[2], str)
-                or type(pid[4]) is not int or pid[4] < 0):
-            raise _bad(f"unsupported persistent id {pid!r}")
-        _, stype, key, _location, numel = pid
-        name = stype.dtype
-        if (key, name) in storages:
-            return storages[(key, name)]
-        if not key or "/" in key or "\\" in key or key.startswith("."):
-            raise _bad(f"bad storage key {key!r}")
-        if key not in raw_cache:
-            try:
-                raw_cache[key] = zf.read(prefix + "data/" + key)
-            except KeyError:
-                raise _bad(f"storage {key!r} is missing from the archive") from None
-        raw = raw_cache[key]
-        isz = 2 if name == "bfloat16" else _DTYPES[name].itemsize
-        if len(raw) < numel * isz:
-            raise _bad(
-                f"storage {key!r} should hold {numel} elements of {name} ({numel * isz} bytes) "
-                f"but has {len(raw)} bytes"
-            )
-        end = "<" if order == "little" else ">"
-        if name == "bfloat16":
-            arr = _bf16_to_f32(np.frombuffer(raw, dtype=end + "u2", count=numel))
-        else:
-            arr = np.frombuffer(raw, dtype=_DTYPES[name].np.newbyteorder(end), count=numel)
-            arr = arr.astype(arr.dtype.newbyteorder("="))  # a writable native copy
-        if name == "bool" and arr.view(np.uint8).max(initial=0) > 1:
-            raise _bad(f"bool storage {key!r} holds bytes other than 0 and 1")
-        storages[(key, name)] = _Storage(arr)
-        return storages[(key, name)]
-
-    with zf.open(pkls[0]) as fh:
-        up = _RestrictedUnpickler(io.BytesIO(fh.read()), load_storage)
-        try:
-            obj = up.load()
-        except pickle.UnpicklingError:
-            raise
-        except RecursionError:
-            raise _bad("the pickle is nested too deeply") from None
-        except (EOFError, IndexError, KeyError, ValueError, TypeError, AttributeError,
-                struct.error) as e:
-            raise _bad(f"malformed pickle in {pkls[0]} ({type(e).__name__}: {e})") from None
-    return _map_all(obj, map_location)
-
-
-def _map_all(obj: Any, map_location: Any) -> Any:
-    if not callable(map_location) or isinstance(map_location, (dict, device)):
-        return obj
-    if isinstance(obj, Tensor):
-        return _map(obj, map_location)
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            obj[k] = _map_all(v, map_location)
-        return obj
-    if isinstance(obj, list):
-        return [_map_all(v, map_location) for v in obj]
-    if isinstance(obj, tuple) and not isinstance(obj, Size):
-        return tuple(_map_all(v, map_location) for v in obj)
-    return obj
-
-
 # -- load ----------------------------------------------------------------------------------------
 def _looks_like_safetensors(data: bytes) -> bool:
     if len(data) < 10:
@@ -775,10 +436,15 @@ def load(f: FileLike, map_location: Any = None, pickle_module: Any = None, *,
          **pickle_load_args: Any) -> Any:
     """Load what ``save`` wrote, a safetensors file, or a ``torch.save`` zip checkpoint.
 
-    No code from the file is ever run, whatever ``weights_only`` says: retrograd's format and
-    safetensors are JSON plus raw bytes, and PyTorch's pickles go through a reader that accepts
-    only tensors and plain containers and raises ``pickle.UnpicklingError`` naming anything
-    else. ``map_location`` may be ``None``, ``'cpu'``, a ``device``, a dict whose targets are
+    retrograd's format and safetensors are JSON plus raw bytes: loading them never runs code.
+    A pickle (``torch.save``'s zip format) is read, by default (``weights_only=True`` or
+    ``None``), by a reader that accepts only tensors, plain containers and the globals
+    allowlisted with ``add_safe_globals``/``safe_globals``, and raises PyTorch's
+    ``pickle.UnpicklingError`` naming anything else. ``weights_only=False`` unpickles with
+    pickle's full machinery, as ``torch.load`` does: **this can run arbitrary code**, so use it
+    only for files from a trusted source (a whole model you saved yourself).
+
+    ``map_location`` may be ``None``, ``'cpu'``, a ``device``, a dict whose targets are
     CPU, or a callable ``fn(tensor, 'cpu')`` applied to each tensor. Malformed files raise
     ``CheckpointError`` (a ``RuntimeError``) saying what is wrong.
 
@@ -795,7 +461,7 @@ def load(f: FileLike, map_location: Any = None, pickle_module: Any = None, *,
     if data.startswith(MAGIC):
         return _load_retrograd(data, map_location)
     if data.startswith(b"PK\x03\x04") or data.startswith(b"PK\x05\x06"):
-        return _load_torch_zip(data, map_location)
+        return _load_torch_zip(data, map_location, weights_only is not False)
     if _looks_like_safetensors(data):
         return _map_all(_load_safetensors_bytes(data), map_location)
     if data[:1] == b"\x80":
