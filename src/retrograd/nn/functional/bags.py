@@ -1,8 +1,8 @@
 """Bags of embeddings, pairwise distances within a batch, and Gumbel-softmax sampling:
 ``embedding_bag``, ``pdist`` and ``gumbel_softmax`` of ``nn.functional``.
 
-Composites (PyTorch's ``EmbeddingBagBackward0`` and ``PdistBackward0`` are kernels of their own;
-the values and gradients are the same): a bag reduction is a matrix product with the bag
+Composites, each recorded as one node with the name of PyTorch's kernel (``EmbeddingBagBackward0``,
+``PdistBackward0``; see ``ops/fused.py``): a bag reduction is a matrix product with the bag
 membership (sum, mean) or a per-bag ``max``.
 """
 
@@ -15,6 +15,7 @@ import numpy as np
 import retrograd as torch
 from retrograd import Tensor
 
+from ...ops.fused import fused
 from .misc import embedding
 
 __all__ = ["embedding_bag", "pdist", "gumbel_softmax"]
@@ -89,24 +90,29 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
     ends = np.append(starts[1:], n) if starts.size else starts
     keep = np.ones(n, bool) if padding_idx is None else \
         idx != (padding_idx % weight.shape[0])
-    rows = embedding(flat, weight, scale_grad_by_freq=scale_grad_by_freq)
-    if psw is not None:
-        rows = rows * psw.unsqueeze(1)
     b = starts.size
     if mode == "max":
-        outs = []
+        sels = [np.nonzero(keep[starts[k]:ends[k]])[0] + starts[k] for k in range(b)]
+    else:
+        member = np.zeros((b, n))
         for k in range(b):
-            sel = np.nonzero(keep[starts[k]:ends[k]])[0] + starts[k]
-            outs.append(rows[torch.tensor(sel)].max(0)[0] if sel.size
-                        else torch.zeros(weight.shape[1], dtype=weight.dtype))
+            member[k, starts[k]:ends[k]] = keep[starts[k]:ends[k]]
+        if mode == "mean":
+            member = member / np.maximum(member.sum(1, keepdims=True), 1)
+        member = torch.tensor(member, dtype=weight.dtype)
+
+    def bags(weight: Tensor, psw: Tensor | None) -> Tensor:
+        rows = embedding(flat, weight, scale_grad_by_freq=scale_grad_by_freq)
+        if psw is not None:
+            rows = rows * psw.unsqueeze(1)
+        if mode != "max":
+            return member.matmul(rows)
+        outs = [rows[torch.tensor(sel)].max(0)[0] if sel.size
+                else torch.zeros(weight.shape[1], dtype=weight.dtype) for sel in sels]
         return torch.stack(outs, 0) if outs else torch.zeros(0, weight.shape[1],
                                                              dtype=weight.dtype)
-    member = np.zeros((b, n))
-    for k in range(b):
-        member[k, starts[k]:ends[k]] = keep[starts[k]:ends[k]]
-    if mode == "mean":
-        member = member / np.maximum(member.sum(1, keepdims=True), 1)
-    return torch.tensor(member, dtype=weight.dtype).matmul(rows)
+
+    return fused("EmbeddingBagBackward0", bags, weight, psw)
 
 
 def pdist(input: Tensor, p: float = 2) -> Tensor:  # noqa: A002
@@ -121,10 +127,9 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:  # noqa: A002
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
-    n = input.shape[0]
-    i, j = np.triu_indices(n, 1)
-    diff = input[torch.tensor(i)] - input[torch.tensor(j)]
-    return torch.linalg.vector_norm(diff, p, dim=1)
+    i, j = (torch.tensor(v) for v in np.triu_indices(input.shape[0], 1))
+    return fused("PdistBackward0",
+                 lambda x: torch.linalg.vector_norm(x[i] - x[j], p, dim=1), input)
 
 
 def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10,

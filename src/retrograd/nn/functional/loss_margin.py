@@ -1,8 +1,8 @@
 """Multi-class margin losses, the triplet losses and the CTC loss of ``nn.functional``.
 
-All are composed from differentiable ops (PyTorch's multi-margin and multilabel-margin losses are
-kernels of their own, hence their grad_fn names differ: ``MultiMarginLossBackward0`` there, the
-last op of the composition here; the values and gradients are the same).
+All are composed from differentiable ops. PyTorch's multi-margin and multilabel-margin losses are
+kernels of their own: their compositions here are recorded as one node with PyTorch's name
+(``MultiMarginLossBackward0``, ``MultilabelMarginLossBackward0``; see ``ops/fused.py``).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from retrograd import Tensor
 
 from ...ops import nn_ctc as _ctc
 from ...ops._autocast import fp32
+from ...ops.fused import fused
 from .loss import _reduce, _reduction
 from .misc import pairwise_distance
 
@@ -74,20 +75,27 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1,  # noqa: A002
     tn = t.numpy()
     if ((tn < 0) | (tn >= c)).any():
         raise RuntimeError("target out of range")
-    xy = x.gather(1, t.unsqueeze(1))
-    z = (margin - xy + x).clamp_min(0)
-    if p == 2:
-        z = z * z
-    if weight is not None:
-        if weight.dtype != x.dtype:
-            raise RuntimeError(f"expected scalar type {_scalar_name(x.dtype)} but found "
-                               f"{_scalar_name(weight.dtype)}")
-        z = z * weight[t].unsqueeze(1)
+    if weight is not None and weight.dtype != x.dtype:
+        raise RuntimeError(f"expected scalar type {_scalar_name(x.dtype)} but found "
+                           f"{_scalar_name(weight.dtype)}")
+    if weight is not None and weight.requires_grad and torch.is_grad_enabled():
+        raise RuntimeError("The function 'multi_margin_loss' is not differentiable with respect "
+                           "to argument 'weight'. This input cannot have requires_grad True.")
+    wy = None if weight is None else weight[t].unsqueeze(1)
     others = torch.tensor(np.arange(c)[None, :] != tn[:, None], dtype=x.dtype)
-    loss = (z * others).sum(1) / c
-    if input.dim() <= 1 and target.dim() == 0:
-        loss = loss.reshape(())
-    return _reduce(loss, reduction)
+    scalar = input.dim() <= 1 and target.dim() == 0
+
+    def loss_of(input: Tensor) -> Tensor:  # noqa: A002
+        x = _as_batch(input, "multi_margin_loss")
+        z = (margin - x.gather(1, t.unsqueeze(1)) + x).clamp_min(0)
+        if p == 2:
+            z = z * z
+        if wy is not None:
+            z = z * wy
+        loss = (z * others).sum(1) / c
+        return _reduce(loss.reshape(()) if scalar else loss, reduction)
+
+    return fused("MultiMarginLossBackward0", loss_of, input)
 
 
 @fp32
@@ -117,12 +125,15 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None,  # 
     counts = np.zeros((n, c))
     rows = np.broadcast_to(np.arange(n)[:, None], (n, c))
     np.add.at(counts, (rows[valid], tn[valid]), 1.0)
-    pair = counts[:, :, None] * (counts == 0)[:, None, :]
-    hinge = (1 - x.unsqueeze(2) + x.unsqueeze(1)).clamp_min(0)
-    loss = (hinge * torch.tensor(pair, dtype=x.dtype)).sum((1, 2)) / c
-    if input.dim() <= 1:
-        loss = loss.reshape(())
-    return _reduce(loss, reduction)
+    pair = torch.tensor(counts[:, :, None] * (counts == 0)[:, None, :], dtype=x.dtype)
+
+    def loss_of(input: Tensor) -> Tensor:  # noqa: A002
+        x = _as_batch(input, "multilabel_margin_loss")
+        hinge = (1 - x.unsqueeze(2) + x.unsqueeze(1)).clamp_min(0)
+        loss = (hinge * pair).sum((1, 2)) / c
+        return _reduce(loss.reshape(()) if input.dim() <= 1 else loss, reduction)
+
+    return fused("MultilabelMarginLossBackward0", loss_of, input)
 
 
 def multilabel_soft_margin_loss(input: Tensor, target: Tensor,  # noqa: A002

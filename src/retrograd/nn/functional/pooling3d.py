@@ -1,12 +1,13 @@
 """3-D convolution and pooling, max unpooling, power-average and fractional max pooling.
 
-NOTE: composed from differentiable ops (no primitive, no backward to write): every window is
-gathered from the flattened input with one ``index_select`` (its positions, and which of them
-fall in the padding, are computed once in NumPy), then reduced (``max``, a masked sum, an
-``einsum`` with the weight). A transposed convolution is the convolution of the virtually
-zero-upsampled input with the flipped kernel: the gather reads only the real input positions.
-So every derivative order comes from the ops used; the grad_fn names differ from PyTorch's
-kernels (``ConvolutionBackward0``, ``MaxPool3DWithIndicesBackward0``, ...).
+NOTE: composed from differentiable ops (no backward to write): every window is gathered from
+the flattened input with one ``index_select`` (its positions, and which of them fall in the
+padding, are computed once in NumPy), then reduced (``max``, a masked sum, an ``einsum`` with
+the weight). A transposed convolution is the convolution of the virtually zero-upsampled input
+with the flipped kernel: the gather reads only the real input positions. So every derivative
+order comes from the ops used. Each composite is recorded as one node with the name of
+PyTorch's kernel (``ConvolutionBackward0``, ``MaxPool3DWithIndicesBackward0``, ...; see
+``ops/fused.py``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import retrograd as torch
 from retrograd import Tensor
 
 from ...ops._autocast import fp32, lower_precision
+from ...ops.fused import fused
 from ...ops.nn_conv import pool_out_size
 from .conv import _adaptive_bounds, _out_size, avg_pool1d, avg_pool2d
 
@@ -79,6 +81,14 @@ def _batched(input: Tensor, nd: int, name: str) -> tuple:  # noqa: A002
     if input.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(name)
     return (input.unsqueeze(0), True) if input.dim() == nd + 1 else (input, False)
+
+
+def _batch(input: Tensor, unbatched: bool) -> Tensor:  # noqa: A002
+    return input.unsqueeze(0) if unbatched else input
+
+
+def _unbatched(outs: tuple, unbatched: bool) -> tuple:
+    return tuple(o.squeeze(0) for o in outs) if unbatched else outs
 
 
 # -- convolution ---------------------------------------------------------------------------
@@ -145,7 +155,9 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
         raise RuntimeError(f"Given groups={groups}, weight of size {_shape(weight.shape)}, "
                            f"expected input{_shape(x.shape)} to have {weight.shape[1] * groups} "
                            f"channels, but got {x.shape[1]} channels instead")
-    y = _conv_core(x, weight, bias, k, s, p, d, groups)
+    y = fused("ConvolutionBackward0",
+              lambda x, weight, bias: _conv_core(x, weight, bias, k, s, p, d, groups),
+              x, weight, bias)
     return y.squeeze(0) if unbatched else y
 
 
@@ -181,12 +193,16 @@ def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
                                f"{d[0]} dilation_height: {d[1]} dilation_width: {d[2]}")
     out = tuple((x.shape[2 + i] - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + op[i] + 1
                 for i in range(3))
-    # (C_in, C_out/g, k) -> (C_out, C_in/g, k), flipped: a plain convolution's weight
     g = groups
-    w = weight.reshape(g, cin // g, weight.shape[1], *k).transpose(1, 2)
-    w = w.reshape(g * weight.shape[1], cin // g, *k).flip(2, 3, 4)
     pad = tuple(d[i] * (k[i] - 1) - p[i] for i in range(3))
-    y = _conv_core(x, w, bias, k, (1, 1, 1), pad, d, g, up=s, out=out)
+
+    def conv(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+        # (C_in, C_out/g, k) -> (C_out, C_in/g, k), flipped: a plain convolution's weight
+        w = weight.reshape(g, cin // g, weight.shape[1], *k).transpose(1, 2)
+        w = w.reshape(g * weight.shape[1], cin // g, *k).flip(2, 3, 4)
+        return _conv_core(x, w, bias, k, (1, 1, 1), pad, d, g, up=s, out=out)
+
+    y = fused("ConvolutionBackward0", conv, x, weight, bias)
     return y.squeeze(0) if unbatched else y
 
 
@@ -235,10 +251,9 @@ def max_pool3d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, 
     s = k if stride is None or (isinstance(stride, (list, tuple)) and not stride) else \
         _tuple(stride, 3)
     dims = _pool_dims(x, k, s, _tuple(padding, 3), _tuple(dilation, 3), ceil_mode, "max_pool3d")
-    vals, idx = _max_windows(x, dims)
-    if unbatched:
-        return vals.squeeze(0), idx.squeeze(0)
-    return vals, idx
+    return fused("MaxPool3DWithIndicesBackward0",
+                 lambda input: _unbatched(_max_windows(_batch(input, unbatched), dims), unbatched),
+                 input)
 
 
 @fp32
@@ -273,10 +288,8 @@ def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0,  # noqa: A002
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     dims = _pool_dims(x, k, s, p, (1, 1, 1), ceil_mode, "avg_pool3d")
-    win, mask, _ = _gather(x, dims)
-    total = (win * torch.tensor(mask, dtype=x.dtype)).sum(-1)
     if divisor_override is not None:
-        y = total / divisor_override
+        div = divisor_override
     else:
         div = np.ones((), np.float64)
         for i, (pos, _real) in enumerate(dims):
@@ -286,8 +299,14 @@ def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0,  # noqa: A002
             size = (end - start) if count_include_pad else \
                 (np.minimum(end, n) - np.maximum(start, 0))
             div = div[..., None] * size
-        y = total / torch.tensor(div, dtype=x.dtype)
-    return y.squeeze(0) if unbatched else y
+        div = torch.tensor(div, dtype=x.dtype)
+
+    def pool(input: Tensor) -> Tensor:  # noqa: A002
+        win, mask, _ = _gather(_batch(input, unbatched), dims)
+        y = (win * torch.tensor(mask, dtype=x.dtype)).sum(-1) / div
+        return y.squeeze(0) if unbatched else y
+
+    return fused("AvgPool3DBackward0", pool, input)
 
 
 def _adaptive_dims(x: Tensor, output_size, nd: int) -> list:
@@ -311,11 +330,17 @@ def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:  # noqa: A002
     """
     x, unbatched = _batched(input, 3, "adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got "
                                       f"{_shape(input.shape)}")
+    if _out_size(output_size, tuple(x.shape[2:]), 3) == (1, 1, 1):
+        return input.mean((-3, -2, -1), keepdim=True)  # as PyTorch computes it
     dims = _adaptive_dims(x, output_size, 3)
-    win, mask, _ = _gather(x, dims)
-    m = torch.tensor(mask, dtype=x.dtype)
-    y = (win * m).sum(-1) / m.sum(-1)
-    return y.squeeze(0) if unbatched else y
+
+    def pool(input: Tensor) -> Tensor:  # noqa: A002
+        win, mask, _ = _gather(_batch(input, unbatched), dims)
+        m = torch.tensor(mask, dtype=x.dtype)
+        y = (win * m).sum(-1) / m.sum(-1)
+        return y.squeeze(0) if unbatched else y
+
+    return fused("AdaptiveAvgPool3DBackward0", pool, input)
 
 
 def adaptive_max_pool3d_with_indices(input: Tensor, output_size,  # noqa: A002
@@ -329,10 +354,10 @@ def adaptive_max_pool3d_with_indices(input: Tensor, output_size,  # noqa: A002
     """
     x, unbatched = _batched(input, 3, "adaptive_max_pool3d(): Expected 4D or 5D tensor, but got "
                                       f"{_shape(input.shape)}")
-    vals, idx = _max_windows(x, _adaptive_dims(x, output_size, 3))
-    if unbatched:
-        return vals.squeeze(0), idx.squeeze(0)
-    return vals, idx
+    dims = _adaptive_dims(x, output_size, 3)
+    return fused("AdaptiveMaxPool3DBackward0",
+                 lambda input: _unbatched(_max_windows(_batch(input, unbatched), dims), unbatched),
+                 input)
 
 
 @fp32
@@ -382,9 +407,15 @@ def _max_unpool(input: Tensor, indices: Tensor, nd: int, kernel_size, stride, pa
         bad = int(idx.max()) if int(idx.max()) >= total else int(idx.min())
         raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
                            f"{'x'.join(map(str, size))})")
-    src = input.reshape(*lead, -1)
-    out = torch.zeros(*lead, total, dtype=input.dtype).scatter(-1, idx, src)
-    return out.reshape(*lead, *size)
+
+    def unpool(x: Tensor) -> Tensor:
+        out = torch.zeros(*lead, total, dtype=x.dtype).scatter(-1, idx, x.reshape(*lead, -1))
+        return out.reshape(*lead, *size)
+
+    if nd == 1:  # as PyTorch: a 2-D unpooling of a width-1 image
+        return fused("MaxUnpool2DBackward0", lambda x: unpool(x.squeeze(-1)).unsqueeze(-1),
+                     input.unsqueeze(-1)).squeeze(-1)
+    return fused(f"MaxUnpool{nd}DBackward0", unpool, input)
 
 
 def max_unpool1d(input: Tensor, indices: Tensor, kernel_size, stride=None,  # noqa: A002
@@ -526,13 +557,16 @@ def _fractional(input: Tensor, nd: int, kernel_size, output_size, output_ratio, 
         shape[2 + i], shape[2 + nd + i] = out[i], k[i]
         flat = flat + pos.reshape(shape) * int(np.prod(sp[i + 1:], dtype=np.int64))
     flat = np.broadcast_to(flat, (n, c) + out + k).reshape(n, c, *out, -1)
-    xf = x.reshape(n, c, -1)
-    win = xf.gather(2, torch.tensor(flat.reshape(n, c, -1))).reshape(n, c, *out, -1)
-    vals, arg = win.max(-1)
-    idx = torch.tensor(np.take_along_axis(flat, arg.numpy()[..., None], -1)[..., 0])
-    if input.dim() == nd + 1:
-        return vals.squeeze(0), idx.squeeze(0)
-    return vals, idx
+    unbatched = input.dim() == nd + 1
+
+    def pool(input: Tensor) -> tuple:  # noqa: A002
+        xf = _batch(input, unbatched).reshape(n, c, -1)
+        win = xf.gather(2, torch.tensor(flat.reshape(n, c, -1))).reshape(n, c, *out, -1)
+        vals, arg = win.max(-1)
+        idx = torch.tensor(np.take_along_axis(flat, arg.numpy()[..., None], -1)[..., 0])
+        return _unbatched((vals, idx), unbatched)
+
+    return fused(f"FractionalMaxPool{nd}DBackward0", pool, input)
 
 
 def fractional_max_pool2d_with_indices(input: Tensor, kernel_size, output_size=None,  # noqa: A002

@@ -1,8 +1,9 @@
 """Spatial transformer sampling: ``affine_grid`` and ``grid_sample`` (2-D and 3-D grids,
 bilinear/trilinear and nearest modes, zeros/border/reflection padding).
 
-NOTE: composed from differentiable ops (PyTorch has kernels ``AffineGridGeneratorBackward0`` and
-``GridSampler2DBackward0``): the sample positions are unnormalised, padded, split into their
+NOTE: composed from differentiable ops, each recorded as one node with the name of PyTorch's
+kernel (``AffineGridGeneratorBackward0``, ``GridSampler2DBackward0``, ``GridSampler3DBackward0``;
+see ``ops/fused.py``): the sample positions are unnormalised, padded, split into their
 integer corners and fractional weights, and the corners gathered from the flattened input;
 gradients reach both the input and the grid (through the weights), to every order.
 """
@@ -16,6 +17,7 @@ import retrograd as torch
 from retrograd import Tensor
 
 from ...ops._autocast import fp32
+from ...ops.fused import fused
 
 __all__ = ["affine_grid", "grid_sample"]
 
@@ -73,8 +75,12 @@ def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tenso
     grids = torch.meshgrid(*axes, indexing="ij")
     base = torch.stack([*reversed(grids), torch.ones(spatial, dtype=theta.dtype)], -1)
     flat = base.reshape(1, -1, 1, nd + 1)
-    out = (flat * theta.unsqueeze(1)).sum(-1)          # (N, HW, nd): theta @ [x, y, 1]
-    return out.reshape(size[0], *spatial, nd)
+
+    def grid(theta: Tensor) -> Tensor:
+        out = (flat * theta.unsqueeze(1)).sum(-1)          # (N, HW, nd): theta @ [x, y, 1]
+        return out.reshape(size[0], *spatial, nd)
+
+    return fused("AffineGridGeneratorBackward0", grid, theta)
 
 
 def _unnormalize(coord: Tensor, n: int, align_corners: bool) -> Tensor:
@@ -140,40 +146,44 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",  # noqa: A0
     n, c = input.shape[:2]
     spatial = tuple(input.shape[2:])
     out_sp = tuple(grid.shape[1:-1])
-    # grid[..., 0] indexes the last input dim (x), grid[..., 1] the one before, ...
-    pos = [_source_index(grid[..., nd - 1 - i], spatial[i], padding_mode, align_corners)
-           for i in range(nd)]
-    flat = input.reshape(n, c, -1)
     strides = [1] * nd
     for i in range(nd - 2, -1, -1):
         strides[i] = strides[i + 1] * spatial[i + 1]
 
-    def gather(idx: list) -> Tensor:
-        """Values at integer positions ``idx`` (zero outside the input)."""
-        valid = None
-        lin = 0
-        for i, p in enumerate(idx):
-            ok = (p >= 0) & (p <= spatial[i] - 1)
-            valid = ok if valid is None else valid & ok
-            lin = lin + p.clamp(0, spatial[i] - 1).long() * strides[i]
-        lin = lin.reshape(n, 1, -1).expand(n, c, -1)
-        vals = flat.gather(2, lin).reshape(n, c, *out_sp)
-        return vals * valid.unsqueeze(1).to(input.dtype)
+    def sample(input: Tensor, grid: Tensor) -> Tensor:  # noqa: A002
+        # grid[..., 0] indexes the last input dim (x), grid[..., 1] the one before, ...
+        pos = [_source_index(grid[..., nd - 1 - i], spatial[i], padding_mode, align_corners)
+               for i in range(nd)]
+        flat = input.reshape(n, c, -1)
 
-    if mode == "nearest":
-        # The grid gets a zero gradient (not none), as from PyTorch's kernel.
-        tie = sum(p - p.detach() for p in pos).unsqueeze(1) * 0
-        return gather([torch.round(p).detach() for p in pos]) + tie
-    lows = [torch.floor(p).detach() for p in pos]
-    fracs = [p - lo for p, lo in zip(pos, lows)]
-    out = None
-    for corner in itertools.product((0, 1), repeat=nd):
-        w = None
-        idx = []
-        for i, b in enumerate(corner):
-            wi = fracs[i] if b else 1 - fracs[i]
-            w = wi if w is None else w * wi
-            idx.append(lows[i] + b)
-        term = gather(idx) * w.unsqueeze(1)
-        out = term if out is None else out + term
-    return out
+        def gather(idx: list) -> Tensor:
+            """Values at integer positions ``idx`` (zero outside the input)."""
+            valid = None
+            lin = 0
+            for i, p in enumerate(idx):
+                ok = (p >= 0) & (p <= spatial[i] - 1)
+                valid = ok if valid is None else valid & ok
+                lin = lin + p.clamp(0, spatial[i] - 1).long() * strides[i]
+            lin = lin.reshape(n, 1, -1).expand(n, c, -1)
+            vals = flat.gather(2, lin).reshape(n, c, *out_sp)
+            return vals * valid.unsqueeze(1).to(input.dtype)
+
+        if mode == "nearest":
+            # The grid gets a zero gradient (not none), as from PyTorch's kernel.
+            tie = sum(p - p.detach() for p in pos).unsqueeze(1) * 0
+            return gather([torch.round(p).detach() for p in pos]) + tie
+        lows = [torch.floor(p).detach() for p in pos]
+        fracs = [p - lo for p, lo in zip(pos, lows)]
+        out = None
+        for corner in itertools.product((0, 1), repeat=nd):
+            w = None
+            idx = []
+            for i, b in enumerate(corner):
+                wi = fracs[i] if b else 1 - fracs[i]
+                w = wi if w is None else w * wi
+                idx.append(lows[i] + b)
+            term = gather(idx) * w.unsqueeze(1)
+            out = term if out is None else out + term
+        return out
+
+    return fused(f"GridSampler{nd}DBackward0", sample, input, grid)
