@@ -21,6 +21,7 @@ from ._settings import strided
 from ._tensor import Tensor, make
 from .ops._autocast import fp32
 from .ops.decomp import _structseq
+from .ops.fused import fused
 from .ops.join import cat
 
 __all__ = ["angle", "mvlgamma", "triangular_solve", "nonzero_static", "index_reduce"]
@@ -52,10 +53,13 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:  # noqa: A002
         raise RuntimeError("p has to be greater than or equal to 1")
     if bool((input <= (p - 1) / 2).any()):
         raise RuntimeError("All elements must be greater than (p-1)/2")
-    out = input.lgamma()
-    for i in range(1, p):
-        out = out + (input - i / 2).lgamma()
-    return out + p * (p - 1) / 4 * math.log(math.pi)
+    def mvlgamma(x: Tensor) -> Tensor:
+        out = x.lgamma()
+        for i in range(1, p):
+            out = out + (x - i / 2).lgamma()
+        return out + p * (p - 1) / 4 * math.log(math.pi)
+
+    return fused("MvlgammaBackward0", mvlgamma, input)
 
 
 @fp32

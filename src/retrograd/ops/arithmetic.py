@@ -215,6 +215,24 @@ def mul(input, other) -> Tensor:  # noqa: A002
     return apply_binary(MulBackward0, np.multiply, input, other)
 
 
+class MulBackward1(MulBackward0):
+    """``mul`` by a number as PyTorch's composites record it (``Tensor.mul(Scalar)``)."""
+
+
+class DivBackward1(DivBackward0):
+    """``div`` by a number as PyTorch's composites record it (``Tensor.div(Scalar)``)."""
+
+
+def mul_scalar(input: Tensor, other: float) -> Tensor:  # noqa: A002
+    """``input * other`` recorded as ``MulBackward1`` (for composites that mirror PyTorch's)."""
+    return apply_binary(MulBackward1, np.multiply, input, other)
+
+
+def div_scalar(input: Tensor, other: float) -> Tensor:  # noqa: A002
+    """``input / other`` recorded as ``DivBackward1``."""
+    return apply_binary(DivBackward1, _true_div, input, other)
+
+
 def _true_div(x, y):
     if x.dtype.char not in FLOAT_CHARS and (y.__class__ is not float and
                                 (y.__class__ is int or y.__class__ is bool or
@@ -891,7 +909,7 @@ __all__ = [
     "divide", "subtract", "negative", "floor_divide", "remainder", "fmod", "float_power", "atan2",
     "arctan2", "hypot", "logaddexp", "logaddexp2", "xlogy", "lerp", "addcmul", "addcdiv",
 ]
-XP = ["rdiv"]  # used by backward formulas and operators, not a public function
+XP = ["rdiv", "mul_scalar", "div_scalar"]  # used by formulas, operators and composites
 
 METHODS = {name: globals()[name] for name in __all__ if name != "rsub"}
 METHODS.update({

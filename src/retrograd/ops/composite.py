@@ -17,15 +17,16 @@ import numpy as np
 from .._tensor import Tensor
 from ._autocast import fp32
 from ._core import wrap, wrap_dim
-from .arithmetic import mul, sub
+from .arithmetic import div_scalar, mul, mul_scalar, sub
 from .compare import where
 from .copies import diag
+from .fused import fused
 from .join import cat, stack
 from .linalg import matmul
 from .reduction import sum as _sum
 from .reduction import vector_norm
 from .scatter_gather import gather
-from .shape import clone, movedim, reshape, split, tensor_split
+from .shape import clone, reshape, split, tensor_split
 from .sorting import cumsum, sort
 from .unary import abs as _abs
 
@@ -93,14 +94,17 @@ def block_diag(*tensors) -> Tensor:
     tensor([[1., 0., 0.],
             [0., 2., 3.]])
     """
-    mats = []
     for i, t in enumerate(tensors):
         if t.dim() > 2:
             raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer "
                                f"dimensions. Input {i} has {t.dim()} dimensions")
-        mats.append(reshape(t, (1, -1)) if t.dim() < 2 else t)
-    if not mats:
+    if not tensors:
         return wrap(np.zeros((1, 0), np.float32))
+    return fused("BlockDiagBackward0", _block_diag, *tensors)
+
+
+def _block_diag(*tensors) -> Tensor:
+    mats = [reshape(t, (1, -1)) if t.dim() < 2 else t for t in tensors]
     width = sum(m.shape[1] for m in mats)
     rows, left = [], 0
     for m in mats:
@@ -127,8 +131,9 @@ def cdist(x1, x2, p: float = 2.0, compute_mode=None) -> Tensor:
                            f"{x1.shape[-1]} X2: {x2.shape[-1]}")
     if p < 0:
         raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
-    diff = sub(x1.unsqueeze(-2), x2.unsqueeze(-3))
-    return vector_norm(diff, p, dim=-1)
+    return fused("CdistBackward0",
+                 lambda a, b: vector_norm(sub(a.unsqueeze(-2), b.unsqueeze(-3)), p, dim=-1),
+                 x1, x2)
 
 
 def combinations(input, r: int = 2, with_replacement: bool = False) -> Tensor:  # noqa: A002
@@ -195,8 +200,7 @@ def cov(input, *, correction: int = 1, fweights=None, aweights=None) -> Tensor: 
         norm = norm.clamp(min=0)
     else:
         norm = max(norm, 0)
-    c = matmul(xw, xm.t().conj()) / norm
-    return c.squeeze() if input.dim() < 2 else c
+    return (matmul(xw, xm.t().conj()) / norm).squeeze()  # as PyTorch, also of a 2-D input
 
 
 def corrcoef(input) -> Tensor:  # noqa: A002
@@ -245,10 +249,16 @@ def trapezoid(y, x=None, *, dx=None, dim: int = -1) -> Tensor:
     """
     if isinstance(x, (int, float)):
         x, dx = None, x
-    terms, d = _trapz_dx(y, x, dx, dim)
-    if terms is None:
+    d = wrap_dim(dim, y.dim())
+    n = y.shape[d]
+    if n == 0:
         return _sum(y, dim=d) * 0
-    return _sum(terms, dim=d)
+    if x is None:  # as PyTorch: (sum - (first + last) / 2) * dx
+        ends = (y.select(d, 0) + y.select(d, n - 1)) * 0.5
+        return mul_scalar(_sum(y, dim=d) - ends, 1.0 if dx is None else dx)
+    xs = reshape(x, tuple(n if i == d else 1 for i in range(y.dim()))) if x.dim() == 1 else x
+    width = xs.narrow(d, 1, n - 1) - xs.narrow(d, 0, n - 1)
+    return div_scalar(_sum(mul(width, y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1)), dim=d), 2.0)
 
 
 def trapz(y, x=None, *, dx=None, dim: int = -1) -> Tensor:
@@ -316,7 +326,7 @@ def dist(input, other, p: float = 2) -> Tensor:  # noqa: A002
     >>> torch.dist(torch.tensor([3., 0.]), torch.tensor([0., 4.]))
     tensor(5.)
     """
-    return vector_norm(sub(input, other), p)
+    return fused("DistBackward0", lambda a, b: vector_norm(sub(a, b), p), input, other)
 
 
 def renorm(input, p: float, dim: int, maxnorm: float) -> Tensor:  # noqa: A002
@@ -329,9 +339,12 @@ def renorm(input, p: float, dim: int, maxnorm: float) -> Tensor:  # noqa: A002
     """
     d = wrap_dim(dim, input.dim())
     dims = tuple(i for i in range(input.dim()) if i != d)
-    norms = vector_norm(input, p, dim=dims, keepdim=True)
-    factor = where(norms > maxnorm, maxnorm / (norms + 1e-7), norms.new_ones(()))
-    return input * factor
+
+    def scaled(x: Tensor) -> Tensor:
+        norms = vector_norm(x, p, dim=dims, keepdim=True)
+        return x * where(norms > maxnorm, maxnorm / (norms + 1e-7), norms.new_ones(()))
+
+    return fused("RenormBackward0", scaled, input)
 
 
 def copysign(input, other) -> Tensor:  # noqa: A002
@@ -343,8 +356,14 @@ def copysign(input, other) -> Tensor:  # noqa: A002
     """
     a = input if input.is_floating_point() else input.float()
     neg = other.signbit() if isinstance(other, Tensor) else wrap(np.signbit(np.float64(other)))
-    mag = _abs(a)
-    return where(neg, -mag, mag)
+
+    def signed(a: Tensor, other=None) -> Tensor:  # other's gradient: zeros (ops/fused.py)
+        mag = _abs(a)
+        return where(neg, -mag, mag)
+
+    if isinstance(other, Tensor):
+        return fused("CopysignBackward0", signed, a, other)
+    return fused("CopysignBackward1", signed, a)
 
 
 def ldexp(input, other) -> Tensor:  # noqa: A002
@@ -357,7 +376,7 @@ def ldexp(input, other) -> Tensor:  # noqa: A002
     a = input if input.is_floating_point() else input.float()
     # The gradient is 2 ** other also for negative integer powers (PyTorch's is 0 there: it
     # takes that power in integers).
-    return mul(a, 2.0 ** other.to(a.dtype))
+    return fused("LdexpBackward0", lambda a, other: mul(a, 2.0 ** other.to(a.dtype)), a, other)
 
 
 def msort(input) -> Tensor:  # noqa: A002
@@ -434,7 +453,8 @@ def select_scatter(input, src, dim: int, index: int) -> Tensor:  # noqa: A002
             [0., 0.]])
     """
     d = wrap_dim(dim, input.dim())
-    return _scatter_into(input, src, (slice(None),) * d + (index,))
+    index = (slice(None),) * d + (index,)
+    return fused("SelectScatterBackward0", lambda a, b: _scatter_into(a, b, index), input, src)
 
 
 def slice_scatter(input, src, dim: int = 0, start=None, end=None, step: int = 1) -> Tensor:  # noqa: A002
@@ -445,7 +465,8 @@ def slice_scatter(input, src, dim: int = 0, start=None, end=None, step: int = 1)
     tensor([0., 0., 1., 1.])
     """
     d = wrap_dim(dim, input.dim())
-    return _scatter_into(input, src, (slice(None),) * d + (slice(start, end, step),))
+    index = (slice(None),) * d + (slice(start, end, step),)
+    return fused("SliceScatterBackward0", lambda a, b: _scatter_into(a, b, index), input, src)
 
 
 def diagonal_scatter(input, src, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:  # noqa: A002
@@ -457,9 +478,12 @@ def diagonal_scatter(input, src, offset: int = 0, dim1: int = 0, dim2: int = 1) 
     tensor([[1., 0.],
             [0., 1.]])
     """
-    out = clone(input)
-    out.diagonal(offset, dim1, dim2).copy_(src)
-    return out
+    def scattered(a: Tensor, b: Tensor) -> Tensor:
+        out = clone(a)
+        out.diagonal(offset, dim1, dim2).copy_(b)
+        return out
+
+    return fused("DiagonalScatterBackward0", scattered, input, src)
 
 
 def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):  # noqa: A002
@@ -475,45 +499,45 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):  # noqa:
     bad = qa[(qa < 0) | (qa > 1)]
     if bad.size:
         raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {bad[0]:g}")
-    x = reshape(input, (-1,)) if dim is None else movedim(input, wrap_dim(dim, input.dim()), -1)
-    if x.dim() == 0:
-        x = reshape(x, (1,))
-    srt = sort(x, dim=-1).values  # NaNs sort last
+    # Laid out as PyTorch's quantile: the reduced dim last (kept as 1 where it was, with
+    # keepdim), sorted (NaNs last), ranks gathered and interpolated with lerp; the grad_fn
+    # chain is PyTorch's (SqueezeBackward4 over LerpBackward1 or GatherBackward0).
+    if dim is None:
+        x = reshape(input, (-1,))
+        if keepdim:
+            x = reshape(x, (1,) * input.dim() + (-1,))
+    else:
+        d = wrap_dim(dim, max(input.dim(), 1))
+        x = input.unsqueeze(-1).transpose(d, -1) if input.dim() else reshape(input, (1, 1))
+        if not keepdim:
+            x = x.squeeze(d)
+    srt = sort(x, dim=-1).values
     n = srt.shape[-1]
     nan = np.isnan(srt.detach().numpy())
     if ignore_nan:
         count = (~nan).sum(-1, keepdims=True).astype(np.float64)
     else:
         count = np.full(srt.shape[:-1] + (1,), float(n))
-    pos = qa.reshape(-1, *([1] * srt.dim())) * np.maximum(count - 1, 0)  # (Q, ..., 1)
+    ranks = qa.reshape(-1) * np.maximum(count - 1, 0)  # (..., Q)
     if interpolation == "lower":
-        pos = np.floor(pos)
+        ranks = np.floor(ranks)
     elif interpolation == "higher":
-        pos = np.ceil(pos)
+        ranks = np.ceil(ranks)
     elif interpolation == "nearest":
-        pos = np.round(pos)  # round half to even, as PyTorch
-    lo = np.floor(pos).astype(np.int64)
-    hi = np.minimum(np.ceil(pos).astype(np.int64), n - 1)
-    frac = pos - lo
-    if interpolation == "midpoint":
-        frac = np.where(hi > lo, 0.5, 0.0)
-    expand = (len(qa.reshape(-1)),) + tuple(srt.shape)
-    src = srt.unsqueeze(0).expand(*expand)
-    below = gather(src, -1, wrap(np.broadcast_to(lo, expand[:-1] + (1,)).copy()))
-    above = gather(src, -1, wrap(np.broadcast_to(hi, expand[:-1] + (1,)).copy()))
-    w = wrap(np.broadcast_to(frac, below.shape).astype(srt.detach().numpy().dtype))
-    out = below + (above - below) * w
-    out = out.squeeze(-1)
-    bad = np.broadcast_to((count == 0) if ignore_nan else nan.any(-1, keepdims=True),
-                          expand[:-1] + (1,)).squeeze(-1)
-    if bad.any():
-        out = where(wrap(bad.copy()), out.new_full((), float("nan")), out)
-    if keepdim:
-        if dim is None:
-            out = reshape(out, (out.shape[0],) + (1,) * input.dim())
-        else:
-            out = out.unsqueeze(wrap_dim(dim, input.dim()) + 1)
-    return out.squeeze(0) if scalar_q or qa.ndim == 0 else out
+        ranks = np.round(ranks)  # round half to even, as PyTorch
+    # A NaN result where one is due: the rank of the last element, a NaN.
+    last = (count == 0) if ignore_nan else nan.any(-1, keepdims=True)
+    ranks = np.where(last, n - 1, ranks)
+    lo = np.floor(ranks).astype(np.int64)
+    out = gather(srt, -1, wrap(lo))
+    if interpolation in ("linear", "midpoint"):
+        hi = np.minimum(np.ceil(ranks).astype(np.int64), n - 1)
+        frac = np.where(hi > lo, 0.5, 0.0) if interpolation == "midpoint" else ranks - lo
+        w = wrap(frac.astype(srt.detach().numpy().dtype))
+        out = out.lerp(gather(srt, -1, wrap(hi)), w)
+    if scalar_q or qa.ndim == 0:
+        return out.squeeze_(-1)
+    return out.unsqueeze_(0).transpose_(0, -1).squeeze_(-1)
 
 
 @fp32
@@ -553,7 +577,8 @@ def chain_matmul(*matrices) -> Tensor:
     out = matrices[0]
     for m in matrices[1:]:
         out = matmul(out, m)
-    return clone(out) if len(matrices) == 1 else out
+    # as PyTorch (linalg.multi_dot): a view of the product
+    return clone(out) if len(matrices) == 1 else out.view(tuple(out.shape))
 
 
 def conj(input) -> Tensor:  # noqa: A002

@@ -48,8 +48,7 @@ class FusedBackward(Node):
             outs, leaves = self._inner
             wrt = [x for x, n in zip(leaves, needs) if n]
             res = _vjp(outs, wrt, grads, make, retain=True)
-            it = iter(res)
-            return tuple(_array(next(it)) if n else None for n in needs)
+            return self._grads(xp, needs, res)
         prev = state.grad_enabled
         state.grad_enabled = True
         try:
@@ -65,9 +64,19 @@ class FusedBackward(Node):
             res = _vjp(outs, wrt, grads, _tensor_grad, retain=False, graph=xp.TENSORS)
         finally:
             state.grad_enabled = prev
+        return self._grads(xp, needs, res)
+
+    def _grads(self, xp, needs, res) -> tuple:
+        # One gradient per input that needs one: a kernel's backward gives zeros (not none)
+        # for an input the composite does not differentiate through (copysign's sign).
         it = iter(res)
-        return tuple((next(it) if xp.TENSORS else _array(next(it))) if n else None
-                     for n in needs)
+        out = []
+        for n, meta in zip(needs, self._meta):
+            r = next(it) if n else None
+            if n and r is None:
+                r = xp.zeros_meta(meta)
+            out.append(r if r is None or xp.TENSORS or not isinstance(r, Tensor) else r._data)
+        return tuple(out)
 
     def release(self) -> None:
         super().release()
@@ -76,10 +85,6 @@ class FusedBackward(Node):
 
 def _tensor_grad(g):
     return g if isinstance(g, Tensor) else make(np.asarray(g))
-
-
-def _array(t):
-    return None if t is None else t._data
 
 
 def _vjp(outs, wrt, grads, as_tensor, retain: bool, graph: bool = False) -> list:

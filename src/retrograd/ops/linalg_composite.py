@@ -15,17 +15,19 @@ import math
 import numpy as np
 
 from .._tensor import Tensor
+from ._apply import recording
 from ._autocast import fp32
 from ._core import wrap, wrap_dim
 from .copies import diag_embed, tril, triu
 from .decomp import _structseq as _named
 from .decomp import linalg_inv, linalg_pinv, linalg_solve, linalg_svdvals
+from .fused import fused
 from .join import cat, stack
 from .linalg import matmul
 from .reduction import matrix_norm, vector_norm
 from .scatter_gather import gather
 from .shape import diagonal as _diagonal
-from .shape import reshape
+from .shape import reshape, reshape_alias
 
 __all__: list = []
 XP: list = []
@@ -67,11 +69,12 @@ def multi_dot(tensors) -> Tensor:
     out = ts[0]
     for t in ts[1:]:
         out = matmul(out, t)
+    shape = tuple(out.shape)
     if first_vec:
-        out = out.squeeze(-2)
+        shape = shape[:-2] + shape[-1:]
     if last_vec:
-        out = out.squeeze(-1)
-    return out
+        shape = shape[:-1]
+    return out.view(shape)  # as PyTorch, a view of the product (ViewBackward0)
 
 
 def norm(A, ord=None, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A002, N803
@@ -104,8 +107,8 @@ def cond(A, p=None) -> Tensor:  # noqa: N803
     """
     if p in (None, 2, -2):
         s = linalg_svdvals(A)
-        big, small = s[..., 0], s[..., -1]
-        return big / small if p in (None, 2) else small / big
+        big, small = s[..., :1], s[..., -1:]
+        return (big / small if p in (None, 2) else small / big).squeeze(-1)
     return matrix_norm(A, p) * matrix_norm(linalg_inv(A), p)
 
 
@@ -140,7 +143,9 @@ def solve_triangular(A, B, *, upper: bool, left: bool = True,  # noqa: N803
     tensor([[1.],
             [1.]])
     """
-    return linalg_solve(_triangle(A, upper, unitriangular), B, left=left)
+    return fused("LinalgSolveTriangularBackward0",
+                 lambda A, B: linalg_solve(_triangle(A, upper, unitriangular), B, left=left),
+                 A, B)
 
 
 def tensorinv(A, ind: int = 2) -> Tensor:  # noqa: N803
@@ -158,7 +163,7 @@ def tensorinv(A, ind: int = 2) -> Tensor:  # noqa: N803
                            "prod(self.shape[:ind]), but got " + str(math.prod(right)) + " != "
                            + str(math.prod(left)))
     inv = linalg_inv(reshape(A, (math.prod(left), -1)))
-    return reshape(inv, right + left)
+    return reshape_alias(inv, right + left)
 
 
 def tensorsolve(A, B, dims=None) -> Tensor:  # noqa: N803
@@ -195,8 +200,8 @@ def vander(x, *, N: int | None = None) -> Tensor:  # noqa: N803
             raise RuntimeError("N must be greater than 1.")
         return x.new_ones(tuple(x.shape) + (1,))
     base = x if x.is_floating_point() else x.long()
-    cols = [base.new_ones(x.shape)] + [base] * (n - 1)
-    return stack(cols, dim=-1).cumprod(dim=-1)
+    powers = base.unsqueeze(-1).expand(*x.shape, n - 1).cumprod(dim=-1)
+    return cat([base.new_ones(tuple(x.shape) + (1,)), powers], -1)
 
 
 def matrix_exp(A) -> Tensor:  # noqa: N803
@@ -210,6 +215,10 @@ def matrix_exp(A) -> Tensor:  # noqa: N803
     if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
         raise RuntimeError("linalg.matrix_exp: A must be batches of square matrices, but they "
                            f"are {A.shape[-2]} by {A.shape[-1]} matrices")
+    return fused("LinalgMatrixExpBackward0", _matrix_exp, A)
+
+
+def _matrix_exp(A) -> Tensor:  # noqa: N803
     n = A.shape[-1]
     norm1 = float(np.abs(A.detach().numpy()).sum(-2).max()) if A.numel() else 0.0
     squarings = max(0, int(math.ceil(math.log2(norm1 / 0.5)))) if norm1 > 0.5 else 0
@@ -235,9 +244,12 @@ def lstsq(A, B, rcond=None, *, driver=None):  # noqa: N803
     tensor([[2.0000]])
     """
     vec = B.dim() == A.dim() - 1
-    b = B.unsqueeze(-1) if vec else B
-    x = matmul(linalg_pinv(A), b)
-    x = x.squeeze(-1) if vec else x
+
+    def solution(A, B) -> Tensor:  # noqa: N803
+        x = matmul(linalg_pinv(A), B.unsqueeze(-1) if vec else B)
+        return x.squeeze(-1) if vec else x
+
+    x = fused("LinalgLstsqBackward0", solution, A, B)
     empty = A.new_zeros((0,))
     return _lstsq((x, empty, wrap(np.zeros((0,), np.int64)), empty))
 
@@ -318,6 +330,13 @@ def _packed(L, U):  # noqa: N803
     return cat([tril(L, -1), L.new_zeros(tuple(L.shape[:-2]) + (m, n - k))], -1) + U
 
 
+def _packed_of(A, pivot: bool, L, U) -> Tensor:  # noqa: N803
+    """The packed ``LU`` as PyTorch records it: one ``LinalgLuFactorExBackward0`` node."""
+    if not recording(A):
+        return _packed(L, U)
+    return fused("LinalgLuFactorExBackward0", lambda A: _packed(*_lu_parts(A, pivot)[3:]), A)
+
+
 def lu_factor_ex(A, *, pivot: bool = True, check_errors: bool = False):  # noqa: N803
     """``(LU, pivots, info)``: the LU factorization packed in one matrix, LAPACK's 1-based
     pivots, and ``info`` (the first zero pivot, or 0).
@@ -326,8 +345,8 @@ def lu_factor_ex(A, *, pivot: bool = True, check_errors: bool = False):  # noqa:
     >>> torch.linalg.lu_factor_ex(torch.tensor([[1., 2.], [3., 4.]])).pivots.tolist()
     [2, 2]
     """
-    ipiv, info, _, L, U = _lu_parts(A, pivot)
-    return _lu_factor_ex((_packed(L, U), wrap(ipiv), wrap(info)))
+    ipiv, info, _, L, U = _lu_parts(A.detach(), pivot)
+    return _lu_factor_ex((_packed_of(A, pivot, L, U), wrap(ipiv), wrap(info)))
 
 
 def lu_factor(A, *, pivot: bool = True):  # noqa: N803
@@ -338,14 +357,14 @@ def lu_factor(A, *, pivot: bool = True):  # noqa: N803
     tensor([[3.0000, 4.0000],
             [0.3333, 0.6667]])
     """
-    ipiv, info, _, L, U = _lu_parts(A, pivot)
+    ipiv, info, _, L, U = _lu_parts(A.detach(), pivot)
     if info.size and info.max() > 0:
         bad = int(info.reshape(-1)[np.flatnonzero(info.reshape(-1))[0]])
         raise RuntimeError(f"torch.linalg.lu_factor: U[{bad},{bad}] is zero and using it on "
                            "lu_solve would result in a division by zero. If you still want to "
                            "perform the factorization, consider calling linalg.lu(A, pivot) or "
                            "linalg.lu_factor_ex(A, pivot)")
-    return _lu_factor((_packed(L, U), wrap(ipiv)))
+    return _lu_factor((_packed_of(A, pivot, L, U), wrap(ipiv)))
 
 
 def lu(A, *, pivot: bool = True):  # noqa: N803
@@ -403,11 +422,12 @@ def lu_solve(LU, pivots, B, *, left: bool = True, adjoint: bool = False) -> Tens
     tensor([[1.],
             [2.]])
     """
-    P, L, U = lu_unpack(LU, pivots)
-    A = matmul(P, matmul(L, U))
-    if adjoint:
-        A = A.mT
-    return linalg_solve(A, B, left=left)
+    def solve(LU, B) -> Tensor:  # noqa: N803
+        P, L, U = lu_unpack(LU, pivots)
+        A = matmul(P, matmul(L, U))
+        return linalg_solve(A.mT if adjoint else A, B, left=left)
+
+    return fused("LinalgLuSolveBackward0", solve, LU, B)
 
 
 def _apply_reflectors(A, tau, X):  # noqa: N803
@@ -441,8 +461,10 @@ def householder_product(A, tau) -> Tensor:  # noqa: N803
     if tau.shape[-1] > n:
         raise RuntimeError("torch.linalg.householder_product: input.shape[-1] must be greater "
                            "than or equal to tau.shape[-1]")
-    eye = np.broadcast_to(np.eye(m, n, dtype=A.detach().numpy().dtype), tuple(A.shape))
-    return _apply_reflectors(A, tau, wrap(eye.copy()))
+    eye = wrap(np.broadcast_to(np.eye(m, n, dtype=A.detach().numpy().dtype),
+                               tuple(A.shape)).copy())
+    return fused("LinalgHouseholderProductBackward0",
+                 lambda A, tau: _apply_reflectors(A, tau, eye), A, tau)
 
 
 def _geqrf_np(a: np.ndarray):
@@ -496,10 +518,15 @@ def ormqr(input, tau, other, left: bool = True, transpose: bool = False) -> Tens
     m = input.shape[-2]
     eye = np.broadcast_to(np.eye(m, dtype=input.detach().numpy().dtype),
                           tuple(input.shape[:-2]) + (m, m))
-    Q = _apply_reflectors(input, tau, wrap(eye.copy()))
-    if transpose:
-        Q = Q.mT
-    return matmul(Q, other) if left else matmul(other, Q)
+    eye = wrap(eye.copy())
+
+    def product(input, tau, other) -> Tensor:  # noqa: A002
+        Q = _apply_reflectors(input, tau, eye)
+        if transpose:
+            Q = Q.mT
+        return matmul(Q, other) if left else matmul(other, Q)
+
+    return fused("OrmqrBackward0", product, input, tau, other)
 
 
 _ALPHA = (1 + math.sqrt(17)) / 8  # Bunch-Kaufman's pivoting threshold

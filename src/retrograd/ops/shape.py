@@ -101,6 +101,19 @@ def view(input, *shape) -> Tensor:  # noqa: A002
     return apply_view(ViewBackward0, out, input, ("reshape", (shape,)), _in_shape=a.shape)
 
 
+class ReshapeAliasBackward0(ViewBackward0):
+    """A view with a new shape, as PyTorch records ``reshape`` of a result whose strides
+    ``view`` does not take (``linalg.tensorinv``'s)."""
+
+
+def reshape_alias(input, shape) -> Tensor:  # noqa: A002
+    """``view(shape)`` recorded as PyTorch's ``_reshape_alias``."""
+    a = input._data
+    out = np.reshape(a, shape)
+    return apply_view(ReshapeAliasBackward0, out, input, ("reshape", (out.shape,)),
+                      _in_shape=a.shape)
+
+
 def reshape(input, *shape) -> Tensor:  # noqa: A002
     """``view`` when the memory allows it, otherwise a copy with the new shape.
 
