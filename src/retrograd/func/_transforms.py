@@ -53,16 +53,24 @@ def _argnums(argnums, n: int) -> tuple:
     return tuple(a % n for a in nums)
 
 
+# The tape of a vmap being traced (func._trace.Tape), or None: it records the arguments the
+# transforms differentiate and their gradients, rather than the backward's every op.
+TRACE = None
+
+
 def _track(x: Tensor) -> Tensor:
     """A fresh tensor equal to ``x`` to differentiate with respect to."""
     _check_leaf(x)
     if x.requires_grad:
-        return x.view_as(x)  # keeps the outer graph (and any tangent)
-    t = x.detach()
-    t.requires_grad_()
-    tan = _fw.tangent_of(x)
-    if tan is not None:
-        t._fw = x._fw  # forward over reverse: the tangent rides along
+        t = x.view_as(x)  # keeps the outer graph (and any tangent)
+    else:
+        t = x.detach()
+        t.requires_grad_()
+        tan = _fw.tangent_of(x)
+        if tan is not None:
+            t._fw = x._fw  # forward over reverse: the tangent rides along
+    if TRACE is not None:
+        TRACE.leaf(x, t)
     return t
 
 
@@ -83,6 +91,12 @@ def _prepare(args, argnums):
 
 def _grads(out, leaves, outer, grad_outputs=None):
     """Gradients of ``out`` (tensors) with respect to ``leaves`` (lists per argnum)."""
+    if TRACE is not None:
+        return TRACE.grads(_grads_plain, out, leaves, outer, grad_outputs)
+    return _grads_plain(out, leaves, outer, grad_outputs)
+
+
+def _grads_plain(out, leaves, outer, grad_outputs=None):
     flat = [x for group in leaves for x in group]
     outs = [o for o in out if o.requires_grad] if grad_outputs is None else out
     if grad_outputs is not None:

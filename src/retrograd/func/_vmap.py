@@ -1,23 +1,37 @@
 """``vmap``, as in ``torch.func``: ``in_dims``, ``out_dims``, nesting, ``chunk_size`` and
 ``randomness``.
 
-NOTE: this vmap runs the function once per sample and stacks the results (PyTorch's fallback
-for ops without a batching rule, applied to the whole function): the semantics are
-``torch.func.vmap``'s (tensors inside have their per-sample shape, every transform composes),
-but not its speed. Batching rules declared with the primitives (the ``vmap`` slot of ``Node``)
-are the planned fast path.
+The function runs once, on one sample, while a tape records its primitive calls
+(``_trace``); the tape then runs once on the whole batch, each primitive through its batching
+rule (``_batching``, ``_rules``): NumPy does the per-sample work in one call per primitive.
+Where that cannot be done faithfully (an op without a rule, Python reading a traced value, an
+in-place op, randomness that must differ per sample, a value computed from the data outside
+the recorded calls), the function runs once per sample and the results are stacked, with
+PyTorch's performance warning when a rule is missing: the results are the same either way.
 """
 
 from __future__ import annotations
 
 import functools
+import warnings
 
 from .. import _random
 from .._tensor import Tensor
-from ..ops._views import select
-from ..ops.join import stack
-from ..ops.shape import movedim
+from ..ops._views import select, slice_dim
+from ..ops.join import cat, stack
+from ..ops.shape import expand, movedim
+from ._batching import NoRule, lookup, replay
 from ._pytree import flatten, unflatten
+from ._trace import Tape, same_program, same_ref
+
+# How the last vmap call ran: "rules" or "loop", and why it looped (the tests read it).
+LAST = {"path": None, "reason": None}
+
+_RANDOM_ERROR = (
+    "vmap: called random operation while in randomness error mode. Please either use the "
+    "'same' or 'different' randomness flags on vmap or perform the randomness operation out "
+    "of vmap"
+)
 
 __all__ = ["vmap"]
 
@@ -97,7 +111,12 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=N
                 f"{sorted(sizes)} for the mapped dimension"
             )
         (B,) = sizes
-        state = _random.get_rng_state() if randomness != "different" else None
+        state = _random.get_rng_state()
+        fast = _batched(func, flat, spec, dims, B, kwargs, randomness, state, chunk_size)
+        if fast is not None:
+            return _assemble(func, fast, out_dims, B)
+        if randomness == "different":
+            state = None
         results = []
         for b in range(B):
             if randomness == "same":
@@ -105,11 +124,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=N
             sample = [x if d is None else select(x, d, b) for x, d in zip(flat, dims)]
             out = func(*unflatten(sample, spec), **kwargs)
             if randomness == "error" and not _same_state(state, _random.get_rng_state()):
-                raise RuntimeError(
-                    "vmap: called random operation while in randomness error mode. Please "
-                    "either use the 'same' or 'different' randomness flags on vmap or perform "
-                    "the randomness operation out of vmap"
-                )
+                raise RuntimeError(_RANDOM_ERROR)
             results.append(out)
         flat_outs = [flatten(r)[0] for r in results]
         out_spec = flatten(results[0])[1]
@@ -144,3 +159,106 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=N
 
 def _same_state(a, b) -> bool:
     return a is None or bool((a == b).all())
+
+
+def _trace(func, flat, spec, dims, b, kwargs):
+    """Run ``func`` on sample ``b`` under a new tape: ``(tape, flat outputs, output spec)``."""
+    sample = [x if d is None else select(x, d, b) for x, d in zip(flat, dims)]
+    tape = Tape()
+    for x in sample:
+        if isinstance(x, Tensor):
+            tape.inputs.append(tape.new(x))
+    tape.start()
+    try:
+        out = func(*unflatten(sample, spec), **kwargs)
+    finally:
+        tape.stop()
+    flat_out, out_spec = flatten(out)
+    tape.out_refs = [tape.ref(o) if isinstance(o, Tensor) else None for o in flat_out]
+    return tape, flat_out, out_spec
+
+
+def _loop(reason: str):
+    LAST["path"], LAST["reason"] = "loop", reason
+
+
+def _batched(func, flat, spec, dims, B, kwargs, randomness, state, chunk_size):
+    """The fast path: trace one sample, replay on the batch. ``(outputs as (physical
+    tensor, batched) pairs, output spec, traced outputs)``, or None to run the loop."""
+    if B == 0:
+        return _loop("an empty batch")
+    tape, flat_out, out_spec = _trace(func, flat, spec, dims, 0, kwargs)
+    moved = not _same_state(state, _random.get_rng_state())
+    if moved:
+        if randomness == "error":
+            raise RuntimeError(_RANDOM_ERROR)
+        if randomness == "different":  # each sample its own draws, in the loop's order
+            _random.set_rng_state(state)
+            return _loop("randomness='different'")
+    if tape.bad is not None:
+        return _loop(tape.bad)
+    if any(r is None for r in tape.out_refs):
+        return _loop("an output that is not a tensor")
+    if tape.externals and B > 1:
+        # Values from outside the recorded calls: constants, unless they change with the data.
+        if moved:
+            _random.set_rng_state(state)
+        tape2, _, _ = _trace(func, flat, spec, dims, B - 1, kwargs)
+        if tape2.bad is not None or not same_program(tape, tape2) or not all(
+                same_ref(a, b, tape, tape2) for a, b in zip(tape.out_refs, tape2.out_refs)):
+            return _loop("a value computed from the data outside the recorded calls")
+    phys = [(x if d == 0 else movedim(x, d, 0), True) if d is not None else (x, False)
+            for x, d in zip(flat, dims) if isinstance(x, Tensor)]
+    step = B if chunk_size is None else chunk_size
+    chunks = []
+    try:
+        for lo in range(0, B, step):
+            hi = min(B, lo + step)
+            ins = [(slice_dim(x, 0, lo, hi) if b and (lo, hi) != (0, B) else x, b)
+                   for x, b in phys]
+            vals = replay(tape, ins, hi - lo)
+            chunks.append([lookup(tape, vals, r) for r in tape.out_refs])
+    except NoRule as e:
+        warnings.warn(
+            "There is a performance drop because we have not yet implemented the batching "
+            f"rule for {e.args[0]}. Please file us an issue on GitHub so that we can "
+            "prioritize its implementation.", UserWarning, stacklevel=3)
+        return _loop(f"no batching rule: {e.args[0]}")
+    outs = []
+    for i, o in enumerate(flat_out):
+        parts = [c[i] for c in chunks]
+        if any(b for _, b in parts):
+            x = cat([p if b else expand(p, (hi - lo,) + tuple(p.shape))
+                     for (p, b), (lo, hi) in zip(parts, _ranges(B, step))]) \
+                if len(parts) > 1 else parts[0][0]
+            if not o.requires_grad and x.requires_grad:
+                x = x.detach()
+            outs.append((x, True))
+        else:
+            outs.append((parts[0][0], False))
+    LAST["path"], LAST["reason"] = "rules", None
+    return outs, out_spec, flat_out
+
+
+def _ranges(B, step):
+    return [(lo, min(B, lo + step)) for lo in range(0, B, step)]
+
+
+def _assemble(func, fast, out_dims, B):
+    outs, out_spec, _ = fast
+    name = getattr(func, "__name__", "f")
+    ods = [out_dims] * len(outs) if isinstance(out_dims, int) or out_dims is None else \
+        flatten(out_dims)[0]
+    if len(ods) != len(outs):
+        raise ValueError(
+            f"vmap({name}, ..., out_dims={out_dims})(<inputs>): "
+            f"out_dims is not compatible with the structure of `outputs`."
+        )
+    res = []
+    for (x, b), od in zip(outs, ods):
+        if od is None:
+            res.append(select(x, 0, 0) if b else x)
+            continue
+        s = x if b else stack([x] * B)
+        res.append(movedim(s, 0, od) if od != 0 else s)
+    return unflatten(res, out_spec)

@@ -71,7 +71,9 @@ def add_observer(obs) -> None:
     ``P`` is the primitive (a Node subclass, or the user Function class for ``Function.apply``),
     ``inputs`` the call's inputs (tensors or numbers), ``attrs`` the node attributes the op
     passed (``dim``, ``keepdim``, ...; ``pointwise`` True on the one- and two-input
-    pointwise paths; a view's also has ``step``, how it was made: see
+    pointwise paths, with the forward ``fwd`` of a two-input call and the array ``array``
+    a one-input call computed on (None: the input's); a view's also has ``step``, how it was
+    made: see
     ``apply_view``). Ops called inside an observer, or inside ``run``, are not
     observed again. Observers registered later run outside earlier ones.
 
@@ -320,7 +322,7 @@ def apply_binary(P, fwd, a: Tensor, b, **attrs) -> Tensor:
     """
     if OBSERVED:
         return _observed(apply_binary, P, (a, b), (P, fwd, a, b), attrs,
-                         dict(attrs, pointwise=True))
+                         dict(attrs, pointwise=True, fwd=fwd))
     b_tensor = b.__class__ is Tensor or isinstance(b, Tensor)
     if not b_tensor and b.__class__ is not float and b.__class__ is not int and \
             scalar_value(b) is None:
@@ -421,7 +423,8 @@ def apply_unary(P, x: Tensor, a=None, **attrs) -> Tensor:
 
     ``P.saves`` is ``"input"``, ``"result"`` or ``()``."""
     if OBSERVED:
-        return _observed(apply_unary, P, (x,), (P, x, a), attrs, dict(attrs, pointwise=True))
+        return _observed(apply_unary, P, (x,), (P, x, a), attrs,
+                         dict(attrs, pointwise=True, array=a))
     if a is None:
         try:
             a = x._data

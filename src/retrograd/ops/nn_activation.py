@@ -728,7 +728,7 @@ def nll_loss_core(input, target, weight, ignore_index: int, reduction: str,
                 out = np.asarray(loss.sum() / total, dtype=dt)
     return apply(NllLoss2DBackward0 if x.ndim == 4 else NllLossBackward0, out, input,
                  _coef=coef, _reduction=reduction, _total=total, _shape=x.shape, _dtype=dt,
-                 _in_shape=in_shape, _t=t)
+                 _in_shape=in_shape, _t=t, _weight=weight, _ignore=ignore_index)
 
 
 # -- pointwise losses --------------------------------------------------------------------------

@@ -1,0 +1,122 @@
+"""``vmap``'s fast path: a traced tape (``_trace``) replayed once on the whole batch, each
+primitive through its batching rule (the ``vmap`` slot of its ``Node``; ``_rules.py``).
+
+Every batched value is a tensor with the batch as its dim 0 (its *physical* form; the traced
+tensor is its *logical* form, one sample). A value computed from unbatched values only is the
+same for every sample, and the replay reuses the traced tensor. A rule receives the physical
+inputs and a flag per input (batched or not) and returns the physical output, with the
+batch first, by the same ops on the physical tensors: the replay records an ordinary graph,
+so an outer ``grad`` differentiates through it and an inner ``grad`` (a ``grad`` entry) runs
+the ordinary backward of it. Every rule's output is checked against the traced output's shape
+and dtype; a primitive without a rule, or a mismatch, ends the replay (``NoRule``) and
+``vmap`` falls back to running the function per sample.
+"""
+
+from __future__ import annotations
+
+from .._creation import ones_like
+from .._tensor import Tensor
+from ..ops.shape import expand
+from . import _transforms
+from ._rules import Batch, pointwise_rule, view_rule
+
+__all__ = ["NoRule", "lookup", "replay", "rule_for"]
+
+
+class NoRule(Exception):
+    """The tape holds a call the rules cannot batch; ``args[0]`` names the primitive."""
+
+
+def rule_for(P, attrs):
+    """The batching rule of primitive ``P`` as called with ``attrs``, or None."""
+    if P is None or "step" in attrs:
+        return view_rule
+    rule = P.__dict__.get("vmap") if isinstance(P, type) else None
+    return rule if rule is not None else pointwise_rule(attrs)
+
+
+def lookup(tape, vals, ref):
+    """The replayed ``(object, batched)`` a tape reference stands for."""
+    kind, k = ref
+    if kind == "c":
+        return k, False
+    if kind == "x":
+        return tape.externals[k], False
+    x, b = vals[k]
+    if kind == "d":
+        return x.detach(), b
+    return x, b  # "v"; "a" too: the rule reads the array of a tensor attribute
+
+
+def replay(tape, phys_inputs, n: int):
+    """Run ``tape`` on the batch: ``phys_inputs`` are ``(tensor, batched)`` per traced input
+    value. Returns the physical values, ``(object, batched)`` per tape value."""
+    vals: list = [None] * len(tape.meta)
+    for i, v in zip(tape.inputs, phys_inputs):
+        vals[i] = v
+
+    def get(ref):
+        return lookup(tape, vals, ref)
+
+    for e in tape.entries:
+        kind = e[0]
+        if kind == "op":
+            _, P, in_refs, attr_refs, out_ids = e
+            ins = [get(r) for r in in_refs]
+            attrs = {k: get(r) for k, r in attr_refs.items()}
+            if not any(b for _, b in ins) and not any(b for _, b in attrs.values()):
+                for i in out_ids:
+                    vals[i] = (tape.traced[i], False)
+                continue
+            rule = rule_for(P, attrs)
+            name = getattr(P, "__name__", "a view")
+            if rule is None:
+                raise NoRule(name)
+            ctx = Batch(n, [tape.meta[i] for i in out_ids], attrs)
+            out = rule(ctx, P, [x for x, _ in ins], [b for _, b in ins])
+            if out is None:
+                raise NoRule(name)
+            outs = out if isinstance(out, tuple) else (out,)
+            if len(outs) != len(out_ids):
+                raise NoRule(name)
+            for i, o in zip(out_ids, outs):
+                shape, dtype, _ = tape.meta[i]
+                d = o._data
+                if d.shape != (n,) + tuple(shape) or d.dtype != dtype:
+                    raise NoRule(f"{name} (its rule gave {d.shape} {d.dtype}, "
+                                 f"expected {(n,) + tuple(shape)} {dtype})")
+                vals[i] = (o, True)
+        elif kind == "leaf":
+            _, src, i = e
+            x, b = get(src)
+            if not isinstance(x, Tensor):
+                raise NoRule("a leaf")
+            # A per-sample gradient needs a per-sample leaf: an unbatched one is expanded.
+            vals[i] = (_transforms._track(x if b else expand(x, (n,) + tuple(x._data.shape))),
+                       True)
+        else:
+            _, out_refs, leaf_refs, outer, go_refs, res_ids = e
+            outs = [get(r) for r in out_refs]
+            leaves = [[get(r)[0] for r in g] for g in leaf_refs]
+            if go_refs is None:
+                gos = []
+                for o, _ in outs:
+                    gos.append(ones_like(o))
+                outs = [o for o, _ in outs]
+            else:
+                pairs = [(o, get(r)) for o, r in zip(outs, go_refs)]
+                outs, gos = [], []
+                for (o, bo), (g, bg) in pairs:
+                    if bo and not bg:
+                        g = expand(g, tuple(o._data.shape))
+                    elif bg and not bo:
+                        o = expand(o, tuple(g._data.shape))
+                    outs.append(o)
+                    gos.append(g)
+            res = _transforms._grads_plain(outs, leaves, outer, gos)
+            for group, ids in zip(res, res_ids):
+                for g, i in zip(group, ids):
+                    if not tape.meta[i][2] and g.requires_grad:
+                        g = g.detach()
+                    vals[i] = (g, True)
+    return vals

@@ -1,0 +1,327 @@
+"""Batching rules, installed in the ``vmap`` slot of the primitives they batch.
+
+A rule is ``rule(ctx, P, inputs, batched)``: ``inputs`` are the call's inputs in physical form
+(a batched one has the batch as dim 0), ``batched`` a flag per input, ``ctx`` a ``Batch``
+(batch size, traced output shapes, node attributes). It returns the physical output(s), or
+None where it cannot batch this call (the replay then falls back to the per-sample loop). Most
+rules move the batch dim out of the way and call the same op on the physical tensors:
+pointwise ops broadcast once each batched input has 1-sized dims after its batch dim,
+reductions and views shift their dims by one, products let matmul broadcast over the batch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._dtypes import FROM_NP
+from .._tensor import Tensor, make
+from ..ops import _views, compare, join, linalg, nn_activation, reduction, shape
+from ..ops._apply import apply_binary, apply_unary
+
+__all__ = ["Batch", "view_rule", "install"]
+
+_HOOK_KEYS = ("pointwise", "fwd", "array")
+
+
+class Batch:
+    """What a rule knows besides its inputs: the batch size ``n``, the traced outputs'
+    ``(shape, dtype, requires_grad)`` (``out_meta``), and the call's node attributes
+    (``attrs``: name -> ``(value, batched)``; a batched value is a physical tensor)."""
+
+    __slots__ = ("n", "out_meta", "attrs")
+
+    def __init__(self, n, out_meta, attrs) -> None:
+        self.n = n
+        self.out_meta = out_meta
+        self.attrs = attrs
+
+    def attr(self, name, default=None):
+        return self.attrs[name][0] if name in self.attrs else default
+
+    @staticmethod
+    def rank(x, batched: bool) -> int:
+        """The logical rank of a physical input (0 for a number)."""
+        if isinstance(x, Tensor):
+            return x._data.ndim - 1 if batched else x._data.ndim
+        return np.ndim(x)
+
+    @staticmethod
+    def align(x, batched: bool, r: int):
+        """``x`` ready to broadcast at logical rank ``r``: a batched input gets 1-sized dims
+        after its batch dim (an unbatched one broadcasts from the right as it is)."""
+        if not batched:
+            return x
+        s = x._data.shape
+        if len(s) - 1 >= r:
+            return x
+        return shape.reshape(x, (s[0],) + (1,) * (r - len(s) + 1) + s[1:])
+
+    def full(self, x, batched: bool):
+        """``x`` with the batch dim, expanded if it had none."""
+        if batched:
+            return x
+        if not isinstance(x, Tensor):
+            x = make(np.asarray(x))
+        return shape.expand(x, (self.n,) + tuple(x._data.shape))
+
+    def node_attrs(self):
+        """The plain node attributes (None if one is batched: the generic rules cannot pass
+        it on)."""
+        out = {}
+        for k, (v, b) in self.attrs.items():
+            if k in _HOOK_KEYS:
+                continue
+            if b:
+                return None
+            out[k] = v
+        return out
+
+
+def _dims(d):
+    return tuple(k + 1 for k in d)
+
+
+# -- pointwise -----------------------------------------------------------------------------------
+
+def _unary(ctx, P, ins, bat):
+    (x,) = ins
+    a = ctx.attr("array")
+    attrs = ctx.node_attrs()
+    if attrs is None or (a is not None and a is not x):
+        return None
+    return apply_unary(P, x, None if a is None else x._data, **attrs)
+
+
+def _binary(ctx, P, ins, bat):
+    (a, b), (ba, bb) = ins, bat
+    fwd = ctx.attr("fwd")
+    attrs = ctx.node_attrs()
+    if fwd is None or attrs is None or not isinstance(a, Tensor):
+        return None
+    r = max(ctx.rank(a, ba), ctx.rank(b, bb))
+    a, b = ctx.align(a, ba, r), ctx.align(b, bb, r)
+    want = ctx.out_meta[0][1]
+    if isinstance(b, Tensor) and a._data.dtype != b._data.dtype and want.kind in "fc":
+        # A logically 0-dim operand is weak in type promotion; batched it has a dim: cast
+        # both to the result's dtype, as the per-sample call computes.
+        a, b = a.to(FROM_NP[want]), b.to(FROM_NP[want])
+    return apply_binary(P, fwd, a, b, **attrs)
+
+
+def _where(ctx, P, ins, bat):
+    (a, b), (ba, bb) = ins, bat
+    c, bc = ctx.attrs["_cond"]
+    if not isinstance(c, Tensor):
+        c = make(np.asarray(c))
+    r = max(ctx.rank(a, ba), ctx.rank(b, bb), ctx.rank(c, bc))
+    return compare.where(ctx.align(c, bc, r), ctx.align(a, ba, r), ctx.align(b, bb, r))
+
+
+# -- views ---------------------------------------------------------------------------------------
+
+def view_rule(ctx, P, ins, bat):
+    """A view, by its recorded step, with dims shifted past the batch dim."""
+    (x,), (b,) = ins, bat
+    x = ctx.full(x, b)
+    n = ctx.n
+    name, args = ctx.attr("step")
+    if name == "alias":
+        return shape.reshape(x, tuple(x._data.shape))
+    if name == "expand":
+        (s,) = args
+        return shape.expand(ctx.align(x, True, len(s)), (n,) + tuple(s))
+    if name == "permute":
+        return shape.permute(x, (0,) + _dims(args[0]))
+    if name == "reshape":
+        return shape.reshape(x, (n,) + tuple(args[0]))
+    if name == "select":
+        return _views.select(x, args[0] + 1, args[1])
+    if name == "slice_dim":
+        return _views.slice_dim(x, args[0] + 1, *args[1:])
+    if name == "transpose":
+        return shape.transpose(x, args[0] + 1, args[1] + 1)
+    if name == "unsqueeze":
+        return shape.unsqueeze(x, args[0] + 1)
+    if name == "unfold":
+        return x.unfold(args[0] + 1, args[1], args[2])
+    return None
+
+
+# -- products ------------------------------------------------------------------------------------
+
+def _product(P, a, b, ba, bb):
+    if P is linalg.DotBackward0:
+        if ba and bb:
+            return linalg.matmul(shape.unsqueeze(a, 1), shape.unsqueeze(b, 2)).reshape(-1)
+        return linalg.matmul(a, b) if ba else linalg.matmul(b, a)
+    if P is linalg.MvBackward0 and bb:
+        return shape.squeeze(linalg.matmul(a, shape.unsqueeze(b, -1)), -1)
+    return linalg.matmul(a, b)
+
+
+def _products(ctx, P, ins, bat):
+    (a, b), (ba, bb) = ins, bat
+    return _product(P, a, b, ba, bb)
+
+
+def _add_product(ctx, P, ins, bat):
+    (x, m1, m2), (bx, b1, b2) = ins, bat
+    beta, alpha = ctx.attr("_beta", 1), ctx.attr("_alpha", 1)
+    kind = linalg.MvBackward0 if P is linalg.AddmvBackward0 else linalg.MmBackward0
+    out = _product(kind, m1, m2, b1, b2) if b1 or b2 else \
+        ctx.full(_product(kind, m1, m2, False, False), True)
+    if alpha != 1:
+        out = out * alpha
+    if beta != 0:
+        r = out._data.ndim - 1
+        out = out + (ctx.align(x, bx, r) if beta == 1 else ctx.align(x, bx, r) * beta)
+    return out
+
+
+# -- reductions ----------------------------------------------------------------------------------
+
+def _reduce(ctx, P, ins, bat, fn, dims_attr):
+    (x,), (b,) = ins, bat
+    x = ctx.full(x, b)
+    lr = x._data.ndim - 1
+    dims = ctx.attr(dims_attr) if dims_attr else None
+    dims = tuple(range(lr)) if dims is None else tuple(dims)
+    out_shape, out_dtype, _ = ctx.out_meta[0]
+    keep = len(out_shape) == lr and lr > 0 and len(dims) > 0
+    if lr == 0 or not dims:
+        x, dims = shape.reshape(x, (ctx.n, -1)), (0,)
+        keep = False
+    kw = {}
+    if out_dtype != x._data.dtype and fn in (reduction.sum, reduction.mean):
+        kw["dtype"] = FROM_NP[out_dtype]
+    return fn(x, _dims(dims), keep, **kw)
+
+
+def _sum(ctx, P, ins, bat):
+    return _reduce(ctx, P, ins, bat, reduction.sum, "_dims" if P is reduction.SumBackward1
+                   else None)
+
+
+def _mean(ctx, P, ins, bat):
+    return _reduce(ctx, P, ins, bat, reduction.mean, "_dims" if P is reduction.MeanBackward1
+                   else None)
+
+
+def _extreme(fn, dims_attr):
+    def rule(ctx, P, ins, bat):
+        return _reduce(ctx, P, ins, bat, fn, dims_attr)
+
+    return rule
+
+
+def _max_dim(ctx, P, ins, bat):
+    (x,), (b,) = ins, bat
+    fn = reduction.max if P is reduction.MaxBackward0 else reduction.min
+    r = fn(ctx.full(x, b), ctx.attr("_dim") + 1, ctx.attr("_keepdim"))
+    return tuple(r)
+
+
+def _softmax(ctx, P, ins, bat):
+    (x,), (b,) = ins, bat
+    x = ctx.full(x, b)
+    fn = nn_activation.softmax if P is nn_activation.SoftmaxBackward0 else \
+        nn_activation.log_softmax
+    d = ctx.attr("_dim")
+    if d is None:  # a 0-dim input
+        return shape.reshape(fn(shape.unsqueeze(x, 1), 1), (ctx.n,))
+    return fn(x, d + 1)
+
+
+def _nll_loss(ctx, P, ins, bat):
+    (x,), (bx,) = ins, bat
+    t, bt = ctx.attrs.get("_t", (None, False))
+    if "_ignore" not in ctx.attrs or t is None:
+        return None
+    if not isinstance(t, Tensor):
+        t = make(np.asarray(t))
+    x, t = ctx.full(x, bx), ctx.full(t, bt)
+    weight, ignore, red = ctx.attr("_weight"), ctx.attr("_ignore"), ctx.attr("_reduction")
+    in_shape = ctx.attr("_in_shape")
+    n = ctx.n
+    rows = 1 if len(in_shape) == 1 else in_shape[0]
+    x2 = shape.reshape(x, (n * rows,) + tuple(in_shape[-1:] if len(in_shape) == 1
+                                              else in_shape[1:]))
+    t2 = shape.reshape(t, (n * rows,) + tuple(t._data.shape[2:] if len(in_shape) > 1 else ()))
+    loss = nn_activation.nll_loss_core(x2, t2, weight, ignore, "none", x2._data.shape[1])
+    loss = shape.reshape(loss, (n, -1))
+    if red == "none":
+        return shape.reshape(loss, (n,) + ctx.out_meta[0][0])
+    total = loss.sum(1)
+    if red == "sum":
+        return total
+    dt = x._data.dtype
+    tt = t._data.reshape(n, -1)
+    ignored = tt == ignore
+    if weight is not None:
+        w = weight._data.astype(dt)[np.where(ignored, 0, tt)]
+    else:
+        w = np.ones(tt.shape, dt)
+    count = np.where(ignored, np.zeros((), dt), w).sum(axis=1, dtype=dt)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return total / count
+
+
+# -- copies and joins ----------------------------------------------------------------------------
+
+def _clone(ctx, P, ins, bat):
+    return shape.clone(ctx.full(ins[0], bat[0]))
+
+
+def _to_copy(ctx, P, ins, bat):
+    return ctx.full(ins[0], bat[0]).to(FROM_NP[ctx.out_meta[0][1]])
+
+
+def _cat(ctx, P, ins, bat):
+    xs = [ctx.full(x, b) for x, b in zip(ins, bat)]
+    if any(x._data.ndim == 2 and x._data.shape[1] == 0 for x in xs):
+        return None  # PyTorch's legacy empty 1-D operand: left to the loop
+    return join.cat(xs, ctx.attr("_dim") + 1)
+
+
+def _stack(ctx, P, ins, bat):
+    return join.stack([ctx.full(x, b) for x, b in zip(ins, bat)], ctx.attr("_dim") + 1)
+
+
+def _none(ctx, P, ins, bat):
+    return None
+
+
+def install() -> None:
+    """Put the rules in their primitives' ``vmap`` slots."""
+    table = {
+        linalg.MmBackward0: _products, linalg.MvBackward0: _products,
+        linalg.DotBackward0: _products, linalg.BmmBackward0: _products,
+        linalg.AddmmBackward0: _add_product, linalg.AddmvBackward0: _add_product,
+        reduction.SumBackward0: _sum, reduction.SumBackward1: _sum,
+        reduction.MeanBackward0: _mean, reduction.MeanBackward1: _mean,
+        reduction.AmaxBackward0: _extreme(reduction.amax, "_dims"),
+        reduction.AminBackward0: _extreme(reduction.amin, "_dims"),
+        reduction.MaxBackward1: _extreme(reduction.amax, None),
+        reduction.MinBackward1: _extreme(reduction.amin, None),
+        reduction.MaxBackward0: _max_dim, reduction.MinBackward0: _max_dim,
+        nn_activation.SoftmaxBackward0: _softmax, nn_activation.LogSoftmaxBackward0: _softmax,
+        nn_activation.NllLossBackward0: _nll_loss, nn_activation.NllLoss2DBackward0: _nll_loss,
+        compare.WhereBackward0: _where,
+        shape.CloneBackward0: _clone, shape.ToCopyBackward0: _to_copy,
+        join.CatBackward0: _cat, join.StackBackward0: _stack,
+        linalg.LinalgCrossBackward0: _none,  # two inputs, but not pointwise: no rule yet
+    }
+    for P, rule in table.items():
+        P.vmap = staticmethod(rule)
+
+
+def pointwise_rule(attrs):
+    """The generic rule of a call that took ``apply``'s one- or two-input pointwise path."""
+    if "array" in attrs:
+        return _unary
+    if "fwd" in attrs:
+        return _binary
+    return None
+
+
+install()

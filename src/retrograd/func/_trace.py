@@ -1,0 +1,249 @@
+"""Tracing one sample's program for ``vmap``: a tape of the primitive calls it makes.
+
+``vmap`` runs the function once, on one sample, while a ``Tape`` watches every primitive call
+through ``apply``'s observer hook (``ops._apply.add_observer``). Each call becomes an entry:
+the primitive, its inputs and node attributes as references to earlier values (the function's
+inputs and earlier outputs, found by tensor identity or by the identity of their arrays), and
+its outputs. ``_batching.replay`` then runs the tape once on the whole batch, with the
+primitives' batching rules.
+
+The transforms ``grad``/``vjp`` do not trace their backward pass: they record one ``grad``
+entry (and a ``leaf`` entry per argument they differentiate), which the replay runs as a
+backward of the batched graph; every sample's part of that graph is independent of the
+others', so it yields per-sample gradients.
+
+The tape is only a faithful program if nothing escaped it. ``bad`` says why one did: Python
+control read a traced value (``.item()``, ``bool()``, ``.tolist()``, ``.numpy()``), an op wrote
+in place, forward-mode AD was on. A tensor or array that is neither an input nor an earlier
+output is an *external*: a constant of the function (a closure tensor, ``torch.ones(3)``), or
+a value computed from the data outside ``apply`` (a comparison mask): ``vmap`` tells them
+apart by tracing a second sample and comparing (``same_program``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._tensor import Tensor
+from ..ops import _apply
+from . import _transforms
+
+__all__ = ["Tape", "same_program", "same_ref"]
+
+ndarray = np.ndarray
+
+# Tensor methods through which Python reads a value: on a traced value, the rest of the
+# program may depend on that sample's data.
+_ESCAPES = ("item", "tolist", "numpy", "__bool__", "__float__", "__int__", "__index__",
+            "__array__", "__complex__")
+_ORIGINAL: dict = {}
+ACTIVE: list = []  # the tapes being traced, innermost last (nested vmap)
+
+
+def _escape_method(name):
+    orig = _ORIGINAL[name]
+
+    def method(self, *args, **kwargs):
+        for tape in ACTIVE:
+            if not tape.in_grad and tape.knows(self):
+                tape.bad = tape.bad or f"Python read a traced value (Tensor.{name})"
+        return orig(self, *args, **kwargs)
+
+    method.__name__ = name
+    return method
+
+
+class Tape:
+    """The primitive calls of one traced run; see the module docstring.
+
+    References (``refs``) are tuples: ``("v", i)`` value ``i``; ``("d", i)`` value ``i``
+    detached (a tensor sharing its array, outside the graph); ``("a", i)`` value ``i``'s array;
+    ``("c", obj)`` a constant (a number, a string, a tuple of ints, None); ``("x", k)`` the
+    external ``externals[k]``.
+    """
+
+    def __init__(self) -> None:
+        self.meta: list = []        # per value: (shape, dtype, requires_grad)
+        self.traced: list = []      # per value: the traced tensor itself
+        self.inputs: list = []      # value indices of the function's tensor inputs
+        self.entries: list = []
+        self.externals: list = []
+        self.bad = None
+        self.paused = 0             # an inner vmap is tracing
+        self.in_grad = False        # the traced program's own backward is running
+        self._tid: dict = {}
+        self._did: dict = {}
+
+    # -- values --------------------------------------------------------------------------------
+    def new(self, t: Tensor) -> int:
+        i = len(self.meta)
+        d = t._data
+        self.meta.append((d.shape, d.dtype, t.requires_grad))
+        self.traced.append(t)  # keeps it (and so the ids above) alive while tracing
+        self._tid[id(t)] = i
+        self._did.setdefault(id(d), i)
+        return i
+
+    def knows(self, t) -> bool:
+        return id(t) in self._tid or id(getattr(t, "_data", None)) in self._did
+
+    def ref(self, x):
+        if isinstance(x, Tensor):
+            i = self._tid.get(id(x))
+            if i is not None:
+                return ("v", i)
+            i = self._did.get(id(x._data))
+            if i is not None:
+                return ("d" if not x.requires_grad and self.meta[i][2] else "v", i)
+            return self._external(x)
+        if isinstance(x, ndarray):
+            i = self._did.get(id(x))
+            if i is not None:
+                return ("a", i)
+            return self._external(x)
+        if isinstance(x, (tuple, list)) and any(isinstance(e, (Tensor, ndarray)) for e in x):
+            return self._external(x)
+        return ("c", x)
+
+    def _external(self, x):
+        self.externals.append(x)
+        return ("x", len(self.externals) - 1)
+
+    # -- recording -----------------------------------------------------------------------------
+    def start(self) -> None:
+        if not _ORIGINAL:
+            for name in _ESCAPES:
+                _ORIGINAL[name] = getattr(Tensor, name)
+        if not ACTIVE:
+            for name in _ESCAPES:
+                setattr(Tensor, name, _escape_method(name))
+        else:
+            ACTIVE[-1].paused += 1
+        ACTIVE.append(self)
+        _transforms.TRACE = self
+        _apply.add_observer(self.observe)
+
+    def stop(self) -> None:
+        _apply.remove_observer(self.observe)
+        ACTIVE.pop()
+        _transforms.TRACE = ACTIVE[-1] if ACTIVE else None
+        if ACTIVE:
+            ACTIVE[-1].paused -= 1
+        else:
+            for name in _ESCAPES:
+                setattr(Tensor, name, _ORIGINAL[name])
+
+    def observe(self, P, inputs, attrs, run):
+        if self.paused or self.in_grad:
+            return run()
+        tins = [x for x in inputs if isinstance(x, Tensor)]
+        versions = [x._vc[0] for x in tins]
+        out = run()
+        if self.bad is None:
+            self._record(P, inputs, attrs, out, tins, versions)
+        return out
+
+    def _record(self, P, inputs, attrs, out, tins, versions) -> None:
+        outs = out if isinstance(out, tuple) else (out,)
+        if any(x._vc[0] != v for x, v in zip(tins, versions)) or \
+                any(o is x for o in outs for x in tins):
+            self.bad = "an in-place op"
+            return
+        if any(x._fw is not None for x in tins):
+            self.bad = "forward-mode AD"
+            return
+        in_refs = tuple(self.ref(x) for x in inputs)
+        attr_refs = {}
+        for k, v in attrs.items():
+            attr_refs[k] = ("c", v) if k == "fwd" else self.ref(v)
+        out_refs = []
+        for o in outs:
+            if not isinstance(o, Tensor):
+                self.bad = "a primitive returned a non-tensor"
+                return
+            out_refs.append(self.new(o))
+        self.entries.append(("op", P, in_refs, attr_refs, tuple(out_refs)))
+
+    # -- the transforms' entries (func._transforms calls these while a tape traces) ------------
+    def leaf(self, x, t) -> None:
+        """``t``, a fresh tensor to differentiate with respect to, stands for ``x``."""
+        if self.paused or self.in_grad or self.bad is not None:
+            return
+        src = self.ref(x)
+        self.entries.append(("leaf", src, self.new(t)))
+
+    def grads(self, fn, out, leaves, outer, grad_outputs):
+        """Run ``fn`` (``_transforms._grads``) untraced, recording one ``grad`` entry."""
+        if self.paused or self.in_grad:
+            return fn(out, leaves, outer, grad_outputs)
+        self.in_grad = True
+        try:
+            res = fn(out, leaves, outer, grad_outputs)
+        finally:
+            self.in_grad = False
+        if self.bad is None:
+            out_refs = tuple(self.ref(o) for o in out)
+            leaf_refs = tuple(tuple(self.ref(x) for x in g) for g in leaves)
+            go_refs = None if grad_outputs is None else tuple(self.ref(g) for g in grad_outputs)
+            res_refs = tuple(tuple(self.new(g) for g in group) for group in res)
+            self.entries.append(("grad", out_refs, leaf_refs, outer, go_refs, res_refs))
+        return res
+
+
+def _same_external(a, b) -> bool:
+    if a is b:
+        return True
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        a, b = a._data, b._data
+    if isinstance(a, ndarray) and isinstance(b, ndarray):
+        return a.shape == b.shape and a.dtype == b.dtype and \
+            bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+    return False
+
+
+def _same_const(a, b) -> bool:
+    if a is b:
+        return True
+    if callable(a) and hasattr(a, "__code__"):  # a forward made per call (add's alpha)
+        return getattr(b, "__code__", None) is a.__code__
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:  # noqa: BLE001 - incomparable constants are not the same
+        return False
+
+
+def same_ref(r1, r2, t1: Tape, t2: Tape) -> bool:
+    """Whether two references (of two traces) stand for the same thing."""
+    if r1[0] != r2[0]:
+        return False
+    if r1[0] == "c":
+        return _same_const(r1[1], r2[1])
+    if r1[0] == "x":
+        return _same_external(t1.externals[r1[1]], t2.externals[r2[1]])
+    return r1[1] == r2[1]
+
+
+def same_program(t1: Tape, t2: Tape) -> bool:
+    """Whether two traces (of two samples) are one program: the same calls on the same
+    references, the same constants, externals equal, and outputs of the same shapes."""
+    if len(t1.entries) != len(t2.entries) or len(t1.meta) != len(t2.meta):
+        return False
+    if any(m1[:2] != m2[:2] for m1, m2 in zip(t1.meta, t2.meta)):
+        return False
+    for e1, e2 in zip(t1.entries, t2.entries):
+        if e1[0] != e2[0]:
+            return False
+        if e1[0] == "op":
+            if e1[1] is not e2[1] or e1[3].keys() != e2[3].keys() or len(e1[2]) != len(e2[2]):
+                return False
+            pairs = list(zip(e1[2], e2[2])) + [(e1[3][k], e2[3][k]) for k in e1[3]]
+        elif e1[0] == "leaf":
+            pairs = [(e1[1], e2[1])]
+        else:
+            if e1[3] != e2[3] or (e1[4] is None) != (e2[4] is None):
+                return False
+            pairs = list(zip(e1[1], e2[1])) + list(zip(e1[4] or (), e2[4] or ()))
+            pairs += [p for g1, g2 in zip(e1[2], e2[2]) for p in zip(g1, g2)]
+        if not all(same_ref(a, b, t1, t2) for a, b in pairs):
+            return False
+    return True
