@@ -232,7 +232,10 @@ def test_per_sample_gradients_recipe(torch):
 
         ft_compute_grad = from_func.grad(compute_loss)
         ft_compute_sample_grad = from_func.vmap(ft_compute_grad, in_dims=(None, None, 0, 0))
-        return ft_compute_sample_grad(params, buffers, lib.tensor(data), lib.tensor(labels))
+        out = ft_compute_sample_grad(params, buffers, lib.tensor(data), lib.tensor(labels))
+        if lib is retrograd:  # through the batching rules, not the per-sample loop
+            assert retrograd.func._vmap.LAST == {"path": "rules", "reason": None}
+        return out
 
     _both(torch, run)
 
@@ -272,8 +275,11 @@ def test_model_ensembling_recipe(torch):
             return lib.func.functional_call(base_model, (params, buffers), (x,))
 
         minibatches = lib.tensor(data).expand(4, 5, 10)
-        return (lib.func.vmap(fmodel)(params, buffers, minibatches),
-                lib.func.vmap(fmodel, in_dims=(0, 0, None))(params, buffers, lib.tensor(data)))
+        out = (lib.func.vmap(fmodel)(params, buffers, minibatches),
+               lib.func.vmap(fmodel, in_dims=(0, 0, None))(params, buffers, lib.tensor(data)))
+        if lib is retrograd:  # through the batching rules, not the per-sample loop
+            assert retrograd.func._vmap.LAST == {"path": "rules", "reason": None}
+        return out
 
     _both(torch, run)
 

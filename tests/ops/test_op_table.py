@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import os
 import pkgutil
+import warnings
 import zlib
 
 import numpy as np
@@ -238,3 +239,40 @@ def test_reduced_precision_against_torch(torch, op, shapes, dtype):
         tol = _reduced_tol(torch, dtype, b)
         tol = dict(rtol=4 * tol["rtol"], atol=4 * tol["atol"], equal_nan=True)
         np.testing.assert_allclose(a.float().numpy(), b, **tol)
+
+
+# -- vmap: batching rules against the per-sample loop ---------------------------------------------
+
+@pytest.mark.parametrize("op,shapes", CASES, ids=IDS)
+def test_vmap_against_loop(op, shapes):
+    """``vmap`` over three samples equals the op run per sample (values, shape, dtype). A call
+    whose primitives all have batching rules runs through them; one without falls back to the
+    loop (``_vmap.LAST`` says which): a rule that gives the wrong shape or dtype fails here."""
+    from retrograd.func import _vmap
+
+    if not shapes:
+        pytest.skip("no tensor input to map over")
+    rng = _rng(op, shapes)
+    samples = [make_inputs(op, shapes, rng) for _ in range(3)]
+
+    def f(*t):
+        return op.fn(retrograd, *t)
+
+    try:
+        want = [f(*[retrograd.tensor(a) for a in s]) for s in samples]
+        want = np.stack([w.detach().numpy() for w in want])
+    except Exception as e:  # noqa: BLE001 - ops the loop cannot stack (data-dependent shapes)
+        pytest.skip(f"the per-sample loop cannot stack: {e}"[:120])
+    batched = [retrograd.tensor(np.stack(a)) for a in zip(*samples)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        try:
+            got = retrograd.func.vmap(f)(*batched)
+        except RuntimeError as e:
+            if "randomness" not in str(e):
+                raise
+            pytest.skip("random ops need vmap(randomness=...)")
+    reason = _vmap.LAST["reason"] or ""
+    assert "its rule gave" not in reason and "replay error" not in reason, reason
+    assert got.shape == want.shape and got.dtype.name == want.dtype.name
+    np.testing.assert_allclose(got.detach().numpy(), want, rtol=1e-12, atol=1e-12)

@@ -32,7 +32,7 @@ def rule_for(P, attrs):
     if P is None or "step" in attrs:
         return view_rule
     rule = P.__dict__.get("vmap") if isinstance(P, type) else None
-    return rule if rule is not None else pointwise_rule(attrs)
+    return rule if rule is not None else pointwise_rule(P, attrs)
 
 
 def lookup(tape, vals, ref):

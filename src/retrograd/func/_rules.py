@@ -15,7 +15,18 @@ import numpy as np
 
 from .._dtypes import FROM_NP
 from .._tensor import Tensor, make
-from ..ops import _views, compare, join, linalg, nn_activation, reduction, shape
+from ..ops import (
+    _views,
+    arithmetic,
+    compare,
+    join,
+    linalg,
+    nn_activation,
+    reduction,
+    shape,
+    special,
+    unary,
+)
 from ..ops._apply import apply_binary, apply_unary
 
 __all__ = ["Batch", "view_rule", "install"]
@@ -142,7 +153,7 @@ def view_rule(ctx, P, ins, bat):
         return shape.transpose(x, args[0] + 1, args[1] + 1)
     if name == "unsqueeze":
         return shape.unsqueeze(x, args[0] + 1)
-    if name == "unfold":
+    if name == "unfold" and x._data.ndim > 1:
         return x.unfold(args[0] + 1, args[1], args[2])
     return None
 
@@ -150,7 +161,9 @@ def view_rule(ctx, P, ins, bat):
 # -- products ------------------------------------------------------------------------------------
 
 def _product(P, a, b, ba, bb):
-    if P is linalg.DotBackward0:
+    if P is linalg.DotBackward0 or P is linalg.VdotBackward0:
+        if a._data.dtype.kind == "c":
+            return None  # vdot conjugates
         if ba and bb:
             return linalg.matmul(shape.unsqueeze(a, 1), shape.unsqueeze(b, 2)).reshape(-1)
         return linalg.matmul(a, b) if ba else linalg.matmul(b, a)
@@ -216,9 +229,11 @@ def _extreme(fn, dims_attr):
 
 def _max_dim(ctx, P, ins, bat):
     (x,), (b,) = ins, bat
+    x = ctx.full(x, b)
+    if x._data.ndim == 1:
+        return None  # a 0-dim input: left to the loop
     fn = reduction.max if P is reduction.MaxBackward0 else reduction.min
-    r = fn(ctx.full(x, b), ctx.attr("_dim") + 1, ctx.attr("_keepdim"))
-    return tuple(r)
+    return tuple(fn(x, ctx.attr("_dim") + 1, ctx.attr("_keepdim")))
 
 
 def _softmax(ctx, P, ins, bat):
@@ -232,6 +247,20 @@ def _softmax(ctx, P, ins, bat):
     return fn(x, d + 1)
 
 
+def _derived(*names):
+    def mark(rule):
+        rule.derived = names
+        return rule
+
+    return mark
+
+
+@_derived("_idx")
+def _max_dim_rule(ctx, P, ins, bat):
+    return _max_dim(ctx, P, ins, bat)
+
+
+@_derived("_total", "_coef")
 def _nll_loss(ctx, P, ins, bat):
     (x,), (bx,) = ins, bat
     t, bt = ctx.attrs.get("_t", (None, False))
@@ -296,6 +325,7 @@ def install() -> None:
     table = {
         linalg.MmBackward0: _products, linalg.MvBackward0: _products,
         linalg.DotBackward0: _products, linalg.BmmBackward0: _products,
+        linalg.VdotBackward0: _products,
         linalg.AddmmBackward0: _add_product, linalg.AddmvBackward0: _add_product,
         reduction.SumBackward0: _sum, reduction.SumBackward1: _sum,
         reduction.MeanBackward0: _mean, reduction.MeanBackward1: _mean,
@@ -303,7 +333,7 @@ def install() -> None:
         reduction.AminBackward0: _extreme(reduction.amin, "_dims"),
         reduction.MaxBackward1: _extreme(reduction.amax, None),
         reduction.MinBackward1: _extreme(reduction.amin, None),
-        reduction.MaxBackward0: _max_dim, reduction.MinBackward0: _max_dim,
+        reduction.MaxBackward0: _max_dim_rule, reduction.MinBackward0: _max_dim_rule,
         nn_activation.SoftmaxBackward0: _softmax, nn_activation.LogSoftmaxBackward0: _softmax,
         nn_activation.NllLossBackward0: _nll_loss, nn_activation.NllLoss2DBackward0: _nll_loss,
         compare.WhereBackward0: _where,
@@ -315,8 +345,15 @@ def install() -> None:
         P.vmap = staticmethod(rule)
 
 
-def pointwise_rule(attrs):
-    """The generic rule of a call that took ``apply``'s one- or two-input pointwise path."""
+# The families whose one- and two-input primitives are elementwise (linalg's products take the
+# two-input path too, and have rules of their own).
+_POINTWISE = {m.__name__ for m in (arithmetic, compare, special, unary)}
+
+
+def pointwise_rule(P, attrs):
+    """The generic rule of a pointwise call through ``apply``'s one- or two-input path."""
+    if P.__module__ not in _POINTWISE:
+        return None
     if "array" in attrs:
         return _unary
     if "fwd" in attrs:

@@ -15,9 +15,10 @@ others', so it yields per-sample gradients.
 The tape is only a faithful program if nothing escaped it. ``bad`` says why one did: Python
 control read a traced value (``.item()``, ``bool()``, ``.tolist()``, ``.numpy()``), an op wrote
 in place, forward-mode AD was on. A tensor or array that is neither an input nor an earlier
-output is an *external*: a constant of the function (a closure tensor, ``torch.ones(3)``), or
-a value computed from the data outside ``apply`` (a comparison mask): ``vmap`` tells them
-apart by tracing a second sample and comparing (``same_program``).
+output is an *external*: a constant of the function (a closure tensor, a parameter), or a
+value made during the call (``torch.ones(3)``, or a comparison's mask computed from the data
+outside ``apply``): ``vmap`` traces a second sample, and only an external that is the same
+object in both traces counts as a constant (``same_program``); the others make it loop.
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ class Tape:
         self.in_grad = False        # the traced program's own backward is running
         self._tid: dict = {}
         self._did: dict = {}
+        self._versions: list = []   # (version counter, version when recorded) per value
 
     # -- values --------------------------------------------------------------------------------
     def new(self, t: Tensor) -> int:
@@ -80,6 +82,7 @@ class Tape:
         d = t._data
         self.meta.append((d.shape, d.dtype, t.requires_grad))
         self.traced.append(t)  # keeps it (and so the ids above) alive while tracing
+        self._versions.append((t._vc, t._vc[0]))
         self._tid[id(t)] = i
         self._did.setdefault(id(d), i)
         return i
@@ -125,6 +128,10 @@ class Tape:
 
     def stop(self) -> None:
         _apply.remove_observer(self.observe)
+        # An in-place op changes a value after the calls that read it were recorded (whether
+        # or not the op itself was observed): its version counter tells.
+        if self.bad is None and any(vc[0] != v for vc, v in self._versions):
+            self.bad = "an in-place op"
         ACTIVE.pop()
         _transforms.TRACE = ACTIVE[-1] if ACTIVE else None
         if ACTIVE:
@@ -153,9 +160,12 @@ class Tape:
             self.bad = "forward-mode AD"
             return
         in_refs = tuple(self.ref(x) for x in inputs)
+        rule = P.__dict__.get("vmap") if isinstance(P, type) else None
+        derived = getattr(getattr(rule, "__func__", rule), "derived", ())  # computed afresh
         attr_refs = {}
         for k, v in attrs.items():
-            attr_refs[k] = ("c", v) if k == "fwd" else self.ref(v)
+            attr_refs[k] = ("c", v) if k == "fwd" else ("c", None) if k in derived else \
+                self.ref(v)
         out_refs = []
         for o in outs:
             if not isinstance(o, Tensor):
@@ -191,14 +201,12 @@ class Tape:
 
 
 def _same_external(a, b) -> bool:
-    if a is b:
-        return True
-    if isinstance(a, Tensor) and isinstance(b, Tensor):
-        a, b = a._data, b._data
-    if isinstance(a, ndarray) and isinstance(b, ndarray):
-        return a.shape == b.shape and a.dtype == b.dtype and \
-            bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
-    return False
+    # The same object in both traces existed before them (a closure's tensor, a parameter):
+    # a constant. A new one each time may have been computed from the sample (a comparison's
+    # mask, even one equal in both samples), so only identity counts.
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+    return a is b
 
 
 def _same_const(a, b) -> bool:

@@ -206,7 +206,7 @@ def _batched(func, flat, spec, dims, B, kwargs, randomness, state, chunk_size):
         tape2, _, _ = _trace(func, flat, spec, dims, B - 1, kwargs)
         if tape2.bad is not None or not same_program(tape, tape2) or not all(
                 same_ref(a, b, tape, tape2) for a, b in zip(tape.out_refs, tape2.out_refs)):
-            return _loop("a value computed from the data outside the recorded calls")
+            return _loop("a value made during the call outside the recorded calls")
     phys = [(x if d == 0 else movedim(x, d, 0), True) if d is not None else (x, False)
             for x, d in zip(flat, dims) if isinstance(x, Tensor)]
     step = B if chunk_size is None else chunk_size
@@ -224,6 +224,8 @@ def _batched(func, flat, spec, dims, B, kwargs, randomness, state, chunk_size):
             f"rule for {e.args[0]}. Please file us an issue on GitHub so that we can "
             "prioritize its implementation.", UserWarning, stacklevel=3)
         return _loop(f"no batching rule: {e.args[0]}")
+    except Exception as e:  # noqa: BLE001 - a rule that cannot batch this call: the loop can
+        return _loop(f"replay error: {type(e).__name__}: {e}")
     outs = []
     for i, o in enumerate(flat_out):
         parts = [c[i] for c in chunks]
