@@ -3,14 +3,26 @@ addcmul/addcdiv, clamp_min/clamp_max, rounding and the non-differentiable bool/i
 
 from __future__ import annotations
 
+import retrograd
+from retrograd.ops.unary import tanh_backward
+
 from .op_table import BINARY, UNARY, OpInfo, _sh
 
 TERNARY = _sh(((3, 4), (3, 4), (3, 4)), ((3, 4), (4,), (3, 1)), ((), (2, 3), ()),
               ((0, 2), (2,), ()))
 SMALL = _sh(((3, 4),), ((),), ((2, 3, 2),))
+
+
+def _tanh_backward(lib, g, y):
+    """tanh's backward as its own primitive (``TanhBackwardBackward0``): what a recorded
+    backward through tanh (create_graph, forward mode's rule) calls; torch's aten op."""
+    return tanh_backward(g, y) if lib is retrograd else lib.ops.aten.tanh_backward(g, y)
+
+
 KINKS = (-2.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0)
 
 OPS = [
+    OpInfo("tanh_backward", _tanh_backward, BINARY),
     # unary math
     OpInfo("exp2", lambda lib, a: lib.exp2(a), UNARY),
     OpInfo("deg2rad", lambda lib, a: lib.deg2rad(a), UNARY),

@@ -57,6 +57,11 @@ class SumBackward0(Node):
     def backward(self, xp, g):
         return xp.expand(g, self._in_shape)
 
+    def jvp(self, xp, t):
+        # Linear: the tangent is summed the same way (not forward mode's generic double-VJP,
+        # which runs two small backward passes per call).
+        return xp.sum(t)
+
 
 class SumBackward1(Node):
     """sum over ``_dims`` (None: all): ``g`` with the reduced dims put back as 1, spread."""
