@@ -2,13 +2,16 @@
 
 Three contenders compute ``H v`` at one point:
 
-- retrograd's ``autograd.functional.hvp`` (forward, a backward that records its graph, and one
-  reverse pass over that graph);
+- retrograd's ``autograd.functional.hvp``: reverse-over-forward, ``v`` pushed through ``f`` as a
+  forward tangent (``W x`` and ``W v``) and one reverse pass over the tangent's program
+  (``W^T (...)``): the same three matrix-vector products as NumPy's;
 - torch's ``autograd.functional.hvp`` (when torch is installed; PyTorch uses the double-backward
   trick, one pass more);
 - the same HVP written by hand in NumPy: ``t = tanh(W x)``, ``H v = W^T (-2 t (1 - t^2) * W v)``
   (three matrix-vector products: the floor).
 
+For scale, ``grad`` is retrograd's plain ``f(x)`` plus one backward (``autograd.grad``): the
+fixed cost of one recorded forward and one backward pass, which any autograd HVP pays at least.
 The target is retrograd <= 1.5x the NumPy time. Run with one BLAS thread, outside the tests::
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_NUM_THREADS=1 python bench/bench_hvp.py
@@ -64,6 +67,9 @@ def main() -> None:
     np.testing.assert_allclose(hv.numpy(), ref, rtol=1e-3, atol=1e-4)
     results["retrograd"] = time_it(lambda: retrograd.autograd.functional.hvp(f_rg, X, V),
                                    args.repeat, args.number)
+    XG = X.detach().requires_grad_()
+    results["grad"] = time_it(lambda: retrograd.autograd.grad(f_rg(XG), XG),
+                              args.repeat, args.number)
 
     if torch is not None:
         tW, tX, tV = (torch.tensor(a) for a in (w, x, v))
@@ -81,6 +87,8 @@ def main() -> None:
         print(f"  {k:10s} {t * 1e3:8.3f}")
     print(f"  ratio retrograd / numpy: {results['retrograd'] / results['numpy']:.2f}"
           "  (target <= 1.5)")
+    print(f"  ratio grad / numpy:      {results['grad'] / results['numpy']:.2f}"
+          "  (one forward and one backward pass, no HVP)")
     if "torch" in results:
         print(f"  ratio retrograd / torch: {results['retrograd'] / results['torch']:.2f}")
 

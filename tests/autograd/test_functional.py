@@ -128,6 +128,87 @@ def test_hvp_of_tanh_network_matches_closed_form():
     np.testing.assert_allclose(hv.numpy(), w.T @ (-2 * th * (1 - th ** 2) * (w @ v)))
 
 
+def _net(lib, w):
+    W = lib.tensor(w)
+    return lambda z: (W @ z).tanh().sum()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_hvp_reverse_over_forward_matches_torch(torch, dtype):
+    # hvp runs reverse-over-forward; torch runs the double-backward trick: same values.
+    rng = np.random.default_rng(5)
+    w, x, v = (rng.standard_normal(s).astype(dtype) for s in ((6, 5), 5, 5))
+    compare(lambda lib: F(lib).hvp(_net(lib, w), lib.tensor(x), lib.tensor(v)))
+    # several inputs, v of another dtype (cast to the input's), v omitted for one element
+    compare(lambda lib: F(lib).hvp(scalar2, (t(lib, A), t(lib, A * 2)),
+                                   (lib.tensor(np.ones(3, "float32")), t(lib, A))))
+    compare(lambda lib: F(lib).hvp(lambda z: (z ** 4).sum(), t(lib, [1.5])))
+    # linear or constant functions: H v = 0
+    compare(lambda lib: F(lib).hvp(lambda z: (z * 3).sum(), t(lib, A), t(lib, A)))
+    compare(lambda lib: F(lib).hvp(lambda z: lib.tensor(1.0), t(lib, A), t(lib, A)))
+
+
+def test_hvp_create_graph_reaches_inputs_and_v(torch):
+    def run(lib):
+        x = t(lib, A, requires_grad=True)
+        v = t(lib, A[::-1].copy(), requires_grad=True)
+        out, hv = F(lib).hvp(scalar, x, v, create_graph=True)
+        gx, gv = lib.autograd.grad((hv * hv).sum(), (x, v))
+        return out, hv, gx, gv
+
+    compare(run)
+
+
+def test_hvp_falls_back_to_reverse_mode():
+    # A custom Function without jvp, and a call inside a forward-AD level (levels do not
+    # nest), take the double-backward route: same result.
+    class Cube(retrograd.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 3 * x ** 2 * g
+
+    x, v = retrograd.tensor(A), retrograd.tensor(np.ones(3))
+    want = 6 * A
+    _, hv = F(retrograd).hvp(lambda z: Cube.apply(z).sum(), x, v)
+    np.testing.assert_allclose(hv.numpy(), want)
+    with retrograd.autograd.forward_ad.dual_level():
+        _, hv = F(retrograd).hvp(lambda z: (z ** 3).sum(), x, v)
+    np.testing.assert_allclose(hv.numpy(), want)
+
+
+def test_hvp_graph_dies_by_reference_counting():
+    # Reverse-over-forward keeps tanh's output tangent on its node (its graph reaches the node):
+    # leaving the dual level cuts that cycle, so nothing is left for the garbage collector.
+    import gc
+
+    W = retrograd.tensor(np.ones((3, 3)))
+    x, v = retrograd.tensor(A), retrograd.tensor(np.ones(3))
+    gc.collect()
+    gc.disable()
+    try:
+        F(retrograd).hvp(lambda z: (W @ z).tanh().sum(), x, v)
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
+
+
+def test_tanh_double_backward_is_one_node(torch):
+    # tanh's backward recorded under create_graph is PyTorch's TanhBackwardBackward0.
+    def run(lib):
+        x = t(lib, A, requires_grad=True)
+        (g,) = lib.autograd.grad(x.tanh().sum(), x, create_graph=True)
+        (h,) = lib.autograd.grad((g * g).sum(), x)
+        return g, g.grad_fn.name(), [n is None for n, _ in g.grad_fn.next_functions], h
+
+    compare(run)
+
+
 ERRORS = [
     # wrong v: sizes, lengths, None for a non-scalar
     lambda lib: F(lib).vjp(f_single, t(lib, A), t(lib, B)),

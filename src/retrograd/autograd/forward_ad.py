@@ -60,10 +60,11 @@ class _Level:
     """One dual level: tangents are valid while their level is the current one; the tensors
     given one (weakly held) drop it when the level exits, so no tangent outlives its level."""
 
-    __slots__ = ("duals",)
+    __slots__ = ("duals", "nodes")
 
     def __init__(self) -> None:
         self.duals: list = []
+        self.nodes: list = []  # nodes given their outputs' tangents (``_out_fw``), weakly
 
 
 _current = None  # the live _Level, or None
@@ -101,6 +102,13 @@ def exit_dual_level(*, level=None) -> None:
         t = ref()
         if t is not None and t._fw is not None and t._fw[0] is lvl:
             del t._fw
+    for ref in lvl.nodes:
+        # A node holding its output's tangent, whose graph reaches the node again (the tangent
+        # of tanh's output is computed from that output), is a reference cycle: cut it, so the
+        # graph dies by reference counting.
+        node = ref()
+        if node is not None:
+            node.__dict__.pop("_out_fw", None)
 
 
 class dual_level:  # noqa: N801 - PyTorch's name
@@ -140,6 +148,17 @@ def tangent_of(t):
     if fw is not None and fw[0] is _current and _current is not None:
         return fw[1]
     return None
+
+
+def tangent_level():
+    """The live forward-AD level (an object), or None outside ``dual_level``."""
+    return _current
+
+
+def set_tangent(t: Tensor, tangent: Tensor) -> None:
+    """Give ``t`` itself (not a view, as ``make_dual`` does) ``tangent`` at the live level:
+    for callers that made ``t`` fresh and checked shapes (``autograd.functional.hvp``)."""
+    _set(t, tangent, _current)
 
 
 def _carries_tangent(args) -> bool:
@@ -315,6 +334,7 @@ def _primitive_jvp(P, inputs, tans, run, lvl, pointwise):
         # A backward that records (create_graph) unpacks saved outputs as new tensors: they
         # take their tangents from here (forward over reverse).
         node._out_fw = tuple(o._fw if isinstance(o, Tensor) else None for o in outs)
+        lvl.nodes.append(weakref.ref(node))
     return out
 
 

@@ -7,9 +7,13 @@ tuples of tuples for several inputs and outputs) and errors (wrong ``v`` sizes, 
 on an output independent of an input) are PyTorch 2.13's.
 
 ``jvp`` uses the double-backward trick: the VJP is linear in its cotangent ``u``, so
-differentiating ``u -> J^T u`` with respect to ``u`` gives ``J v``. ``hvp`` differentiates the
-gradient once more in reverse mode, ``v^T H``: the Hessian of the recorded program is symmetric,
-so this is ``H v`` with one backward pass fewer than PyTorch's double-backward trick.
+differentiating ``u -> J^T u`` with respect to ``u`` gives ``J v``. ``vhp`` differentiates the
+gradient once more in reverse mode. ``hvp`` is reverse-over-forward: ``H v`` is the gradient of
+the directional derivative ``<grad f(x), v>``, which forward mode computes alongside ``f(x)``
+(``v`` pushed through ``func`` as a tangent); one backward pass over that program gives ``H v``.
+Reverse-over-reverse would run a recording backward whose last product (the gradient itself,
+``W^T g`` for ``f = sum(tanh(W x))``) nothing reads, then a second backward; PyTorch's
+double-backward trick runs a third.
 """
 
 from __future__ import annotations
@@ -443,19 +447,70 @@ def vhp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
 def hvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """``(func(inputs), H v)`` for a scalar function ``func``.
 
-    The Hessian of the recorded program is symmetric, so ``H v`` is computed as ``v^T H``
-    (one reverse pass over the gradient's graph), as PyTorch's docs suggest (``vhp``).
+    Reverse-over-forward (see the module docstring): ``v`` rides through ``func`` as a forward
+    tangent and the output's tangent ``<grad f, v>`` is differentiated once. ``strict=True``,
+    a call inside a ``dual_level`` (forward levels do not nest) and a custom Function without a
+    ``jvp`` take the double-backward route (``H`` is symmetric, so ``H v = v^T H``).
 
     >>> import retrograd as torch
     >>> from retrograd.autograd.functional import hvp
     >>> hvp(lambda x: (x ** 3).sum(), torch.tensor([1.0, 2.0]), torch.tensor([1.0, 1.0]))[1]
     tensor([ 6., 12.])
     """
+    if not strict and fwAD.tangent_level() is None:
+        try:
+            return _hvp_forward(func, inputs, v, create_graph)
+        except _NoForwardRule:
+            pass  # a custom Function without jvp: its forward ran; run func again, reverse only
     with enable_grad():
         in_tuple, inputs, v, out_tuple, outputs, jac = _second_order(
             func, inputs, v, create_graph, strict, "hvp")
     with set_grad_enabled(True if create_graph else is_grad_enabled()):
         res = _grad(jac, inputs, v, create_graph=create_graph)
         res = _zeros_for_missing(res, inputs, strict, create_graph, "double_back_trick")
+    return (_untuple(_finish(outputs, create_graph), out_tuple),
+            _untuple(_finish(res, create_graph), in_tuple))
+
+
+class _NoForwardRule(Exception):
+    """func met an op without a forward-mode rule (a custom Function without ``jvp``)."""
+
+
+def _hvp_forward(func, inputs, v, create_graph: bool):
+    """``hvp`` as the gradient of the output's forward tangent; same checks, in the same order,
+    as ``_second_order``."""
+    with enable_grad():
+        in_tuple, inputs = _tupled(inputs, "inputs", "hvp")
+        inputs = _prepare(inputs, create_graph, need_graph=True)
+        v = _v_or_scalar(v, inputs, in_tuple, "hvp", create_graph,
+                         "input to the user-provided function is")
+        if v is None:  # one single-element input: v = 1
+            v = (make(np.ones_like(inputs[0]._data)),)
+        with fwAD.dual_level():
+            for x, t in zip(inputs, v):
+                # The result takes the input's dtype, as PyTorch's (v is cast to it).
+                fwAD.set_tangent(x, t if t.dtype == x.dtype else t.to(x.dtype))
+            try:
+                out = func(*inputs)
+            except NotImplementedError as e:
+                if "forward mode AD" in str(e):
+                    raise _NoForwardRule from e
+                raise
+            out_tuple, outputs = _tupled(out, "outputs of the user-provided function", "hvp")
+            if out_tuple or not isinstance(out, Tensor):
+                raise RuntimeError("The function given to hvp should return a single Tensor")
+            if out.numel() != 1:
+                raise RuntimeError(
+                    "The Tensor returned by the function given to hvp should contain a single "
+                    "element"
+                )
+            tangent = fwAD.tangent_of(out)
+    with set_grad_enabled(True if create_graph else is_grad_enabled()):
+        # <grad f, v> depends on x only where f is not linear: elsewhere H v is zero.
+        if tangent is None or not tangent.requires_grad:
+            res = (None,) * len(inputs)
+        else:
+            res = _autograd_grad(tangent, inputs, allow_unused=True, create_graph=create_graph)
+        res = _zeros_for_missing(res, inputs, False, create_graph, "double_back_trick")
     return (_untuple(_finish(outputs, create_graph), out_tuple),
             _untuple(_finish(res, create_graph), in_tuple))
