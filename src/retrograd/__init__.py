@@ -129,7 +129,7 @@ __all__ = list(_creation_all) + list(_ranges_all) + list(_random_all) + list(_op
 # Added last: these modules read retrograd's public names when their functions run.
 # (Importing distributed does not start MPI: init_process_group does.)
 # optim.swa_utils lives in _swa_utils (its AveragedModel is an nn.Module; optim imports no nn).
-from . import _swa_utils, distributed, func, nn, optim, profiler, utils  # noqa: E402
+from . import _swa_utils, distributed, func, futures, nn, optim, profiler, utils  # noqa: E402
 
 optim.swa_utils = _swa_utils
 _sys.modules[__name__ + ".optim.swa_utils"] = _swa_utils
@@ -141,7 +141,7 @@ __all__ += ["save", "load", "nn", "optim", "utils", "profiler"]
 __all__ += ["as_torch"]
 from . import random  # noqa: E402 (torch.random: seeding and fork_rng)
 
-__all__ += ["distributed"]
+__all__ += ["distributed", "futures"]
 # Mixed precision (torch.amp, torch.autocast, torch.cpu.amp).
 from . import amp, cpu  # noqa: E402
 from .amp import (  # noqa: E402

@@ -17,6 +17,7 @@ import zlib
 import numpy as np
 
 from .. import _dtypes
+from ..futures import Future
 
 __all__ = ["ReduceOp", "Work", "available", "load"]
 
@@ -196,6 +197,7 @@ class Work:
         self._keep = keep            # buffers MPI reads or writes until completion
         self._done = not self._requests
         self._source = -1
+        self._futures: list = []
         if self._done:
             self._complete()
 
@@ -205,6 +207,20 @@ class Work:
         self._keep = None
         if finish is not None:
             finish(self)
+        futures, self._futures = self._futures, []
+        for fut in futures:
+            fut.set_result(list(self._result))
+
+    def get_future(self):
+        """A ``retrograd.futures.Future`` whose value is the list of tensors the operation
+        wrote, complete when the operation is (``done()`` polls it, ``wait()`` waits)."""
+        fut = Future()
+        if self._done:
+            fut.set_result(list(self._result))
+        else:
+            fut._source = (self.is_completed, self.wait)
+            self._futures.append(fut)
+        return fut
 
     def is_completed(self) -> bool:
         """Whether the operation has finished (polls MPI, which also moves it on)."""
