@@ -273,6 +273,7 @@ def main() -> int:
         eq(t, [2.0, 2.0])
 
     ddp_checks(r, n)
+    hook_checks(r)
 
     from retrograd.utils.data.distributed import DistributedSampler
 
@@ -347,8 +348,7 @@ def ddp_checks(r: int, n: int) -> None:
             ref = mlp(1)
             model = mlp(1 + r)                 # DDP's broadcast makes the replicas equal
             ddp = DDP(model, bucket_cap_mb=cap, gradient_as_bucket_view=as_view)
-            if cap is not None:
-                assert len(ddp.reducer.bucket_indices) > 1
+            assert len(ddp.reducer.bucket_indices) == 1     # torch's first iteration
             opt = torch.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9)
             ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1, momentum=0.9)
             half = X.shape[1] // n
@@ -361,6 +361,9 @@ def ddp_checks(r: int, n: int) -> None:
                 ref_opt.zero_grad()
                 loss_fn(ref(xb), yb).backward()
                 ref_opt.step()
+            # re-bucketed after the first iteration, in the order gradients arrived
+            assert ddp.reducer.bucket_indices == ([[5, 4, 3, 2, 1, 0]] if cap is None
+                                                  else [[5, 4, 3, 2], [1, 0]])
             for p, q in zip(model.parameters(), ref.parameters()):
                 eq(p.detach(), q.detach().numpy(), tol=1e-10)
                 eq(p.grad, q.grad.numpy(), tol=1e-10)
@@ -442,6 +445,109 @@ def ddp_checks(r: int, n: int) -> None:
             raise AssertionError("no error")
         except RuntimeError as e:
             assert "doesn't have any parameter that requires a gradient" in str(e)
+
+
+def hook_checks(r: int) -> None:
+    from retrograd.distributed.algorithms.ddp_comm_hooks import default_hooks as dh
+    from retrograd.futures import Future
+
+    @check("DDP re-buckets after the first iteration in gradient order (torch's buckets)")
+    def _():
+        torch.manual_seed(0)
+        m = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
+                          nn.Linear(512, 10))
+        ddp = DDP(m)
+        x = torch.ones(2, 784) * (r + 1)
+        sizes = []
+        for _ in range(3):
+            ddp(x).sum().backward()
+            data = ddp._get_ddp_logging_data()
+            sizes.append((data["bucket_sizes"], data.get("rebuilt_bucket_sizes"),
+                          data.get("rebuilt_per_bucket_param_indices")))
+        # torch 2.13 (gloo) logs exactly these for this model
+        assert sizes == [("2678824", None, None)] + [("2678824", "1071144, 1607680",
+                                                       "5 4 3 2, 1 0")] * 2, sizes
+        assert data["num_buckets_reduced"] == 2 and data["has_rebuilt_buckets"] == 1
+        # the first bucket's allreduce starts before backward has computed every gradient
+        assert data["backward_compute_comm_overlap_time"] > 0
+        assert 0 < data["avg_backward_comm_time"] and 0 < data["avg_backward_compute_time"]
+
+    # Each hook's gradients, with this rank's local ones, for test_distributed.py to compare
+    # with torch's arithmetic.
+    results = {}
+    rng = np.random.default_rng(10 + r)
+    xs = torch.from_numpy(rng.standard_normal((3, 4, 5)).astype(np.float32))
+
+    def noop(state, bucket):
+        seen.append((bucket.index(), bucket.is_last(), [tuple(g.shape) for g in
+                                                        bucket.gradients()],
+                     [tuple(p.shape) for p in bucket.parameters()],
+                     tuple(bucket.buffer().shape)))
+        fut = Future()
+        fut.set_result(bucket.buffer())
+        return fut
+
+    seen: list = []
+    for name, hook in (("default", None), ("allreduce", dh.allreduce_hook),
+                       ("fp16", dh.fp16_compress_hook), ("bf16", dh.bf16_compress_hook),
+                       ("fp16_wrapper", dh.fp16_compress_wrapper(dh.allreduce_hook)),
+                       ("noop", noop)):
+        @check(f"DDP communication hook: {name}")
+        def _(name=name, hook=hook):
+            torch.manual_seed(1)
+            m = nn.Sequential(nn.Linear(5, 4), nn.Tanh(), nn.Linear(4, 3))
+            ddp = DDP(m, bucket_cap_mb=0.00003)       # 2 buckets after the first step
+            if hook is not None:
+                ddp.register_comm_hook(None, hook)
+            for i in range(3):
+                with ddp.no_sync():
+                    ddp(xs[i]).pow(2).sum().backward()
+                local = [p.grad.clone() for p in m.parameters()]
+                m.zero_grad()
+                ddp(xs[i]).pow(2).sum().backward()
+                results[f"{name}_{i}"] = [p.grad.numpy() for p in m.parameters()]
+                results[f"local_{i}"] = [g.numpy() for g in local]
+                m.zero_grad()
+
+    @check("GradBucket: index, is_last, buffer, gradients and parameters")
+    def _():
+        # one bucket in registration order, then torch's re-bucketing in gradient order
+        assert seen[0] == (0, True, [(4, 5), (4,), (3, 4), (3,)],
+                           [(4, 5), (4,), (3, 4), (3,)], (39,)), seen[0]
+        assert seen[1:3] == [(0, False, [(3,), (3, 4)], [(3,), (3, 4)], (15,)),
+                             (1, True, [(4,), (4, 5)], [(4,), (4, 5)], (24,))], seen
+
+    np.savez(f"hooks_rank{r}.npz", **{f"{k}__{j}": a for k, v in results.items()
+                                      for j, a in enumerate(v)})
+
+    @check("DDP communication hook: torch's registration errors")
+    def _():
+        ddp = DDP(nn.Linear(2, 2))
+        for bad, kind, text in (
+                (3, TypeError, "Communication hook must be callable."),
+                (lambda state, bucket: 1, RuntimeError,
+                 "must return a torch.futures.Future object, but got builtins.int")):
+            d = DDP(nn.Linear(2, 2))
+            try:
+                d.register_comm_hook(None, bad)
+                d(torch.ones(1, 2)).sum().backward()
+                raise AssertionError("no error")
+            except kind as e:
+                assert text in str(e), e
+
+        def annotated(state, bucket: int):
+            return None
+        try:
+            ddp.register_comm_hook(None, annotated)
+            raise AssertionError("no error")
+        except ValueError as e:
+            assert str(e) == "Communication hook: bucket annotation should be dist.GradBucket."
+        ddp.register_comm_hook(None, dh.allreduce_hook)
+        try:
+            ddp.register_comm_hook(None, dh.allreduce_hook)
+            raise AssertionError("no error")
+        except RuntimeError as e:
+            assert "can only be called once" in str(e)
 
 
 if __name__ == "__main__":

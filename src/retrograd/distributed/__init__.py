@@ -18,6 +18,6 @@ from __future__ import annotations
 from . import distributed_c10d
 from .distributed_c10d import *  # noqa: F403
 from .distributed_c10d import __all__ as _c10d_all
-from .reducer import Reducer
+from .reducer import GradBucket, Reducer
 
-__all__ = list(_c10d_all) + ["Reducer"]
+__all__ = list(_c10d_all) + ["GradBucket", "Reducer"]

@@ -1,13 +1,33 @@
 """The gradient reducer under ``nn.parallel.DistributedDataParallel`` (torch's ``dist.Reducer``).
 
 Parameters are grouped into buckets, each one flat array. During backward, each parameter's
-post-accumulate-grad hook copies its gradient, scaled by ``1 / world_size``, into its place in
-its bucket; when a bucket's last gradient is in, its nonblocking allreduce (SUM) starts, so
-communication overlaps the rest of backward. Buckets start strictly in bucket order, whatever
-order the hooks fire in, so every rank issues the same collectives in the same order. The hook
-that completes the last bucket waits for all of them and writes the averaged gradients back
-into ``.grad`` (torch queues this as an engine callback at the end of backward; here it runs in
-that last hook, after which backward reaches no parameter).
+post-accumulate-grad hook copies its gradient into its place in its bucket, scaled by
+``1 / world_size`` on the way in as torch does (not with a communication hook, which gets the
+plain gradients). When a bucket's last gradient is in, its allreduce (SUM) starts. Buckets
+start strictly in bucket order, whatever order the hooks fire in, so every rank issues the same
+collectives in the same order. The hook that completes the last bucket waits for all of them
+and writes the averaged gradients back into ``.grad`` (torch queues this as an engine callback
+at the end of backward; here it runs in that last hook, after which backward reaches no
+parameter).
+
+Overlap. MPI moves a nonblocking collective on only inside MPI calls: an ``Iallreduce`` started
+from a hook sits still while NumPy computes the rest of backward, and polling it from the later
+hooks (there are few: one per parameter) moved little of it (mpich, 2 ranks: 0% hidden).
+``MPICH_ASYNC_PROGRESS=1`` gives each process a progress thread that spins, which on a machine
+with one core per rank took a core's worth of compute from each (3x slower steps). So, as
+torch's ProcessGroupMPI and ProcessGroupGloo do, the allreduces run on a worker thread of the
+reducer, in MPI's blocking ``Allreduce`` on a communicator of its own: the hook only queues the
+bucket; MPI releases the GIL while it transfers and NumPy while it computes, so the transfer
+proceeds during the rest of backward.
+
+A communication hook (``register_comm_hook(state, hook)``) is called on the main thread with
+each ready bucket as a :class:`GradBucket` and returns a ``retrograd.futures.Future`` of the
+reduced buffer; later gradient hooks poll the pending futures (which moves their collectives
+on), the last waits for them and copies each result into its bucket.
+
+Re-bucketing (torch's ``_rebuild_buckets``): with ``record_ready_order``, the order in which
+gradients arrive during the first synchronised backward is kept in ``ready_order``;
+``rebuild(bucket_indices)`` (DDP's next forward) then replaces the buckets with rank 0's choice.
 
 With ``find_unused_parameters``, the graph behind the forward's outputs is walked to find the
 parameters it cannot reach; they count as ready at the first hook (their slots hold their
@@ -15,24 +35,29 @@ current gradient, or zeros), and a bitmap of which parameters each rank used is 
 after the buckets: a parameter no rank used keeps its ``.grad`` untouched (None stays None), one
 used on some rank gets the average on every rank.
 
-MPI moves a nonblocking operation on only when called, so each hook also polls the pending
-requests (one ``Testall``), which lets a bucket's transfer advance while backward runs.
+Each synchronised backward's timings are kept as torch's DDP logging data names them
+(``stats``): the backward's compute (from the end of forward to the last gradient), its
+communication (from the first allreduce to the end of the last), and their overlap.
 """
 
 from __future__ import annotations
 
 import functools
+import queue
+import threading
+import time
 import weakref
 
 import numpy as np
 
 from .._creation import from_numpy
 from .._tensor import Tensor
+from ..futures import Future
 from . import _mpi
 from ._mpi import array_of, buf
 from .distributed_c10d import _resolve
 
-__all__ = ["Reducer"]
+__all__ = ["GradBucket", "Reducer"]
 
 _UNFINISHED = (
     "Expected to have finished reduction in the prior iteration before starting a new one. "
@@ -67,6 +92,71 @@ def _on_grad(ref, index: int, param) -> None:
         reducer._on_grad(index)
 
 
+_SUMMED = ("backward_compute_time", "backward_comm_time", "backward_compute_comm_overlap_time",
+           "backward_comm_busy_in_compute_time", "backward_comm_busy_time")
+
+
+def _now() -> int:
+    return time.perf_counter_ns()
+
+
+class GradBucket:
+    """One bucket of gradients, as a communication hook gets it (torch's ``dist.GradBucket``):
+    the flat ``buffer()``, the ``gradients()`` (views of it, one per parameter) and their
+    ``parameters()``, in the bucket's order."""
+
+    def __init__(self, index: int, buffer: Tensor, gradients: list, parameters: list,
+                 is_last: bool) -> None:
+        self._index = index
+        self._buffer = buffer
+        self._gradients = gradients
+        self._parameters = parameters
+        self._is_last = is_last
+
+    def index(self) -> int:
+        """The bucket's index (0 is the first to be reduced)."""
+        return self._index
+
+    def buffer(self) -> Tensor:
+        """The bucket's gradients, flattened into one 1-D tensor."""
+        return self._buffer
+
+    def gradients(self) -> list:
+        """Each parameter's gradient: views of ``buffer()``."""
+        return list(self._gradients)
+
+    def parameters(self) -> list:
+        """The parameters whose gradients the bucket holds."""
+        return list(self._parameters)
+
+    def is_last(self) -> bool:
+        """Whether this is the last bucket of the iteration."""
+        return self._is_last
+
+    def set_buffer(self, buffer: Tensor) -> None:
+        """Replace the bucket's buffer (for hooks that wrap others, as fp16_compress_wrapper)."""
+        self._buffer = buffer
+
+
+def _work(comm, todo, done) -> None:
+    """The reducer's worker thread: each queued array is allreduced in place, in queue order,
+    with MPI's blocking Allreduce (which releases the GIL); ``done`` gets, per array, its
+    (start, end) times or the error."""
+    MPI = _mpi._MPI
+    while True:
+        item = todo.get()
+        if item is None:
+            return
+        array, op = item
+        t0 = _now()
+        try:
+            comm.Allreduce(MPI.IN_PLACE, buf(array), op=op)
+        except Exception as e:  # noqa: BLE001 - handed to the main thread, raised there
+            done.put(e)
+        else:
+            done.put((t0, _now()))
+
+
 class Reducer:
     """Averages the gradients of ``parameters`` over ``process_group`` in ``bucket_indices``
     (lists of parameter indices, in the order their allreduces start) during backward. With
@@ -78,7 +168,8 @@ class Reducer:
 
     def __init__(self, parameters, bucket_indices, process_group=None,
                  find_unused_parameters: bool = False,
-                 gradient_as_bucket_view: bool = False) -> None:
+                 gradient_as_bucket_view: bool = False,
+                 record_ready_order: bool = False) -> None:
         pg = _resolve(process_group)
         if pg is None:
             raise RuntimeError("Reducer: this rank is not a member of the process group")
@@ -89,6 +180,33 @@ class Reducer:
         self._as_view = bool(gradient_as_bucket_view)
         self._scale = 1.0 / pg.size()
         self._verify()
+        self._set_buckets(bucket_indices)
+        ref = weakref.ref(self)
+        self._handles = [p.register_post_accumulate_grad_hook(functools.partial(_on_grad, ref, i))
+                         for i, p in enumerate(self._params)]
+        self._expect = False
+        self._ready: list = []
+        self._hook = None
+        # The gradient order of the first synchronised backward, for rebuild (None: not kept).
+        self.ready_order: list | None = [] if record_ready_order else None
+        # The last synchronised backward's timings (torch's names, in ns), and their sums.
+        self.stats: dict = {}
+        self.stats_sum: dict = {}
+        self.stats_count = 0
+        # The worker's own communicator: its allreduces never meet the main thread's
+        # collectives. Dup is collective; every rank builds its DDP module at the same point.
+        self._wcomm = self._comm.Dup()
+        self._todo: queue.SimpleQueue = queue.SimpleQueue()
+        self._done: queue.SimpleQueue = queue.SimpleQueue()
+        self._worker = None
+
+    def __del__(self) -> None:
+        for h in getattr(self, "_handles", ()):
+            h.remove()
+        if getattr(self, "_worker", None) is not None:
+            self._todo.put(None)
+
+    def _set_buckets(self, bucket_indices) -> None:
         seen = sorted(i for ix in bucket_indices for i in ix)
         if seen != list(range(len(self._params))):
             raise ValueError("bucket_indices must name every parameter exactly once")
@@ -105,16 +223,6 @@ class Reducer:
                 self._slot[i] = (b, flat[off:off + a.size].reshape(a.shape))
                 off += a.size
             self._buckets.append((flat, list(ix)))
-        self._index = {id(p): i for i, p in enumerate(self._params)}
-        ref = weakref.ref(self)
-        self._handles = [p.register_post_accumulate_grad_hook(functools.partial(_on_grad, ref, i))
-                         for i, p in enumerate(self._params)]
-        self._expect = False
-        self._ready: list = []
-
-    def __del__(self) -> None:
-        for h in getattr(self, "_handles", ()):
-            h.remove()
 
     @property
     def bucket_indices(self) -> list:
@@ -139,21 +247,41 @@ class Reducer:
                         f"shape {list(a[0])} {a[1]} on rank {r} and {list(b[0])} {b[1]} on "
                         "rank 0.")
 
+    def register_comm_hook(self, state, hook) -> None:
+        """Reduce each bucket with ``hook(state, bucket) -> Future[Tensor]`` instead."""
+        if self._hook is not None:
+            raise RuntimeError(
+                "register_comm_hook or register_builtin_comm_hook can only be called once.")
+        self._hook = (hook, state)
+
+    def rebuild(self, bucket_indices) -> None:
+        """Replace the buckets with ``bucket_indices`` as rank 0 gives them (every rank then
+        reduces the same buckets, whatever order its own gradients arrived in)."""
+        self.ensure_prior_reduction_finished()
+        self._set_buckets(self._comm.bcast([list(ix) for ix in bucket_indices], root=0))
+        self.ready_order = None
+
     # -- one iteration -------------------------------------------------------------------------
-    def prepare_for_backward(self, outputs=()) -> None:
-        """Expect a synchronised backward next; with ``find_unused_parameters``, ``outputs``
-        (the forward's tensors) tell which parameters it can reach."""
+    def ensure_prior_reduction_finished(self) -> None:
+        """torch's error when the previous synchronised backward left parameters unreduced."""
         if self._expect:
             missing = [i for i, r in enumerate(self._ready) if not r]
             self._expect = False
             raise RuntimeError(_UNFINISHED.format(rank=self._pg.rank(),
                                                   indices=" ".join(map(str, missing))))
+
+    def prepare_for_backward(self, outputs=()) -> None:
+        """Expect a synchronised backward next; with ``find_unused_parameters``, ``outputs``
+        (the forward's tensors) tell which parameters it can reach."""
+        self.ensure_prior_reduction_finished()
         n = len(self._params)
         self._ready = [False] * n
         self._pending = [len(ix) for _, ix in self._buckets]
         self._next = 0
-        self._requests: list = []
+        self._futures: list = []
+        self._queued = 0
         self._first = True
+        self._t = {"backward_compute_time_start": _now()}
         if self._find_unused:
             reached = _reachable_leaves(outputs)
             self._unused = [i for i, p in enumerate(self._params) if id(p) not in reached]
@@ -161,6 +289,8 @@ class Reducer:
         self._expect = True
 
     def _on_grad(self, i: int) -> None:
+        if self.ready_order is not None:
+            self.ready_order.append(i)
         if self._find_unused:
             self._used[i] = 1
             if self._first:
@@ -168,8 +298,8 @@ class Reducer:
                 for j in self._unused:
                     self._mark_ready(j)
         self._mark_ready(i)
-        if self._expect and self._requests:
-            _mpi._MPI.Request.Testall(self._requests)   # moves the transfers on
+        for fut in self._futures:
+            fut.done()    # polls a hook's collective, which moves it on
 
     def _mark_ready(self, i: int) -> None:
         if self._ready[i]:
@@ -179,31 +309,72 @@ class Reducer:
         g = self._params[i].grad
         if g is None:
             view.fill(0)
-        else:
+        elif self._hook is None:
             # The 1/world_size scaling happens on the way into the bucket, as torch does it.
             np.multiply(array_of(g), self._scale, out=view, casting="unsafe")
+        else:
+            np.copyto(view, array_of(g), casting="unsafe")
         self._pending[b] -= 1
         if self._pending[b] == 0 and b == self._next:
             self._launch()
+
+    def _queue(self, array, op) -> None:
+        if self._worker is None:
+            self._worker = threading.Thread(target=_work, args=(self._wcomm, self._todo,
+                                                                self._done),
+                                            name="retrograd-ddp-allreduce", daemon=True)
+            self._worker.start()
+        self._todo.put((array, op))
+        self._queued += 1
 
     def _launch(self) -> None:
         """Start every ready bucket from the next one on, in order; after the last, finish."""
         MPI = _mpi._MPI
         buckets = self._buckets
         while self._next < len(buckets) and self._pending[self._next] == 0:
-            flat = buckets[self._next][0]
-            self._requests.append(self._comm.Iallreduce(MPI.IN_PLACE, buf(flat), op=MPI.SUM))
+            if self._next == 0:
+                self._t["backward_comm_time_start"] = _now()
+            if self._hook is None:
+                self._queue(buf(buckets[self._next][0]), MPI.SUM)
+            else:
+                self._futures.append(self._call_hook(self._next))
             self._next += 1
         if self._next == len(buckets):
+            self._t["backward_compute_time_end"] = _now()
             if self._find_unused:
-                self._requests.append(self._comm.Iallreduce(MPI.IN_PLACE, self._used,
-                                                            op=MPI.MAX))
+                self._queue(self._used, MPI.MAX)
             self._finalize()
 
+    def _call_hook(self, b: int):
+        flat, ix = self._buckets[b]
+        bucket = GradBucket(b, from_numpy(flat), [from_numpy(self._slot[i][1]) for i in ix],
+                            [self._params[i] for i in ix], b == len(self._buckets) - 1)
+        hook, state = self._hook
+        fut = hook(state, bucket)
+        if not isinstance(fut, Future):
+            self._expect = False
+            raise RuntimeError("DDP communication hook's callback must return a "
+                               "torch.futures.Future object, but got "
+                               f"{type(fut).__module__}.{type(fut).__qualname__}")
+        return fut
+
     def _finalize(self) -> None:
-        _mpi._MPI.Request.Waitall(self._requests)
-        self._requests = []
         self._expect = False
+        error = None
+        spans = []
+        for _ in range(self._queued):
+            r = self._done.get()
+            if isinstance(r, BaseException):
+                error = error or r
+            else:
+                spans.append(r)
+        if error is not None:
+            raise RuntimeError(f"DDP allreduce failed: {error}") from error
+        for b, fut in enumerate(self._futures):
+            self._take_result(b, fut.wait())
+        t = self._t
+        t["backward_comm_time_end"] = _now()
+        self._record(t, spans)
         used = self._used if self._find_unused else None
         for i, p in enumerate(self._params):
             if used is not None and not used[i]:
@@ -219,6 +390,35 @@ class Reducer:
                 p.grad = from_numpy(view.copy())
             else:
                 np.copyto(array_of(g), view)
+
+    def _take_result(self, b: int, result) -> None:
+        """A hook's reduced buffer into bucket ``b`` (nothing to do when it is the bucket)."""
+        flat = self._buckets[b][0]
+        if not isinstance(result, Tensor):
+            raise RuntimeError("DDP communication hook's Future must hold a tensor, got "
+                               f"{type(result).__name__}")
+        r = array_of(result)
+        if r.size != flat.size:
+            raise RuntimeError(f"DDP communication hook returned {r.size} elements for a "
+                               f"bucket of {flat.size}")
+        if not np.shares_memory(r, flat):
+            np.copyto(flat, r.reshape(-1), casting="unsafe")
+
+    def _record(self, t: dict, spans: list) -> None:
+        c0, c1 = t["backward_compute_time_start"], t["backward_compute_time_end"]
+        m0, m1 = t["backward_comm_time_start"], t["backward_comm_time_end"]
+        t["backward_compute_time"] = c1 - c0
+        t["backward_comm_time"] = m1 - m0
+        t["backward_compute_comm_overlap_time"] = max(0, c1 - m0)
+        # How long the worker was actually transferring while backward still computed.
+        t["backward_comm_busy_in_compute_time"] = sum(max(0, min(e, c1) - max(s, c0))
+                                                     for s, e in spans)
+        t["backward_comm_busy_time"] = sum(e - s for s, e in spans)
+        t["num_buckets_reduced"] = len(self._buckets)
+        self.stats = t
+        for k in _SUMMED:
+            self.stats_sum[k] = self.stats_sum.get(k, 0) + t[k]
+        self.stats_count += 1
 
 
 def _reachable_leaves(outputs) -> set:

@@ -3,11 +3,13 @@
 Construction checks that every rank holds the same parameters and broadcasts rank 0's
 parameters and buffers, so all replicas start equal. Each forward (with grad enabled and sync
 on) tells the reducer to expect a backward; during it the reducer averages gradients in buckets
-whose nonblocking allreduces overlap the rest of backward (see ``distributed.reducer``). Buckets
-hold parameters in reverse registration order (about the order backward produces their
-gradients), the first limited to 1 MiB so that communication starts early, the others to
-``bucket_cap_mb`` (25 MiB by default). torch starts from one bucket and re-buckets after the
-first iteration by the order gradients arrived; here the buckets are fixed from the start.
+whose allreduces overlap the rest of backward (see ``distributed.reducer``). Bucketing is
+torch's: the first iteration reduces all gradients in one bucket (with
+``find_unused_parameters``, buckets in reverse registration order, the first limited to 1 MiB
+and the others to ``bucket_cap_mb``); the next forward re-buckets them in the order their
+gradients arrived in that first backward (the first bucket limited to 1 MiB, so that
+communication starts early, the others to ``bucket_cap_mb``, 25 MiB by default), rank 0's order
+for every rank.
 
 Written on the public API: the module wraps ``module`` (so ``state_dict`` keys carry the
 ``module.`` prefix, as in torch), and all communication goes through ``retrograd.distributed``.
@@ -16,6 +18,9 @@ Written on the public API: the module wraps ``module`` (so ``state_dict`` keys c
 from __future__ import annotations
 
 import dataclasses
+import inspect
+import sys
+import time
 import warnings
 from contextlib import contextmanager
 
@@ -31,16 +36,20 @@ _FIRST_BUCKET_BYTES = 1 * _MB
 _DEFAULT_BUCKET_CAP_MB = 25
 
 
-def bucket_assignment(sizes: list[int], dtypes: list, limits: list[int]) -> list[list[int]]:
+def bucket_assignment(sizes: list[int], dtypes: list, limits: list[int],
+                      ready_order: bool = False) -> list[list[int]]:
     """Group tensors (given by byte size and dtype, in order) into buckets as torch's
     ``_compute_bucket_assignment_by_size`` does: per dtype, a bucket closes once it reaches its
     limit (``limits[k]`` for that dtype's ``k``-th bucket, the last limit repeating); buckets
-    come out ordered by their first tensor.
+    come out ordered by their first tensor. With ``ready_order`` (the tensors in the order
+    their gradients arrived, as when torch re-buckets) they come out as they closed, then the
+    unclosed ones, in reverse order of their dtype's first tensor (the order torch's hash map
+    yields them in).
 
     >>> bucket_assignment([600, 600, 600, 100], ["f"] * 4, [1000])
     [[0, 1], [2, 3]]
     """
-    open_: dict = {}
+    open_: dict = {}   # dtype -> [indices, bytes]; a dtype keeps its place once seen
     count: dict = {}
     done: list = []
     for i, (size, dt) in enumerate(zip(sizes, dtypes)):
@@ -51,9 +60,11 @@ def bucket_assignment(sizes: list[int], dtypes: list, limits: list[int]) -> list
         if b[1] >= limits[min(k, len(limits) - 1)]:
             done.append(b[0])
             count[dt] = k + 1
-            del open_[dt]
-    done.extend(b[0] for b in open_.values() if b[0])
-    return sorted(done, key=lambda ix: ix[0])
+            open_[dt] = [[], 0]
+    rest = [b[0] for b in open_.values() if b[0]]
+    if ready_order:
+        return done + rest[::-1]
+    return sorted(done + rest, key=lambda ix: ix[0])
 
 
 def _find_tensors(obj) -> list:
@@ -140,21 +151,32 @@ class DistributedDataParallel(Module):
         self.require_forward_param_sync = True
 
         params = self._params_for_reducer()
-        cap_mb = _DEFAULT_BUCKET_CAP_MB if bucket_cap_mb is None else bucket_cap_mb
-        self.bucket_bytes_cap = int(cap_mb * _MB)
+        default_cap = bucket_cap_mb is None and not bucket_cap_mb_list
         if bucket_cap_mb_list:
-            limits = [int(c * _MB) for c in bucket_cap_mb_list]
-        elif bucket_cap_mb is None:
-            limits = [_FIRST_BUCKET_BYTES, self.bucket_bytes_cap]
+            cap_mb = max(bucket_cap_mb_list)
         else:
-            limits = [self.bucket_bytes_cap]
-        order = list(range(len(params)))[::-1]   # reverse registration order
-        buckets = bucket_assignment([params[i].numel() * params[i].element_size()
-                                     for i in order],
-                                    [params[i].dtype for i in order], limits)
-        self.reducer = dist.Reducer(params, [[order[j] for j in ix] for ix in buckets],
-                                    self.process_group, find_unused_parameters,
-                                    gradient_as_bucket_view)
+            cap_mb = _DEFAULT_BUCKET_CAP_MB if bucket_cap_mb is None else bucket_cap_mb
+        self.bucket_bytes_cap = int(cap_mb * _MB)
+        first_cap = _FIRST_BUCKET_BYTES if default_cap else self.bucket_bytes_cap
+        # torch's limits: the first iteration in one bucket unless unused parameters are
+        # looked for (the order of gradients is unknown yet), then re-bucketed in the order
+        # they arrived.
+        if bucket_cap_mb_list:
+            limits = self._rebuild_limits = [int(c * _MB) for c in bucket_cap_mb_list]
+        else:
+            self._rebuild_limits = [first_cap, self.bucket_bytes_cap]
+            if static_graph or not find_unused_parameters:
+                limits = [sys.maxsize]
+            else:
+                limits = [first_cap, self.bucket_bytes_cap]
+        self._params = params
+        buckets = bucket_assignment([p.numel() * p.element_size() for p in params],
+                                    [p.dtype for p in params], limits)[::-1]
+        self._bucket_sizes = [self._bytes(ix) for ix in buckets]
+        self._rebuilt: list | None = None
+        self.reducer = dist.Reducer(params, buckets, self.process_group, find_unused_parameters,
+                                    gradient_as_bucket_view,
+                                    record_ready_order=static_graph or not find_unused_parameters)
         if init_sync:
             # Every parameter (frozen ones too) and buffer starts as rank 0's, as in torch.
             states = [p for n, p in module.named_parameters() if n not in ignore]
@@ -194,7 +216,30 @@ class DistributedDataParallel(Module):
                     off += n
 
     # -- training ------------------------------------------------------------------------------
+    def _bytes(self, ix) -> int:
+        return sum(self._params[i].numel() * self._params[i].element_size() for i in ix)
+
+    def _rebuild_buckets(self) -> bool:
+        """After the first synchronised backward, re-bucket in the order its gradients arrived
+        (torch's ``_rebuild_buckets``, once); returns whether it did."""
+        order = self.reducer.ready_order
+        if order is None or self._rebuilt is not None:
+            return False
+        self.reducer.ensure_prior_reduction_finished()
+        if len(order) != len(self._params):
+            return False   # no synchronised backward yet
+        ps = [self._params[i] for i in order]
+        buckets = bucket_assignment([p.numel() * p.element_size() for p in ps],
+                                    [p.dtype for p in ps], self._rebuild_limits,
+                                    ready_order=True)
+        self.reducer.rebuild([[order[j] for j in ix] for ix in buckets])
+        self._rebuilt = self.reducer.bucket_indices
+        return True
+
     def forward(self, *inputs, **kwargs):
+        self._forward_start = time.perf_counter_ns()
+        if torch.is_grad_enabled():
+            self._rebuild_buckets()
         if self.require_forward_param_sync and self.forward_sync_buffers:
             bufs = self._buffers_to_sync()
             if bufs:
@@ -222,6 +267,57 @@ class DistributedDataParallel(Module):
             yield
         finally:
             self.require_backward_grad_sync = old
+
+    def register_comm_hook(self, state: object, hook) -> None:
+        """Reduce each bucket with ``hook(state, bucket)`` instead of averaging it: the hook
+        gets a ``dist.GradBucket`` (gradients not divided by the world size) and returns a
+        ``retrograd.futures.Future`` of the reduced flat tensor, which becomes the gradients.
+        ``distributed.algorithms.ddp_comm_hooks.default_hooks`` has torch's ``allreduce_hook``,
+        ``fp16_compress_hook`` and ``bf16_compress_hook``. Register it once, before training.
+
+        >>> from retrograd.distributed.algorithms.ddp_comm_hooks import default_hooks
+        >>> ddp.register_comm_hook(None, default_hooks.fp16_compress_hook)  # doctest: +SKIP
+        """
+        if not callable(hook):
+            raise TypeError("Communication hook must be callable.")
+        sig = inspect.signature(hook)
+        bucket = sig.parameters.get("bucket")
+        if bucket is not None and bucket.annotation not in (inspect.Parameter.empty,
+                                                            dist.GradBucket):
+            raise ValueError("Communication hook: bucket annotation should be dist.GradBucket.")
+        if sig.return_annotation not in (inspect.Signature.empty,
+                                         torch.futures.Future[torch.Tensor]):
+            raise ValueError("Communication hook: return annotation should be "
+                             "torch.futures.Future[torch.Tensor].")
+        self.reducer.register_comm_hook(state, hook)
+
+    def _get_ddp_logging_data(self) -> dict:
+        """torch's DDP logging data (a subset): the configuration, the buckets, and the
+        average timings of the synchronised backward passes so far, in ns (torch samples
+        some iterations; here every one counts)."""
+        r = self.reducer
+        data = {"world_size": dist.get_world_size(self.process_group),
+                "rank": dist.get_rank(self.process_group),
+                "module_name": type(self.module).__name__, "backend_name": "mpi",
+                "bucket_cap_bytes": self.bucket_bytes_cap,
+                "find_unused_parameters": int(self.find_unused_parameters),
+                "gradient_as_bucket_view": int(self.gradient_as_bucket_view),
+                "static_graph": int(self.static_graph),
+                "broadcast_buffers": int(self.forward_sync_buffers),
+                "num_parameter_tensors": len(self._params),
+                "total_parameter_size_bytes": self._bytes(range(len(self._params))),
+                "dtypes": ", ".join(sorted({str(p.dtype).split(".")[-1]
+                                            for p in self._params})),
+                "bucket_sizes": ", ".join(map(str, self._bucket_sizes)),
+                "has_rebuilt_buckets": int(self._rebuilt is not None)}
+        if self._rebuilt is not None:
+            data["rebuilt_bucket_sizes"] = ", ".join(str(self._bytes(ix)) for ix in self._rebuilt)
+            data["rebuilt_per_bucket_param_indices"] = ", ".join(
+                " ".join(map(str, ix)) for ix in self._rebuilt)
+        if r.stats_count:
+            data.update(r.stats)
+            data.update({"avg_" + k: v // r.stats_count for k, v in r.stats_sum.items()})
+        return data
 
     def train(self, mode: bool = True):
         super().train(mode)
