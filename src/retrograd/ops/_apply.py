@@ -19,7 +19,7 @@ import sys
 
 import numpy as np
 
-from .._dtypes import F32, FLOAT_CHARS, NATIVE_FLOAT_CHARS, REDUCED, REDUCED_CHARS
+from .._dtypes import FLOAT_CHARS, NATIVE_FLOAT_CHARS, REDUCED, REDUCED_CHARS
 from .._tensor import Tensor, edge, make
 from ..autograd import saved as _saved
 from ..autograd.grad_mode import state
@@ -38,6 +38,7 @@ from ._core import (
     default_float,
     op_name_of,
     reduced_binary,
+    reduced_unary,
     scalar_array,
     scalar_value,
     tensor_arg,
@@ -434,9 +435,7 @@ def apply_unary(P, x: Tensor, a=None, **attrs) -> Tensor:
             out = P.forward(a)
         elif a.dtype in REDUCED:
             # float16/bfloat16: computed in float32 and rounded once, as PyTorch's kernels do.
-            out = P.forward(a.astype(F32))
-            if out.dtype == F32:
-                out = out.astype(a.dtype)
+            out = reduced_unary(P, a)
         else:
             out = P.forward(a.astype(default_float()))
     else:

@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import _dtypes
 from .._dtypes import F32, FLOAT_CHARS, FROM_NP, REDUCED, binary_result, to_reduced
+from .._sleef import lookup
 from .._tensor import Tensor, edge, make
 
 ndarray = np.ndarray
@@ -110,6 +111,19 @@ def reduced_binary(P, fwd, a: Tensor, b):
     if out.__class__ is not ndarray:
         out = asarray(out)
     return ad, bd, (out.astype(rd) if out.dtype == F32 else out)
+
+
+def reduced_unary(P, a: np.ndarray) -> np.ndarray:
+    """A unary pointwise op on a float16/bfloat16 array: computed in float32 and rounded once,
+    as PyTorch's kernels do. An op whose kernel takes a SLEEF function there declares the
+    float32 reproduction as ``P.reduced`` (see ``_sleef``), applied through a lookup table."""
+    f = getattr(P, "reduced", None)
+    if f is not None:
+        return lookup(f, a)
+    out = P.forward(a.astype(F32))
+    if out.__class__ is not ndarray:
+        out = asarray(out)
+    return out.astype(a.dtype) if out.dtype == F32 else out
 
 
 def scalar_array(value, dtype) -> np.ndarray:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _sleef
 from .._dtypes import F32, FLOAT_CHARS, REDUCED, finfo, to_reduced
 from .._tensor import Tensor
 from ..autograd.graph import Node
@@ -90,6 +91,7 @@ def _sign(a):
 
 class ExpBackward0(Node):
     forward = np.exp
+    reduced = staticmethod(_sleef.expf)  # float16/bfloat16: SLEEF's float32, as torch
     saves = "result"
 
     def backward(self, xp, g):
@@ -98,6 +100,7 @@ class ExpBackward0(Node):
 
 class LogBackward0(Node):
     forward = np.log
+    reduced = staticmethod(_sleef.logf)  # float16/bfloat16: SLEEF's float32, as torch
     saves = "input"
 
     def backward(self, xp, g):
@@ -107,6 +110,7 @@ class LogBackward0(Node):
 
 class SinBackward0(Node):
     forward = np.sin
+    reduced = staticmethod(_sleef.sinf)  # float16/bfloat16: SLEEF's float32, as torch
     saves = "input"
 
     def backward(self, xp, g):
@@ -158,6 +162,7 @@ def tanh_backward(g: Tensor, y: Tensor) -> Tensor:
 
 class SigmoidBackward0(Node):
     forward = staticmethod(_sigmoid)
+    reduced = staticmethod(_sleef.sigmoidf)  # float16/bfloat16: SLEEF's float32, as torch
     saves = "result"
 
     def backward(self, xp, g):

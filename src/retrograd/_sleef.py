@@ -1,0 +1,357 @@
+"""Single-precision math exactly as PyTorch's CPU kernels compute it for float16 and bfloat16.
+
+PyTorch computes a pointwise op on a float16 or bfloat16 tensor in float32 and rounds once. Its
+vectorised kernels (``Vectorized<BFloat16>``/``Vectorized<Half>``) take ``exp``, ``log``, ``sin``
+... from SLEEF (``Sleef_expf8_u10`` and friends, the AVX2 build, which contracts the polynomial
+steps into fused multiply-adds), while NumPy's float32 functions are other approximations. The
+two differ by one unit in the last place of float32 now and then, and when that unit decides how
+the value rounds to 8 or 11 bits the reduced-precision results differ. This module evaluates
+SLEEF's algorithms (``expf``, ``logf_u1``, ``sinf_u1``) with the same float32 operations in the
+same order (fused multiply-adds emulated exactly, ``_rng_math.fma32``), so the rounded results
+agree bit for bit.
+
+A 16-bit dtype has only 65,536 values, so an op is evaluated once per dtype on every bit pattern
+and kept as a lookup table (128 KiB); a call is then one indexing, faster than computing
+(``lookup``). float32 and float64 tensors keep NumPy's functions.
+
+>>> import numpy as np
+>>> float(expf(np.float32(6.84375)))  # NumPy's float32 exp says 938.0
+938.0000610351562
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._rng_math import fma32
+
+_f32 = np.float32
+_i32 = np.int32
+
+
+def _fma(a, b, c):
+    return fma32(a, b, c)
+
+
+def _fms(a, b, c):  # a * b - c, one rounding
+    return fma32(a, b, -np.asarray(c, _f32))
+
+
+def _fnma(a, b, c):  # -(a * b) + c, one rounding
+    return fma32(-np.asarray(a, _f32), b, c)
+
+
+def _rint_i(x):
+    """``_mm256_cvtps_epi32``: round half to even; NaN and out of range give INT_MIN."""
+    r = np.rint(x)
+    ok = np.abs(r) < 2.0 ** 31
+    return np.where(ok, r, -2.0 ** 31).astype(_i32)
+
+
+def _pow2i(q):
+    return ((q + _i32(0x7F)) << 23).astype(_i32).view(_f32)
+
+
+# -- double-float arithmetic (SLEEF's df.h, FMA variants) --------------------------------------
+
+def _add2_ff(x, y):
+    s = x + y
+    v = s - x
+    return s, (x - (s - v)) + (y - v)
+
+
+def _add_ff(x, y):  # |x| >= |y|
+    s = x + y
+    return s, (x - s) + y
+
+
+def _add_f2f(x, y):
+    s = x[0] + y
+    return s, ((x[0] - s) + y) + x[1]
+
+
+def _add_ff2(x, y):
+    s = x + y[0]
+    return s, ((x - s) + y[0]) + y[1]
+
+
+def _add_f2f2(x, y):
+    s = x[0] + y[0]
+    return s, (((x[0] - s) + y[0]) + x[1]) + y[1]
+
+
+def _add2_f2f2(x, y):
+    s = x[0] + y[0]
+    v = s - x[0]
+    t = (x[0] - (s - v)) + (y[0] - v)
+    return s, t + (x[1] + y[1])
+
+
+def _normalize(t):
+    s = t[0] + t[1]
+    return s, (t[0] - s) + t[1]
+
+
+def _mul_ff(x, y):
+    s = x * y
+    return s, _fms(x, y, s)
+
+
+def _mul_f2f(x, y):
+    s = x[0] * y
+    return s, _fma(x[1], y, _fms(x[0], y, s))
+
+
+def _mul_f2f2(x, y):
+    s = x[0] * y[0]
+    return s, _fma(x[0], y[1], _fma(x[1], y[0], _fms(x[0], y[0], s)))
+
+
+def _mul_f2f2_f(x, y):
+    return _fma(x[0], y[0], _fma(x[1], y[0], x[0] * y[1]))
+
+
+def _squ(x):
+    s = x[0] * x[0]
+    return s, _fma(x[0] + x[0], x[1], _fms(x[0], x[0], s))
+
+
+def _div(n, d):
+    t = _f32(1) / d[0]
+    s = n[0] * t
+    u = _fms(t, n[0], s)
+    v = _fnma(d[1], t, _fnma(d[0], t, _f32(1)))
+    return s, _fma(s, v, _fma(n[1], t, u))
+
+
+# -- the functions ----------------------------------------------------------------------------
+
+_R_LN2 = _f32(1.442695040888963407359924681001892137426645954152985934135449406931)
+_L2U = _f32(0.693145751953125)
+_L2L = _f32(1.428606765330187045e-06)
+_EXP_P = tuple(_f32(v) for v in (
+    0.000198527617612853646278381, 0.00139304355252534151077271, 0.00833336077630519866943359,
+    0.0416664853692054748535156, 0.166666671633720397949219, 0.5,
+))
+
+
+def expf(d) -> np.ndarray:
+    """SLEEF's ``expf`` (``Sleef_expf8_u10``) of float32 values.
+
+    >>> float(expf(np.float32(1.0)))
+    2.7182817459106445
+    """
+    d = np.asarray(d, _f32)
+    with np.errstate(all="ignore"):
+        q = _rint_i(d * _R_LN2)
+        qf = q.astype(_f32)
+        s = _fma(qf, -_L2U, d)
+        s = _fma(qf, -_L2L, s)
+        u = np.full_like(s, _EXP_P[0])
+        for c in _EXP_P[1:]:
+            u = _fma(u, s, c)
+        u = _f32(1) + _fma(s * s, u, s)
+        h = q >> 1
+        u = (u * _pow2i(h)) * _pow2i(q - h)
+        u = np.where(d < -104, _f32(0), u)
+        return np.where(d > 100, _f32(np.inf), u)
+
+
+_LOG2_DF = (_f32(0.69314718246459960938), _f32(-1.904654323148236017e-09))
+_LOG_P = (_f32(0.3027294874), _f32(0.3996108174), _f32(0.6666694880))
+
+
+def logf(d) -> np.ndarray:
+    """SLEEF's ``logf_u1`` (``Sleef_logf8_u10``) of float32 values.
+
+    >>> float(logf(np.float32(0.0025424957275390625)))  # NumPy's float32 log is 1 ulp below
+    -5.974608898162842
+    """
+    d = np.asarray(d, _f32)
+    with np.errstate(all="ignore"):
+        o = d < _f32(2.0 ** -126)
+        d = np.where(o, d * _f32(2.0 ** 64), d)
+        e = ((d * _f32(1.0 / 0.75)).view(_i32) >> 23 & 0xFF) - 0x7F
+        m = (d.view(_i32) + ((-e) << 23)).astype(_i32).view(_f32)
+        e = np.where(o, e - 64, e)
+        s = _mul_f2f(_LOG2_DF, e.astype(_f32))
+        x = _div(_add2_ff(_f32(-1), m), _add2_ff(_f32(1), m))
+        x2 = x[0] * x[0]
+        t = _fma(_LOG_P[0], x2, _LOG_P[1])
+        t = _fma(t, x2, _LOG_P[2])
+        s = _add_f2f2(s, (x[0] * _f32(2), x[1] * _f32(2)))
+        s = _add_f2f(s, (x2 * x[0]) * t)
+        r = s[0] + s[1]
+        r = np.where(np.isposinf(d), _f32(np.inf), r)
+        r = np.where((d < 0) | np.isnan(d), _f32(np.nan), r)
+        return np.where(d == 0, _f32(-np.inf), r)
+
+
+_M_1_PI = _f32(0.318309886183790671537767526745028724)
+_PI_A2 = _f32(3.1414794921875)
+_PI_B2 = _f32(0.00011315941810607910156)
+_PI_C2 = _f32(1.9841872589410058936e-09)
+_SIN_P = (_f32(2.6083159809786593541503e-06), _f32(-0.0001981069071916863322258),
+          _f32(0.00833307858556509017944336))
+_SIN_C = _f32(-0.166666597127914428710938)
+_HALF_PI = (_f32(3.1415927410125732422 * -0.5), _f32(-8.7422776573475857731e-08 * -0.5))
+
+
+def _pi_bits(bits: int) -> int:
+    """floor(pi * 2**bits), by Machin's formula in integers."""
+    one = 1 << (bits + 16)
+
+    def atan_inv(n):
+        total, term, k, sign = 0, one // n, 1, 1
+        while term:
+            total += sign * (term // k)
+            term //= n * n
+            k += 2
+            sign = -sign
+        return total
+
+    return (16 * atan_inv(5) - 4 * atan_inv(239)) >> 16
+
+
+def _float_part(num: int, shift: int) -> np.float32:
+    """``num / 2**shift`` rounded to double, then to float, its two last bits cleared."""
+    v = np.float32(num / (1 << shift) if shift >= 0 else num * (1 << -shift))
+    return (v.view(_i32) & _i32(-4)).view(_f32)
+
+
+def _rempi_table() -> np.ndarray:
+    """SLEEF's ``Sleef_rempitabsp``: for each exponent, ``frac(2**ex / (2 pi)) / 2**ex`` (times
+    2**64 above 2**90) split into four floats, recomputed here from pi in integers."""
+    bits = 1400
+    rpi = (1 << (2 * bits - 1)) // _pi_bits(bits)  # floor(0.5/pi * 2**bits)
+    rows = []
+    for i in range(25, 128):
+        ex = i - 23
+        scale = 64 if i > 90 else 0
+        # frac(2**ex * rpi / 2**bits) / 2**ex * 2**scale, as num / 2**den
+        num = (rpi << ex) & ((1 << bits) - 1)
+        den = bits + ex - scale
+        row = []
+        for _ in range(3):
+            part = _float_part(num, den)
+            row.append(part)
+            m, e = float(part).as_integer_ratio()  # e: a power of two
+            num -= (m << den) // e
+        row.append(np.float32(num / (1 << den)))
+        rows.append(row)
+    rows.append([np.float32(0)] * 4)  # infinities and NaNs index here (their results are NaN)
+    return np.array(rows, _f32)
+
+
+_RTAB: list = []
+
+
+def _rempisub(x):
+    y = np.rint(x * _f32(4))
+    i = np.trunc(y - np.rint(x) * _f32(4))
+    return x - y * _f32(0.25), np.where(np.isfinite(i), i, -2.0 ** 31).astype(_i32)
+
+
+_TWO_PI = (_f32(3.1415927410125732422 * 2), _f32(-8.7422776573475857731e-08 * 2))
+
+
+def _rempi(a: np.ndarray) -> tuple:
+    """SLEEF's large-argument reduction (``rempif``): ``a`` in turns as ``i`` quarter turns
+    plus a double-float rest, then scaled by 2 pi (Payne and Hanek's method, with SLEEF's
+    table and operations)."""
+    if not _RTAB:
+        _RTAB.append(_rempi_table())
+    tab = _RTAB[0]
+    ex = ((a.view(_i32) >> 23) & 0xFF) - 0x7F - 25
+    q = np.where(ex > 90 - 25, -64, 0).astype(_i32)
+    a = (a.view(_i32) + (q << 23)).astype(_i32).view(_f32)
+    row = tab[np.clip(ex, 0, len(tab) - 1)]
+    x = _mul_ff(a, row[:, 0])
+    d, q = _rempisub(x[0])
+    x = _normalize((d, x[1]))
+    x = _add2_f2f2(x, _mul_ff(a, row[:, 1]))
+    d, i = _rempisub(x[0])
+    q = q + i
+    x = _normalize((d, x[1]))
+    x = _add2_f2f2(x, _mul_f2f((row[:, 2], row[:, 3]), a))
+    x = _mul_f2f2(_normalize(x), _TWO_PI)
+    small = np.abs(a) < _f32(0.7)
+    return (np.where(small, a, x[0]), np.where(small, _f32(0), x[1])), q
+
+
+_PI_ABCD = (_f32(3.140625), _f32(0.0009670257568359375), _f32(6.2771141529083251953e-07),
+             _f32(1.2154201256553420762e-10))
+
+
+def sinf(d) -> np.ndarray:
+    """SLEEF's ``sinf`` (``Sleef_sinf8_u35``) of float32 values: a three-part Cody-Waite
+    reduction below 125, four parts below 39000, ``rempif`` above.
+
+    >>> float(sinf(np.float32(300.0)))  # the correctly rounded float32 is -0.99975586
+    -0.9997557997703552
+    """
+    r = np.asarray(d, _f32)
+    with np.errstate(all="ignore"):
+        q = _rint_i(r * _M_1_PI)
+        u = q.astype(_f32)
+        d = _fma(u, -_PI_A2, r)
+        d = _fma(u, -_PI_B2, d)
+        d = _fma(u, -_PI_C2, d)
+        a = np.abs(r)
+        mid = ~(a < _f32(125.0))
+        if mid.any():
+            v = _fma(u, -_PI_ABCD[0], r)
+            for c in _PI_ABCD[1:]:
+                v = _fma(u, -c, v)
+            d = np.where(mid, v, d)
+            big = ~(a < _f32(39000.0))
+            if big.any():
+                rb = r[big]
+                (rh, rl), i = _rempi(rb)
+                q2 = ((i & 3) * 2 + np.where(rh > 0, 2, 1)) >> 2
+                sign = np.where(np.signbit(rh), _f32(-1), _f32(1))
+                x = _add2_f2f2((rh, rl), (_HALF_PI[0] * sign, _HALF_PI[1] * sign))
+                odd = (i & 1) == 1
+                db = np.where(odd, x[0], rh) + np.where(odd, x[1], rl)
+                q = q.copy()
+                q[big] = q2
+                d[big] = np.where(np.isfinite(rb), db, _f32(np.nan))
+        s = d * d
+        d = np.where((q & 1) == 1, -d, d)
+        u = _fma(_SIN_P[0], s, _SIN_P[1])
+        u = _fma(u, s, _SIN_P[2])
+        u = _fma(u, s, _SIN_C)
+        u = s * (u * d) + d
+        return np.where((r == 0) & np.signbit(r), r, u)
+
+
+def sigmoidf(d) -> np.ndarray:
+    """PyTorch's reduced-precision sigmoid, ``1 / (1 + exp(-x))`` in float32 with SLEEF's exp.
+
+    >>> float(sigmoidf(np.float32(-90.0)))  # exp(90) overflows float32
+    0.0
+    """
+    d = np.asarray(d, _f32)
+    with np.errstate(all="ignore"):
+        return _f32(1) / (_f32(1) + expf(-d))
+
+
+# -- lookup tables ----------------------------------------------------------------------------
+
+_TABLES: dict = {}
+
+
+def lookup(fn, a: np.ndarray) -> np.ndarray:
+    """``fn`` (float32 to float32) applied to a float16 or bfloat16 array and rounded once to
+    its dtype, through a table of ``fn`` at all 65,536 values of the dtype, built on first use.
+
+    >>> lookup(expf, np.array([6.84375], np.float16))
+    array([938.], dtype=float16)
+    """
+    key = (fn, a.dtype)
+    table = _TABLES.get(key)
+    if table is None:
+        every = np.arange(65536, dtype=np.uint16).view(a.dtype)
+        with np.errstate(over="ignore"):  # beyond float16's range: inf, as torch rounds
+            table = _TABLES[key] = np.asarray(fn(every.astype(_f32)), _f32).astype(a.dtype)
+    return table[a.view(np.uint16)]
