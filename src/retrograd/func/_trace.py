@@ -29,16 +29,22 @@ from .._tensor import Tensor
 from ..ops import _apply
 from . import _transforms
 
-__all__ = ["Tape", "same_program", "same_ref"]
+__all__ = ["Escape", "Tape", "same_program", "same_ref"]
 
 ndarray = np.ndarray
 
 # Tensor methods through which Python reads a value: on a traced value, the rest of the
 # program may depend on that sample's data.
 _ESCAPES = ("item", "tolist", "numpy", "__bool__", "__float__", "__int__", "__index__",
-            "__array__", "__complex__")
+            "__array__", "__complex__", "backward")
 _ORIGINAL: dict = {}
 ACTIVE: list = []  # the tapes being traced, innermost last (nested vmap)
+
+
+class Escape(BaseException):
+    """Raised inside the traced function where Python reads a traced value: the trace ends
+    there (``vmap`` catches it and loops). A BaseException, so that the function's own
+    ``except Exception`` does not swallow it."""
 
 
 def _escape_method(name):
@@ -48,6 +54,10 @@ def _escape_method(name):
         for tape in ACTIVE:
             if not tape.in_grad and tape.knows(self):
                 tape.bad = tape.bad or f"Python read a traced value (Tensor.{name})"
+                if tape is ACTIVE[-1]:
+                    # Stop here: the loop reruns the function, so the rest of this run (a
+                    # backward() that accumulates into .grad, say) must not happen twice.
+                    raise Escape(tape.bad)
         return orig(self, *args, **kwargs)
 
     method.__name__ = name
@@ -205,7 +215,9 @@ def _same_external(a, b) -> bool:
     # a constant. A new one each time may have been computed from the sample (a comparison's
     # mask, even one equal in both samples), so only identity counts.
     if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
-        return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+        return len(a) == len(b) and all(_same_external(x, y) for x, y in zip(a, b))
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        return a._data is b._data  # w.detach() in the function: a new tensor, the same array
     return a is b
 
 

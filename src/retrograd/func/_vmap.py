@@ -22,7 +22,7 @@ from ..ops.join import cat, stack
 from ..ops.shape import expand, movedim
 from ._batching import NoRule, lookup, replay
 from ._pytree import flatten, unflatten
-from ._trace import Tape, same_program, same_ref
+from ._trace import Escape, Tape, same_program, same_ref
 
 # How the last vmap call ran: "rules" or "loop", and why it looped (the tests read it).
 LAST = {"path": None, "reason": None}
@@ -171,6 +171,8 @@ def _trace(func, flat, spec, dims, b, kwargs):
     tape.start()
     try:
         out = func(*unflatten(sample, spec), **kwargs)
+    except Escape:
+        return tape, None, None  # tape.bad says why
     finally:
         tape.stop()
     flat_out, out_spec = flatten(out)
