@@ -108,7 +108,6 @@ def freed_msg(node) -> str:
 HOOKS_ON = False
 PACK_NODE = None
 UNPACK = None
-SAVED_ATTR = None  # saved_attrs.saved_attr: ``grad_fn._saved_<name>`` under PyTorch's names
 
 
 def make_tensor(arr, grad_fn=None, nr=0):
@@ -120,14 +119,11 @@ def make_tensor(arr, grad_fn=None, nr=0):
 class SavedTensors:
     """The saved-tensor half of ``Node``."""
 
+    # NOTE: no ``__getattr__`` here (nor on Tensor): a class that has one makes CPython read
+    # every attribute of its instances on the slow path, and the engine reads node attributes
+    # all the time. ``grad_fn._saved_<name>`` are properties (autograd/saved_attrs.py).
     __slots__ = ()
     _packed = False  # saved under saved-tensor hooks: entries unpack through the hook
-
-    def __getattr__(self, name: str):
-        # Only reached for attributes a node lacks: ``_saved_self`` and the like.
-        if name.startswith("_saved_") and SAVED_ATTR is not None:
-            return SAVED_ATTR(self, name)
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     # -- saved tensors -------------------------------------------------------------------------
     def save(self, *tensors) -> None:

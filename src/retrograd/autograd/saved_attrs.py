@@ -184,7 +184,7 @@ def _generic(node) -> dict:
 
 
 def saved_attr(node, attr: str):
-    """``node._saved_<name>`` (``SavedTensors.__getattr__`` sends misses of that form here)."""
+    """``node._saved_<name>`` (the properties ``_install`` puts on nodes read through here)."""
     name = attr[len("_saved_"):]
     names = NAMES.get(node.name())
     spec = names.get(name) if names is not None else None
@@ -213,4 +213,15 @@ def saved_attr(node, attr: str):
     return spec(node)
 
 
-_saved.SAVED_ATTR = saved_attr
+def _install() -> None:
+    """A read-only property on every node per PyTorch name above (``_saved_self``, ...); an op
+    without that name raises AttributeError from ``saved_attr``, as a plain miss would."""
+    names = {"self", "other", "result"}  # the generic ones (``_generic``)
+    for spec in NAMES.values():
+        names.update(spec)
+    for name in names:
+        attr = "_saved_" + name
+        setattr(_saved.SavedTensors, attr, property(lambda node, a=attr: saved_attr(node, a)))
+
+
+_install()
