@@ -21,13 +21,9 @@ ENABLED = os.environ.get("RETROGRAD_PROVENANCE", "1") != "0"
 
 _getframe = sys._getframe
 _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-_IN_LIB: dict = {}  # code object -> whether it is retrograd's own
-
-
-def _lib(code) -> bool:
-    r = code.co_filename.startswith(_PKG)
-    _IN_LIB[code] = r
-    return r
+# Keyed by file name, not by code object: a str caches its hash, while hashing a code object
+# hashes its constants again every time (several microseconds for a script's module code).
+_IN_LIB: dict = {}  # file name -> whether it is retrograd's own
 
 
 def site(depth: int = 2):
@@ -36,9 +32,9 @@ def site(depth: int = 2):
     return site_from(_getframe(depth))
 
 
-# Code objects known to be the user's: the hot paths (ops/_apply.py) take the frame two up, and
-# when its code is in this set (the common case: an op called from user code) record it without
-# a call; otherwise ``site_from`` walks up and remembers what it found.
+# Files known to be the user's: the hot paths (ops/_apply.py) take the frame two up, and when
+# its file is in this set (the common case: an op called from user code) record it without a
+# call; otherwise ``site_from`` walks up and remembers what it found.
 USER: set = set()
 
 
@@ -47,11 +43,12 @@ def site_from(f):
     get = _IN_LIB.get
     while f is not None:
         code = f.f_code
-        lib = get(code)
+        name = code.co_filename
+        lib = get(name)
         if lib is None:
-            lib = _lib(code)
+            lib = _IN_LIB[name] = name.startswith(_PKG)
         if not lib:
-            USER.add(code)
+            USER.add(name)
             return (code, f.f_lasti)
         f = f.f_back
     return None

@@ -178,7 +178,7 @@ def apply(P, out, *inputs, save=None, save_out: bool = False, **attrs) -> Tensor
         if PROVENANCE:
             f = _getframe(2)  # provenance.site, inlined: the op's caller
             c = f.f_code
-            node._site = (c, f.f_lasti) if c in _USER else _site_from(f)
+            node._site = (c, f.f_lasti) if c.co_filename in _USER else _site_from(f)
         wire(node, inputs)
         if attrs:
             node.__dict__.update(attrs)
@@ -210,7 +210,7 @@ def apply_multi(P, outs, inputs, *, differentiable=None, save=None, **attrs) -> 
     if PROVENANCE:
         f = _getframe(2)  # provenance.site, inlined: the op's caller
         c = f.f_code
-        node._site = (c, f.f_lasti) if c in _USER else _site_from(f)
+        node._site = (c, f.f_lasti) if c.co_filename in _USER else _site_from(f)
     wire(node, inputs)
     if attrs:
         node.__dict__.update(attrs)
@@ -256,7 +256,7 @@ def apply_view(P, out, x: Tensor, step: tuple, **attrs) -> Tensor:
             if PROVENANCE:
                 f = _getframe(2)  # provenance.site, inlined: the op's caller
                 c = f.f_code
-                node._site = (c, f.f_lasti) if c in _USER else _site_from(f)
+                node._site = (c, f.f_lasti) if c.co_filename in _USER else _site_from(f)
             fn = x._grad_fn
             node.next_functions = ((fn, x._nr) if fn is not None and x._view is None
                                    else edge(x),)
@@ -367,7 +367,7 @@ def apply_binary(P, fwd, a: Tensor, b, **attrs) -> Tensor:
             if PROVENANCE:
                 f = _getframe(2)  # provenance.site, inlined: the op's caller
                 c = f.f_code
-                node._site = (c, f.f_lasti) if c in _USER else _site_from(f)
+                node._site = (c, f.f_lasti) if c.co_filename in _USER else _site_from(f)
             node.next_functions = (ea, eb)
             d = a._data
             if b_tensor:
@@ -450,7 +450,7 @@ def apply_unary(P, x: Tensor, a=None, **attrs) -> Tensor:
             if PROVENANCE:
                 f = _getframe(2)  # provenance.site, inlined: the op's caller
                 c = f.f_code
-                node._site = (c, f.f_lasti) if c in _USER else _site_from(f)
+                node._site = (c, f.f_lasti) if c.co_filename in _USER else _site_from(f)
             node.next_functions = (e,)
             d = x._data
             node._meta = ((d.shape, d.dtype),)
