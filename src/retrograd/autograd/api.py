@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import ops as _ops
 from .._dtypes import FLOAT_CHARS
 from .._tensor import Tensor, make
 from ..ops import fused as _fused
@@ -132,14 +133,18 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     grads = (None,) * len(outputs) if grad_outputs is None else _as_tuple(grad_outputs)
     if retain_graph is None:
         retain_graph = create_graph
-    seeds = _seed_grads(outputs, grads)
-    result = run_backward(outputs, seeds, retain_graph, create_graph, inputs,
-                          accumulate=False)
+    if is_grads_batched:
+        result = _batched(outputs, inputs, grads, retain_graph, create_graph)
+    else:
+        seeds = _seed_grads(outputs, grads)
+        result = run_backward(outputs, seeds, retain_graph, create_graph, inputs,
+                              accumulate=False)
     out = []
     for i, (t, g) in enumerate(zip(inputs, result)):
         if g is None:
             if materialize_grads:
-                g = make(np.zeros_like(t._data))
+                # Not batched, even with is_grads_batched (as PyTorch's).
+                g = make(np.zeros_like(t._data)).requires_grad_(create_graph)
             elif not allow_unused:
                 raise RuntimeError(
                     f"The differentiated Tensor at index {i} appears to not have been used in "
@@ -150,3 +155,62 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 
 _fused.GRAD = grad  # ops/fused.py runs a composite's backward through the engine (see there)
+
+
+def _batched(outputs, inputs, grads, retain_graph: bool, create_graph: bool) -> list:
+    """``is_grads_batched=True``: dim 0 of every grad_output is a batch of cotangents, and each
+    result stacks one VJP per batch entry. PyTorch vmaps its engine over that dim; this runs
+    one pass per entry (the graph retained until the last), with PyTorch's checks and errors.
+    """
+    seeds = []
+    for i, (out, g) in enumerate(zip(outputs, grads)):
+        if isinstance(g, Tensor):
+            first = g[0]  # PyTorch's IndexError for a 0-d or empty grad_output
+            if first.shape != out.shape:
+                # (PyTorch drops one more leading dim of grad_output when it prints the shape.)
+                raise RuntimeError(
+                    "If `is_grads_batched=True`, we interpret the first dimension of each "
+                    "grad_output as the batch dimension. The sizes of the remaining dimensions "
+                    "are expected to match the shape of corresponding output, but a mismatch "
+                    f"was detected: grad_output[{i}] has a shape of "
+                    f"{_size_str(first.shape[1:])} and output[{i}] has a shape of "
+                    f"{_size_str(out.shape)}. If you only want some tensors in `grad_output` "
+                    "to be considered batched, consider using vmap."
+                )
+        elif g is None:
+            if out.requires_grad:  # the implicit ones, then batched over their dim 0 as well
+                g = _seed_grads((out,), (None,))[0]
+        else:
+            raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
+        seeds.append(g)
+    sizes = []
+    for g in seeds:
+        if g is not None:
+            if g.dim() == 0:
+                raise ValueError(
+                    "vmap(vjp, in_dims=0, ...)(<inputs>): Got in_dim=0 for some input, but that "
+                    "input is a Tensor of dimensionality 0 so expected in_dim to satisfy "
+                    "0 <= in_dim < 0."
+                )
+            sizes.append(g.shape[0])
+    if len(set(sizes)) > 1:
+        raise ValueError(
+            "vmap: Expected all tensors to have the same size in the mapped dimension, got "
+            f"sizes {sizes} for the mapped dimension"
+        )
+    n = sizes[0] if sizes else 0
+    per_entry = []
+    for b in range(n):
+        gb = [None if g is None else g[b] for g in seeds]
+        for i, (out, g) in enumerate(zip(outputs, gb)):
+            if g is not None and g.shape != out.shape:  # an implicit gradient, now one dim short
+                raise RuntimeError(
+                    f"invalid gradient at index {i} - got {list(g.shape)} but expected shape "
+                    f"compatible with {list(out.shape)}"
+                )
+        gb = _seed_grads(outputs, gb)
+        per_entry.append(run_backward(outputs, gb, retain_graph or b < n - 1, create_graph,
+                                      inputs, accumulate=False))
+    return [None if not per_entry or per_entry[0][k] is None else
+            _ops.stack([r[k] for r in per_entry], 0) for k in range(len(inputs))]
+
