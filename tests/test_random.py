@@ -848,3 +848,40 @@ def test_tensor_methods_table():
 def test_public_names():
     for name in rr.__all__:
         assert hasattr(rg, name), name
+
+
+# -- binomial ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_binomial_draws_torchs_samples(torch, dtype):
+    # small counts (inversion), large ones (BTRS), p above 1/2 (drawn as count - k), the edges
+    rng = np.random.default_rng(0)
+    c = np.concatenate([rng.integers(0, 40, 40), [0, 5, 1000, 7, 3]]).astype(dtype)
+    p = np.concatenate([rng.random(40), [0.5, 1.0, 0.3, 0.0, -0.5]]).astype(dtype)
+    for lib in (torch, rg):
+        lib.manual_seed(3)
+    for _ in range(2):  # the generator's state advances alike
+        a = torch.binomial(torch.tensor(c), torch.tensor(p)).numpy()
+        b = rg.binomial(rg.tensor(c), rg.tensor(p))
+        assert b.dtype.name == dtype
+        np.testing.assert_array_equal(b.numpy(), a)
+    g = rg.Generator().manual_seed(5)
+    t = torch.Generator().manual_seed(5)
+    np.testing.assert_array_equal(
+        rg.binomial(rg.full((2, 3), 30.0), rg.full((3,), 0.4), generator=g).numpy(),
+        torch.binomial(torch.full((2, 3), 30.0), torch.full((2, 3), 0.4), generator=t).numpy())
+
+
+def test_binomial_errors_and_graph():
+    with pytest.raises(ValueError, match="binomial only supports floating-point dtypes for "
+                                         "count, got: Long"):
+        rg.binomial(rg.tensor([3]), rg.tensor([0.5]))
+    with pytest.raises(RuntimeError, match="Found dtype Double but expected Float"):
+        rg.binomial(rg.tensor([3.0]), rg.tensor([0.5], dtype=rg.float64))
+    with pytest.raises(NotImplementedError, match="\"binomial_cpu\" not implemented for 'Half'"):
+        rg.binomial(rg.tensor([3.0]).half(), rg.tensor([0.5]).half())
+    c = rg.tensor([4.0, 9.0], requires_grad=True)
+    y = rg.binomial(c, rg.tensor([0.5, 0.5]))
+    assert y.grad_fn.name() == "torch::autograd::NotImplemented"
+    assert len(y.grad_fn.next_functions) == 1
+    with pytest.raises(RuntimeError, match="derivative for aten::binomial is not implemented"):
+        y.sum().backward()

@@ -311,3 +311,84 @@ def _poisson_one(eng: Engine, lam: float) -> float:
             x += 1
         else:
             return x
+
+
+def binomial(eng: Engine, counts: np.ndarray, probs: np.ndarray, acc: type) -> np.ndarray:
+    """PyTorch's ``sample_binomial`` for each (count, prob) pair (flat, in fill order): the
+    BTRS transformed rejection where ``count * min(p, 1 - p) >= 10``, otherwise inversion by
+    a sum of geometric variables. ``acc`` is the input's dtype (count and prob are read in it;
+    the algorithm's own arithmetic is float64, as the kernel's)."""
+    out = np.empty(counts.size, np.float64)
+    for idx, (n, p) in enumerate(zip(counts.tolist(), probs.tolist())):
+        out[idx] = _binomial_one(eng, n, p, acc)
+    return out
+
+
+def _binomial_one(eng: Engine, n: float, p: float, acc: type) -> float:
+    if n <= 0.0 or p <= 0.0:
+        return 0.0
+    if p >= 1.0:
+        return n
+    if p <= 0.5:
+        return _btrs(eng, n, p, acc) if n * p >= 10.0 else _binomial_inversion(eng, n, p)
+    if p > 0.5:
+        q = float(acc(1.0) - acc(p))  # 1 - prob in the input's dtype
+        k = _btrs(eng, n, q, acc) if n * q >= 10.0 else _binomial_inversion(eng, n, q)
+        return float(acc(n) - acc(k))
+    return math.nan
+
+
+def _binomial_inversion(eng: Engine, n: float, p: float) -> float:
+    logprob = math.log1p(-p)
+    total = 0.0
+    k = 0.0
+    while True:
+        u = float(unit_double(eng, 1)[0])
+        total += math.ceil(math.log(u) / logprob) if u > 0 else math.inf
+        if total > n:
+            return k
+        k += 1
+
+
+_TAIL = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983, 0.02079067210376509,
+         0.0166446911898211, 0.0138761288230707, 0.0118967099458917, 0.0104112652619720,
+         0.00925546218271273, 0.00833056343336287)
+
+
+def _stirling_tail(k: float) -> float:
+    """``lgamma(k + 1)`` minus its Stirling approximation: a table to 9, a series above."""
+    if k <= 9:
+        return _TAIL[int(k)]
+    kp1sq = (k + 1) * (k + 1)
+    return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1)
+
+
+def _btrs(eng: Engine, n: float, p: float, acc: type) -> float:
+    """Hoermann's BTRS (transformed rejection with squeeze), as PyTorch writes it; ``k`` is
+    kept in the input's dtype, as the kernel's ``scalar_t``."""
+    stddev = math.sqrt(n * p * (1 - p))
+    b = 1.15 + 2.53 * stddev
+    a = -0.0873 + 0.0248 * b + 0.01 * p
+    c = n * p + 0.5
+    v_r = 0.92 - 4.2 / b
+    r = p / (1 - p)
+    alpha = (2.83 + 5.1 / b) * stddev
+    m = math.floor((n + 1) * p)
+    while True:
+        uv = unit_double(eng, 2)
+        u = float(uv[0]) - 0.5
+        v = float(uv[1])
+        us = 0.5 - abs(u)
+        k = float(acc(math.floor((2 * a / us + b) * u + c)))
+        if k < 0 or k > n:
+            continue
+        if us >= 0.07 and v <= v_r:
+            return k
+        v = math.log(v * alpha / (a / (us * us) + b))
+        bound = ((m + 0.5) * math.log((m + 1) / (r * (n - m + 1)))
+                 + (n + 1) * math.log((n - m + 1) / (n - k + 1))
+                 + (k + 0.5) * math.log(r * (n - k + 1) / (k + 1))
+                 + _stirling_tail(m) + _stirling_tail(n - m)
+                 - _stirling_tail(k) - _stirling_tail(n - k))
+        if v <= bound:
+            return k

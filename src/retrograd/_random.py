@@ -49,7 +49,7 @@ from .ops.unary import _ZeroGrad
 __all__ = [
     "Generator", "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state",
     "set_rng_state", "rand", "randn", "randint", "rand_like", "randn_like", "randint_like",
-    "randperm", "normal", "bernoulli", "multinomial", "poisson",
+    "randperm", "normal", "bernoulli", "multinomial", "poisson", "binomial",
 ]
 
 
@@ -809,6 +809,35 @@ def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     res = _dists.poisson(_engine(generator), lam.reshape(-1)).reshape(lam.shape)
     return _sampled(res.astype(input._data.dtype), PoissonBackward0, input)
+
+
+def binomial(count: Tensor, prob: Tensor, generator: Generator | None = None) -> Tensor:
+    """Samples from binomial distributions with ``count`` trials of probability ``prob``
+    (float tensors of one dtype, broadcast together).
+
+    >>> import retrograd as torch
+    >>> torch.binomial(torch.tensor([0., 4.]), torch.tensor([0.5, 1.0]))
+    tensor([0., 4.])
+    """
+    check_tensor_arg(count, "binomial")
+    check_tensor_arg(prob, "binomial")
+    if not count.dtype.is_floating_point:
+        raise ValueError(f"binomial only supports floating-point dtypes for count, got: "
+                         f"{count.dtype.scalar_name}")
+    if prob.dtype is not count.dtype:
+        raise RuntimeError(f"Found dtype {prob.dtype.scalar_name} but expected "
+                           f"{count.dtype.scalar_name}")
+    if count._data.dtype.itemsize < 4:  # float16, bfloat16: no kernel in PyTorch
+        raise _not_implemented("binomial_cpu", count.dtype)
+    shape = _broadcast_shape(tuple(count.shape), tuple(prob.shape))
+    np_dt = count._data.dtype
+    n = np.broadcast_to(count._data, shape).reshape(-1)
+    p = np.broadcast_to(prob._data, shape).reshape(-1)
+    res = _dists.binomial(_engine(generator), n, p, np_dt.type).reshape(shape).astype(np_dt)
+    inputs = [t for t in (count, prob) if t.requires_grad]  # PyTorch's edges: those alone
+    if inputs and recording(*inputs):
+        return apply(NotImplementedBackward, res, *inputs, _op="binomial")
+    return make(res)
 
 
 # -- in-place fillers --------------------------------------------------------------------------
