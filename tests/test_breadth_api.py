@@ -243,3 +243,29 @@ def test_deprecated_autocast_aliases_and_device_module(torch):
         rg.get_device_module("xla")
     assert not rg.is_distributed(rg.zeros(1))
     assert issubclass(rg.OutOfMemoryError, RuntimeError)
+
+
+def test_as_strided_inplace_matches_torch(torch):
+    def run(lib):
+        x = lib.arange(6.0)
+        y = x.as_strided_((2, 2), (1, 2), 1)
+        shared = lib.arange(6.0)
+        z = lib.as_strided_(shared, (3,), (2,))
+        z[0] = 100.0  # the tensor keeps its memory: the write is in place
+        w = lib.arange(6.0, dtype=lib.float64, requires_grad=True)
+        u = w * 1
+        u.as_strided_((2, 2), (1, 2), 1)
+        names = (u.grad_fn.name(), u.grad_fn.next_functions[0][0].name())
+        (g,) = lib.autograd.grad((u * u).sum(), w, create_graph=True)
+        (h,) = lib.autograd.grad((g * g).sum(), w)
+        return (y is x, x.tolist(), x.stride(), shared.tolist(), z._version, names,
+                g.tolist(), h.tolist())
+
+    assert run(rg) == run(torch)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in "
+                                           "an in-place operation"):
+        rg.arange(6.0, requires_grad=True).as_strided_((2,), (1,))
+    with pytest.raises(RuntimeError, match=r"setStorage: sizes \[4\], strides \[2\]"):
+        rg.arange(6.0).as_strided_((4,), (2,))
+    w = rg.arange(6.0, dtype=rg.float64, requires_grad=True)
+    assert rg.autograd.gradgradcheck(lambda t: (t * 1).as_strided_((3, 2), (1, 2)), [w])

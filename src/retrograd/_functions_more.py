@@ -21,11 +21,14 @@ from . import _creation, _dtypes, linalg
 from ._functions import _REDUCTION
 from ._settings import contiguous_format
 from ._tensor import Tensor, make
+from .autograd.graph import Node
 from .nn import functional as F
+from .ops._apply import apply
 from .ops.join import cat, stack
+from .ops.shape import _check_inplace_view, _inplace_view
 
 __all__ = [
-    "gradient", "pdist", "as_strided", "as_strided_scatter", "range", "asarray",
+    "gradient", "pdist", "as_strided", "as_strided_", "as_strided_scatter", "range", "asarray",
     "empty_strided", "empty_permuted", "fill", "iinfo", "is_complex", "is_inference",
     "get_device", "conj_physical_", "i0_", "lstm_cell", "gru_cell", "rnn_tanh_cell",
     "rnn_relu_cell", "convolution", "ctc_loss", "svd_lowrank", "pca_lowrank",
@@ -129,6 +132,41 @@ def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -
                            f"offset {storage_offset or 0} out of bounds for storage of "
                            f"{flat.shape[0]} elements")
     return flat[make(idx)]
+
+
+class AsStridedBackward1(Node):
+    """``as_strided_``'s backward: each element's gradient goes back to the position it was
+    read from (added up where positions repeat), in the tensor's old shape."""
+
+    def backward(self, xp, g):
+        flat = xp.scatter_into(g, (self._index,), (self._numel,))
+        return xp.reshape(flat, self._in_shape)
+
+
+def as_strided_(input: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:  # noqa: A002
+    """In-place ``as_strided``: the tensor itself takes the new size and strides over its
+    (contiguous) memory, which it keeps sharing with its views.
+
+    >>> import retrograd as torch
+    >>> x = torch.arange(6.)
+    >>> x.as_strided_((2, 2), (1, 2), 1)
+    tensor([[1., 3.],
+            [2., 4.]])
+    """
+    _check_inplace_view(input)
+    size, stride = tuple(int(v) for v in size), tuple(int(v) for v in stride)
+    offset = int(storage_offset or 0)
+    idx = _strided_index(size, stride, offset)
+    n = input.numel()
+    if idx.size and (idx.max() >= n or idx.min() < 0):
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage "
+                           f"offset {offset} out of bounds for storage of {n} elements")
+    old = input._data
+    arr = (old if old.flags.c_contiguous else np.ascontiguousarray(old)).reshape(-1)
+    view = np.lib.stride_tricks.as_strided(arr[offset:], size, tuple(
+        v * arr.itemsize for v in stride)) if idx.size else arr[:0].reshape(size)
+    r = apply(AsStridedBackward1, view, input, _index=idx, _numel=n, _in_shape=old.shape)
+    return _inplace_view(input, r, AsStridedBackward1)
 
 
 def as_strided_scatter(input: Tensor, src: Tensor, size, stride,  # noqa: A002
@@ -452,7 +490,8 @@ legacy_contiguous_format = contiguous_format  # PyTorch's alias
 
 
 def install() -> None:
-    """Bind ``Tensor.as_strided`` and ``Tensor.as_strided_scatter``."""
-    for name, fn in (("as_strided", as_strided), ("as_strided_scatter", as_strided_scatter)):
+    """Bind ``Tensor.as_strided``, ``Tensor.as_strided_`` and ``Tensor.as_strided_scatter``."""
+    for name, fn in (("as_strided", as_strided), ("as_strided_", as_strided_),
+                     ("as_strided_scatter", as_strided_scatter)):
         if name not in Tensor.__dict__:
             setattr(Tensor, name, fn)
