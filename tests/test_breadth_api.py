@@ -269,3 +269,32 @@ def test_as_strided_inplace_matches_torch(torch):
         rg.arange(6.0).as_strided_((4,), (2,))
     w = rg.arange(6.0, dtype=rg.float64, requires_grad=True)
     assert rg.autograd.gradgradcheck(lambda t: (t * 1).as_strided_((3, 2), (1, 2)), [w])
+
+
+def test_lobpcg_matches_torch(torch):
+    rng = np.random.default_rng(0)
+    m, n = rng.standard_normal((2, 9, 9))
+    a = m @ m.T + np.eye(9)
+    b = n @ n.T + 9 * np.eye(9)
+    x0 = rng.standard_normal((9, 3))
+    for kw in ({}, {"k": 2}, {"k": 3, "largest": False}, {"k": 2, "B": b}, {"X": x0},
+               {"k": 2, "X": x0, "method": "basic"}):
+        te, tx = torch.lobpcg(torch.tensor(a), **{k: torch.tensor(v) if isinstance(v, np.ndarray)
+                                                  else v for k, v in kw.items()})
+        re, rx = rg.lobpcg(rg.tensor(a), **{k: rg.tensor(v) if isinstance(v, np.ndarray) else v
+                                            for k, v in kw.items()})
+        np.testing.assert_allclose(re.numpy(), te.numpy(), rtol=1e-6)
+        # eigenvectors up to sign (PyTorch's start from a random guess)
+        np.testing.assert_allclose(np.abs(rx.numpy()), np.abs(tx.numpy()), rtol=1e-4, atol=1e-6)
+    ta, ra = torch.tensor(a, requires_grad=True), rg.tensor(a, requires_grad=True)
+    te, _ = torch.lobpcg(ta, k=2)
+    re, rx = rg.lobpcg(ra, k=2)
+    assert re.grad_fn.name() == te.grad_fn.name() and rx.grad_fn is re.grad_fn
+    te.sum().backward()
+    re.sum().backward()
+    np.testing.assert_allclose(ra.grad.numpy(), ta.grad.numpy(), rtol=1e-5, atol=1e-8)
+    with pytest.raises(ValueError, match=r"number of A rows \(=9\) is smaller than 3 x the number "
+                                         r"of requested eigenpairs \(=4\)"):
+        rg.lobpcg(rg.tensor(a), k=4)
+    small = rg.tensor(a[:6, :6], requires_grad=True)
+    assert rg.autograd.gradgradcheck(lambda t: rg.lobpcg(t, k=2)[0], [small])

@@ -24,7 +24,7 @@ from .ops.decomp import _structseq
 from .ops.fused import fused
 from .ops.join import cat
 
-__all__ = ["angle", "mvlgamma", "triangular_solve", "nonzero_static", "index_reduce"]
+__all__ = ["angle", "mvlgamma", "triangular_solve", "nonzero_static", "index_reduce", "lobpcg"]
 
 _TRIANGULAR = _structseq("triangular_solve", ("solution", "cloned_coefficient"))
 
@@ -222,3 +222,52 @@ def install() -> None:
     for name, fn in props.items():
         if name not in T.__dict__:
             setattr(T, name, property(fn))
+
+
+def lobpcg(A: Tensor, k: int | None = None, B: Tensor | None = None,  # noqa: N803
+           X: Tensor | None = None, n: int | None = None, iK=None, niter=None, tol=None,  # noqa: N803
+           largest: bool | None = None, method: str | None = None, tracker=None,
+           ortho_iparams=None, ortho_fparams=None, ortho_bparams=None) -> tuple:
+    """``(E, X)``: the ``k`` largest (``largest=False``: smallest) eigenvalues and
+    eigenvectors of the symmetric generalized problem ``A X = B X diag(E)`` (``B`` positive
+    definite, identity by default), batched, differentiable in ``A`` and ``B``.
+
+    NOTE: PyTorch iterates (LOBPCG) from a random or given ``X`` to tolerance ``tol``; here the
+    pencil is reduced with ``B``'s Cholesky factor and solved exactly by ``eigh``, so the
+    eigenpairs are the converged ones (eigenvectors up to sign) and ``X``, ``iK``, ``niter``,
+    ``tol``, ``method``, ``tracker`` and the ``ortho_*`` parameters change nothing. As in
+    PyTorch, ``A`` and ``B`` are symmetrized first and one ``LOBPCGAutogradFunctionBackward``
+    node records both outputs.
+
+    >>> import retrograd as torch
+    >>> E, X = torch.lobpcg(torch.diag(torch.arange(1., 7.)), k=2)
+    >>> E
+    tensor([6., 5.])
+    """
+    m = A.shape[-1]
+    if X is None:
+        k = 1 if k is None else k
+        n = k if n is None else n
+    else:
+        n = X.shape[-1]
+        k = n if k is None else k
+    if m < 3 * n:
+        raise ValueError(f"LOBPCG algorithm is not applicable when the number of A rows (={m}) "
+                         f"is smaller than 3 x the number of requested eigenpairs (={n})")
+    big = True if largest is None else bool(largest)
+    pick = np.arange(m - 1, m - 1 - k, -1) if big else np.arange(k)
+    idx = make(pick.astype(np.int64))
+
+    def pairs(A: Tensor, B: Tensor | None = None) -> tuple:  # noqa: N803
+        if B is None:
+            E, V = linalg.eigh(A)
+        else:  # L^-1 A L^-T W = W E with B = L L^T; X = L^-T W
+            L = linalg.cholesky(B)  # noqa: N806
+            C = linalg.solve_triangular(L, A, upper=False)  # noqa: N806
+            C = linalg.solve_triangular(L, C.mT, upper=False)  # noqa: N806
+            E, W = linalg.eigh(C)  # noqa: N806
+            V = linalg.solve_triangular(L.mT, W, upper=True)  # noqa: N806
+        return E.index_select(-1, idx), V.index_select(-1, idx)
+
+    sym = [(A + A.mT) / 2] + ([] if B is None else [(B + B.mT) / 2])
+    return fused("LOBPCGAutogradFunctionBackward", pairs, *sym)
