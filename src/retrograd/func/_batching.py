@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from .._creation import ones_like
 from .._tensor import Tensor
+from ..autograd.graph import Node
 from ..ops.shape import expand
 from . import _transforms
-from ._rules import Batch, pointwise_rule, view_rule
+from ._rules import Batch, function_rule, pointwise_rule, view_rule
 
 __all__ = ["NoRule", "lookup", "replay", "rule_for"]
 
@@ -31,7 +32,9 @@ def rule_for(P, attrs):
     """The batching rule of primitive ``P`` as called with ``attrs``, or None."""
     if P is None or "step" in attrs:
         return view_rule
-    rule = P.__dict__.get("vmap") if isinstance(P, type) else None
+    if not issubclass(P, Node):
+        return function_rule
+    rule = P.__dict__.get("vmap")
     return rule if rule is not None else pointwise_rule(P, attrs)
 
 

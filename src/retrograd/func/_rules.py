@@ -11,6 +11,8 @@ reductions and views shift their dims by one, products let matmul broadcast over
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .._dtypes import FROM_NP
@@ -19,11 +21,13 @@ from ..ops import (
     _views,
     arithmetic,
     compare,
+    copies,
     join,
     linalg,
     nn_activation,
     reduction,
     shape,
+    sorting,
     special,
     unary,
 )
@@ -153,6 +157,8 @@ def view_rule(ctx, P, ins, bat):
         return shape.transpose(x, args[0] + 1, args[1] + 1)
     if name == "unsqueeze":
         return shape.unsqueeze(x, args[0] + 1)
+    if name == "diagonal":
+        return shape.diagonal(x, args[0], args[1] + 1, args[2] + 1)
     if name == "unfold" and x._data.ndim > 1:
         return x.unfold(args[0] + 1, args[1], args[2])
     return None
@@ -295,6 +301,109 @@ def _nll_loss(ctx, P, ins, bat):
         return total / count
 
 
+
+# -- one input and constant attributes: the op again, its dims shifted ----------------------------
+
+def _one(fn):
+    """A rule for a one-input primitive: ``fn(ctx, x)`` on the physical input (batched)."""
+    def rule(ctx, P, ins, bat):
+        return fn(ctx, ctx.full(ins[0], bat[0]))
+
+    return rule
+
+
+def _consts(*names):
+    """Mark attributes that ops make from Python numbers (fresh arrays each call): the trace
+    records their values as constants."""
+    def mark(rule):
+        rule.consts = names
+        return rule
+
+    return mark
+
+
+def _keepdim(ctx, x) -> bool:
+    """A reduction kept its dims if the traced output has the input's rank."""
+    return len(ctx.out_meta[0][0]) == x._data.ndim - 1
+
+
+def _all_dims(ctx, x):
+    return tuple(range(1, x._data.ndim))
+
+
+def _norm(ctx, x):
+    dims = ctx.attr("_dims")
+    if x._data.ndim == 1:
+        return None
+    d = _all_dims(ctx, x) if dims is None else _dims(dims)
+    return reduction.vector_norm(x, ctx.attr("_p"), d, _keepdim(ctx, x))
+
+
+def _var(P):
+    fn = reduction.var if P is reduction.VarBackward0 else reduction.std
+
+    def rule(ctx, x):
+        if x._data.ndim == 1:
+            return None
+        return fn(x, _dims(ctx.attr("_rdims")), keepdim=_keepdim(ctx, x),
+                  correction=ctx.attr("_correction"))
+
+    return rule
+
+
+def _prod(ctx, x):
+    d = ctx.attr("_dim")
+    if d is None:
+        return reduction.prod(shape.reshape(x, (ctx.n, -1)), 1)
+    if x._data.ndim == 1:
+        return None
+    return reduction.prod(x, d + 1, ctx.attr("_keepdim"))
+
+
+def _repeat(ctx, x):
+    reps, padded = ctx.attr("_reps"), ctx.attr("_padded")
+    return copies.repeat(shape.reshape(x, (ctx.n,) + tuple(padded)), (1,) + tuple(reps))
+
+
+def _elu(ctx, x):
+    if ctx.attr("_scale") != 1.0 or ctx.attr("_input_scale") != 1.0:
+        return None  # selu, celu: their own constants
+    return nn_activation.elu(x, ctx.attr("_alpha"))
+
+
+@_consts("_e")
+def _pow_scalar(ctx, P, ins, bat):
+    e = ctx.attr("_e")
+    return arithmetic.pow(ctx.full(ins[0], bat[0]), e.item() if isinstance(e, np.ndarray) else e)
+
+
+def _clamp_tensors(ctx, P, ins, bat):
+    r = max(ctx.rank(x, b) for x, b in zip(ins, bat))
+    x, lo, hi = (ctx.align(x, b, r) for x, b in zip(ins, bat))
+    return unary.clamp(x if bat[0] else ctx.full(x, False), lo, hi)
+
+
+def _addcmul(ctx, P, ins, bat):
+    r = max(ctx.rank(x, b) for x, b in zip(ins, bat))
+    x, t1, t2 = (ctx.align(x, b, r) for x, b in zip(ins, bat))
+    fn = arithmetic.addcmul if P is arithmetic.AddcmulBackward0 else arithmetic.addcdiv
+    return fn(x, t1, t2, value=ctx.attr("_value"))
+
+
+def _mse(ctx, P, ins, bat):
+    (a, b), (ba, bb) = ins, bat
+    r = max(ctx.rank(a, ba), ctx.rank(b, bb))
+    a, b = ctx.align(a, ba, r), ctx.align(b, bb, r)
+    loss = nn_activation.mse_loss(a if ba else ctx.full(a, False), b, reduction="none")
+    red = ctx.attr("_reduction")
+    if red == "none":
+        return loss
+    if loss._data.ndim == 1:
+        return loss
+    d = _all_dims(ctx, loss)
+    return loss.sum(d) if red == "sum" else loss.mean(d)
+
+
 # -- copies and joins ----------------------------------------------------------------------------
 
 def _clone(ctx, P, ins, bat):
@@ -314,6 +423,42 @@ def _cat(ctx, P, ins, bat):
 
 def _stack(ctx, P, ins, bat):
     return join.stack([ctx.full(x, b) for x, b in zip(ins, bat)], ctx.attr("_dim") + 1)
+
+
+# -- user autograd.Functions ---------------------------------------------------------------------
+
+class _VmapInfo:
+    """What a Function's ``vmap`` staticmethod is told, as in PyTorch."""
+
+    def __init__(self, batch_size: int, randomness: str) -> None:
+        self.batch_size = batch_size
+        self.randomness = randomness
+
+
+def function_rule(ctx, cls, ins, bat):
+    """A user Function: its own ``vmap`` staticmethod if it has one (PyTorch's signature,
+    ``vmap(info, in_dims, *args) -> (outputs, out_dims)``); otherwise (``generate_vmap_rule``
+    or none) its ``apply`` once per sample, stacked: this call alone loops."""
+    rule = getattr(cls, "vmap", None)
+    if rule is not None and not getattr(cls, "generate_vmap_rule", False):
+        out, out_dims = rule(_VmapInfo(ctx.n, "error"), tuple(0 if b else None for b in bat),
+                             *ins)
+        single = not isinstance(out, tuple)
+        outs = (out,) if single else out
+        ods = (out_dims,) * len(outs) if not isinstance(out_dims, tuple) else out_dims
+        res = tuple(ctx.full(o, False) if d is None else shape.movedim(o, d, 0)
+                    for o, d in zip(outs, ods))
+        return res[0] if single else res
+    if not getattr(cls, "generate_vmap_rule", False):
+        warnings.warn(
+            "There is a performance drop because we have not yet implemented the batching "
+            f"rule for {cls.__name__}. Please file us an issue on GitHub so that we can "
+            "prioritize its implementation.", UserWarning, stacklevel=2)
+    per = [cls.apply(*[_views.select(x, 0, i) if b else x for x, b in zip(ins, bat)])
+           for i in range(ctx.n)]
+    if isinstance(per[0], tuple):
+        return tuple(join.stack([p[k] for p in per]) for k in range(len(per[0])))
+    return join.stack(per)
 
 
 def _none(ctx, P, ins, bat):
@@ -340,6 +485,29 @@ def install() -> None:
         shape.CloneBackward0: _clone, shape.ToCopyBackward0: _to_copy,
         join.CatBackward0: _cat, join.StackBackward0: _stack,
         linalg.LinalgCrossBackward0: _none,  # two inputs, but not pointwise: no rule yet
+        reduction.LinalgVectorNormBackward0: _one(_norm),
+        reduction.VarBackward0: _one(_var(reduction.VarBackward0)),
+        reduction.StdBackward0: _one(_var(reduction.StdBackward0)),
+        reduction.ProdBackward0: _one(_prod), reduction.ProdBackward1: _one(_prod),
+        sorting.CumsumBackward0: _one(lambda c, x: sorting.cumsum(x, c.attr("_dim") + 1)
+                                      if x._data.ndim > 1 else None),
+        copies.FlipBackward0: _one(lambda c, x: copies.flip(x, _dims(c.attr("_dims")))),
+        copies.RepeatBackward0: _one(_repeat),
+        shape.UnsafeViewBackward0: _one(lambda c, x: shape.reshape(
+            x, (c.n,) + tuple(c.out_meta[0][0]))),
+        unary.ClampBackward1: _one(lambda c, x: unary.clamp(x, c.attr("_lo"), c.attr("_hi"))),
+        unary.ClampBackward0: _clamp_tensors,
+        arithmetic.PowBackward0: _pow_scalar,
+        arithmetic.AddcmulBackward0: _addcmul, arithmetic.AddcdivBackward0: _addcmul,
+        nn_activation.MseLossBackward0: _mse,
+        nn_activation.GeluBackward0: _one(lambda c, x: nn_activation.gelu(
+            x, "tanh" if c.attr("_tanh") else "none")),
+        nn_activation.SiluBackward0: _one(lambda c, x: nn_activation.silu(x)),
+        nn_activation.SoftplusBackward0: _one(lambda c, x: nn_activation.softplus(
+            x, c.attr("_beta"), c.attr("_th"))),
+        nn_activation.LeakyReluBackward0: _one(lambda c, x: nn_activation.leaky_relu(
+            x, c.attr("_slope"))),
+        nn_activation.EluBackward0: _one(_elu),
     }
     for P, rule in table.items():
         P.vmap = staticmethod(rule)

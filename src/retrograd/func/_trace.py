@@ -171,11 +171,13 @@ class Tape:
             return
         in_refs = tuple(self.ref(x) for x in inputs)
         rule = P.__dict__.get("vmap") if isinstance(P, type) else None
-        derived = getattr(getattr(rule, "__func__", rule), "derived", ())  # computed afresh
+        rule = getattr(rule, "__func__", rule)
+        derived = getattr(rule, "derived", ())  # attributes the rule computes afresh
+        consts = getattr(rule, "consts", ())    # attributes made from Python numbers
         attr_refs = {}
         for k, v in attrs.items():
-            attr_refs[k] = ("c", v) if k == "fwd" else ("c", None) if k in derived else \
-                self.ref(v)
+            attr_refs[k] = ("c", v) if k == "fwd" or k in consts else \
+                ("c", None) if k in derived else self.ref(v)
         out_refs = []
         for o in outs:
             if not isinstance(o, Tensor):
