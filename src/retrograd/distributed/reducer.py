@@ -43,6 +43,7 @@ communication (from the first allreduce to the end of the last), and their overl
 from __future__ import annotations
 
 import functools
+import os
 import queue
 import threading
 import time
@@ -92,6 +93,7 @@ def _on_grad(ref, index: int, param) -> None:
         reducer._on_grad(index)
 
 
+_POLL_US = float(os.environ.get("RETROGRAD_DDP_POLL_US", "50"))
 _SUMMED = ("backward_compute_time", "backward_comm_time", "backward_compute_comm_overlap_time",
            "backward_comm_busy_in_compute_time", "backward_comm_busy_time")
 
@@ -141,8 +143,16 @@ class GradBucket:
 def _work(comm, todo, done) -> None:
     """The reducer's worker thread: each queued array is allreduced in place, in queue order,
     with MPI's blocking Allreduce (which releases the GIL); ``done`` gets, per array, its
-    (start, end) times or the error."""
+    (start, end) times or the error.
+
+    MPI waits by spinning, and a rank's worker often gets there before the other rank's
+    backward does: spinning then would take a core from this rank's backward and, with one core
+    per rank, from the other rank too. So the worker first waits for every rank in a
+    nonblocking barrier, polled between short sleeps (``RETROGRAD_DDP_POLL_US``, 50 by
+    default; 0 spins), and starts the allreduce once all are there.
+    """
     MPI = _mpi._MPI
+    pause = _POLL_US * 1e-6
     while True:
         item = todo.get()
         if item is None:
@@ -150,6 +160,10 @@ def _work(comm, todo, done) -> None:
         array, op = item
         t0 = _now()
         try:
+            if pause > 0:
+                arrived = comm.Ibarrier()
+                while not arrived.Test():
+                    time.sleep(pause)
             comm.Allreduce(MPI.IN_PLACE, buf(array), op=op)
         except Exception as e:  # noqa: BLE001 - handed to the main thread, raised there
             done.put(e)
