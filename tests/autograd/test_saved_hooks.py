@@ -248,3 +248,69 @@ def test_register_multi_grad_hook(torch):
     compare(run)
     compare_error(lambda lib: G(lib).register_multi_grad_hook(
         (lib.ones(1, requires_grad=True),), print, mode="some"))
+
+
+# -- grad_fn._raw_saved_<name>: one saved tensor's own hooks ---------------------------------------
+
+def test_raw_saved_register_hooks(torch):
+    def run(lib):
+        log = []
+        x = lib.tensor(X, requires_grad=True)
+        y = lib.tensor(Y, requires_grad=True)
+        z = x * y
+        raw = z.grad_fn._raw_saved_other
+        assert raw is z.grad_fn._raw_saved_other  # one object per saved tensor
+        raw.register_hooks(lambda t: (log.append("pack"), t * 2)[1],
+                           lambda t: (log.append("unpack"), t)[1])
+        seen = list(log)  # packed at once
+        got = z.grad_fn._saved_other  # read through the unpack hook
+        z.sum().backward()  # x's gradient reads the doubled y; y's reads x, untouched
+        e = x.exp()
+        e.grad_fn._raw_saved_result.register_hooks(lambda t: t + 1, lambda t: t)
+        (ge,) = lib.autograd.grad(e.sum(), x)
+        return seen, got, log, x.grad, y.grad, ge
+
+    compare(run)
+
+
+def _raw_case(lib, what):
+    x = lib.tensor(X, requires_grad=True)
+    if what == "twice":
+        r = x.sin().grad_fn._raw_saved_self
+        r.register_hooks(lambda t: t, lambda t: t)
+        r.register_hooks(lambda t: t, lambda t: t)
+    elif what == "under_hooks":
+        with G(lib).saved_tensors_hooks(lambda t: t, lambda t: t):
+            y = x.cos()
+        y.grad_fn._raw_saved_self.register_hooks(lambda t: t, lambda t: t)
+    elif what == "freed":
+        y = x.exp()
+        y.sum().backward()
+        y.grad_fn._raw_saved_result.register_hooks(lambda t: t, lambda t: t)
+    elif what == "unpack_not_tensor":
+        y = x.tan()
+        y.grad_fn._raw_saved_result.register_hooks(lambda t: t, lambda t: 5)
+        y.sum().backward()
+    elif what == "not_a_tensor_name":
+        return x.sum(0).grad_fn._raw_saved_dim
+    elif what == "missing":
+        return x.sin().grad_fn._raw_saved_other
+
+
+@pytest.mark.parametrize("what", ["twice", "under_hooks", "freed", "unpack_not_tensor",
+                                  "not_a_tensor_name", "missing"])
+def test_raw_saved_errors(torch, what):
+    compare_error(lambda lib: _raw_case(lib, what))
+
+
+def test_raw_saved_version_check_still_applies_to_the_other_entries(torch):
+    def run(lib):
+        x = lib.tensor(X, requires_grad=True)
+        a, b = x * 1, x * 2
+        z = a * b
+        z.grad_fn._raw_saved_self.register_hooks(lambda t: t.clone(), lambda t: t)
+        with lib.no_grad():
+            b.add_(1)  # b is saved (for a's gradient) without hooks: still version-checked
+        z.sum().backward()
+
+    compare_error(run)

@@ -7,6 +7,7 @@ from . import (  # noqa: F401
     multi_hook,
     saved_attrs,
     saved_hooks,
+    saved_raw,
 )
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .api import backward, grad

@@ -24,7 +24,7 @@ import numpy as np
 from .._tensor import Tensor, make
 from . import saved as _saved
 
-__all__ = ["NAMES", "saved_attr"]
+__all__ = ["NAMES", "saved_attr", "generic_names"]
 
 _REDUCTION = {"none": 0, "mean": 1, "sum": 2}
 
@@ -170,7 +170,7 @@ NAMES: dict = {
 }
 
 
-def _generic(node) -> dict:
+def generic_names(node) -> dict:
     """The names a node without an entry gets, from what it saved."""
     saves = type(node).saves
     names = {}
@@ -189,7 +189,7 @@ def saved_attr(node, attr: str):
     names = NAMES.get(node.name())
     spec = names.get(name) if names is not None else None
     if spec is None:
-        spec = _generic(node).get(name)
+        spec = generic_names(node).get(name)
     if spec is None:
         raise AttributeError(f"'{type(node).__name__}' object has no attribute '{attr}'")
     if isinstance(spec, int):
@@ -216,7 +216,7 @@ def saved_attr(node, attr: str):
 def _install() -> None:
     """A read-only property on every node per PyTorch name above (``_saved_self``, ...); an op
     without that name raises AttributeError from ``saved_attr``, as a plain miss would."""
-    names = {"self", "other", "result"}  # the generic ones (``_generic``)
+    names = {"self", "other", "result"}  # the generic ones (``generic_names``)
     for spec in NAMES.values():
         names.update(spec)
     for name in names:

@@ -21,7 +21,7 @@ from .._tensor import Tensor, make
 from . import saved as _saved
 
 __all__ = ["saved_tensors_hooks", "disable_saved_tensors_hooks", "save_on_cpu", "pack_node",
-           "unpack_entry"]
+           "unpack_entry", "Packed", "Plain"]
 
 
 class _State(threading.local):
@@ -94,10 +94,26 @@ def _out_nr(node, arr) -> int:
     return 0
 
 
+class Plain:
+    """A saved tensor that has no hooks, beside one that has (``SavedTensor.register_hooks``
+    on one entry of a node): unpacked as usual, version-checked."""
+
+    __slots__ = ("t", "version")
+
+    def __init__(self, t: Tensor, version) -> None:
+        self.t, self.version = t, version
+
+    def get(self, node, as_tensor: bool):
+        t = self.t
+        if self.version is not None and t._vc[0] != self.version:
+            raise RuntimeError(_saved.modified_msg(t, self.version, node))
+        return t if as_tensor else t._data
+
+
 def unpack_entry(node, p, as_tensor: bool):
     """One saved entry of a node with packed tensors, as the backward reads it."""
     if p.__class__ is not Packed:
-        return p
+        return p.get(node, as_tensor) if p.__class__ is Plain else p
     t = p.unpack(p.value)
     if not isinstance(t, Tensor):
         raise TypeError(
