@@ -23,6 +23,7 @@ from . import linalg, special
 from ._tensor import Tensor
 from .nn import functional as F
 from .ops._autocast import fp32
+from .ops._core import arg_error
 from .ops.linalg_composite import geqrf, householder_product, ormqr
 from .ops.linalg_composite import lu_unpack as _lu_unpack
 
@@ -56,7 +57,13 @@ _REDUCTION = {0: "none", 1: "mean", 2: "sum"}
 
 def _inplace_form(name: str):
     def fn(input, *args, **kwargs):  # noqa: A002
-        return getattr(input, name)(*args, **kwargs)
+        try:
+            method = getattr(input, name)
+        except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+            if not isinstance(input, Tensor):
+                raise arg_error(name, "input", 1, input) from None
+            raise
+        return method(*args, **kwargs)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"``torch.{name}(x, ...)`` is ``x.{name}(...)``: in place."

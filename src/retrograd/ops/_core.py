@@ -152,7 +152,7 @@ def _coerce(b):
     v = scalar_value(b)
     if v is not None:
         return v
-    if isinstance(b, (np.ndarray, list, tuple)):
+    if isinstance(b, np.ndarray):  # formulas pass constants; PyTorch refuses lists
         return as_tensor_arg(b)
     raise TypeError(f"unsupported operand type for a tensor op: {type(b).__name__}")
 
@@ -277,11 +277,22 @@ def arg_error(fname: str, arg: str, pos, value, expected: str = "Tensor") -> Typ
         code = f.f_code.co_code
         if code[f.f_lasti] == _BINARY_OP and code[f.f_lasti + 1] in _NB_OPS:
             sym = _NB_OPS[code[f.f_lasti + 1]]
+            sym = "** or pow()" if sym == "**" else sym  # (Python's wording)
             return TypeError(f"unsupported operand type(s) for {sym}: 'Tensor' and "
                              f"'{type(value).__name__}'")
     where = f" (position {pos})" if pos else ""
     return TypeError(f"{fname}(): argument '{arg}'{where} must be {expected}, not "
                      f"{type(value).__name__}")
+
+
+_OPERATORS = (dis.opmap.get("COMPARE_OP"), _BINARY_OP)
+
+
+def called_by_operator() -> bool:
+    """Whether the op calling this was called by an operator (``t == [1.]``, ``t ** None``),
+    from the frame of the op's caller; only error paths ask."""
+    f = sys._getframe(2)
+    return f.f_code.co_code[f.f_lasti] in _OPERATORS
 
 
 def tensor_arg(fname: str, arg: str, pos, x) -> Tensor:
@@ -292,6 +303,135 @@ def tensor_arg(fname: str, arg: str, pos, x) -> Tensor:
     if scalar_value(x) is None and not isinstance(x, np.ndarray):
         raise arg_error(fname, arg, pos, x)
     return as_tensor_arg(x)
+
+
+class Signatures:
+    """An op's PyTorch signatures, written as PyTorch lists them in its errors, and the check
+    that gives PyTorch's TypeError for a call that fits none of them.
+
+    Ops call ``check`` only where they already failed (in an ``except`` clause), so that a
+    correct call costs nothing; if the arguments do fit, ``check`` returns and the op re-raises
+    its own error. A type ending in ``?`` also accepts None.
+
+    >>> sig = Signatures("softmax", "Tensor input, int dim, torch.dtype? dtype = None")
+    >>> sig.check([1.0], 0)
+    Traceback (most recent call last):
+    ...
+    TypeError: softmax(): argument 'input' (position 1) must be Tensor, not list
+    """
+
+    def __init__(self, name: str, *overloads: str) -> None:
+        self.name = name
+        self.overloads = overloads
+        self._parsed: list | None = None
+
+    def _params(self) -> list:
+        if self._parsed is None:
+            parsed = []
+            for text in self.overloads:
+                params, kw_only = [], False
+                for item in text.split(", ") if text else ():
+                    if item == "*":
+                        kw_only = True
+                        continue
+                    decl, _, default = item.partition(" = ")
+                    kind, _, pname = decl.rpartition(" ")
+                    params.append((pname, kind, default or None, kw_only))
+                parsed.append(params)
+            self._parsed = parsed
+        return self._parsed
+
+    def check(self, *args, **kwargs) -> None:
+        """Raise PyTorch's TypeError if ``args``/``kwargs`` fit none of the signatures.
+
+        Ops pass their parameters along, defaults included: trailing positional arguments that
+        are None or equal to the default count as not given, as do keywords that are None."""
+        overloads = self._params()
+        args = list(args)
+        kwargs = {k: v for k, v in kwargs.items() if v is not None}
+        for o in overloads:  # PyTorch unpacks int lists first, whatever the overload
+            for i, (pname, kind, _, kw) in enumerate(o):
+                v = kwargs.get(pname) if kw or i >= len(args) else args[i]
+                if kind.startswith("tuple of ints") and isinstance(v, (list, tuple)):
+                    for k, e in enumerate(v):
+                        if not _fits("int", e):
+                            raise TypeError(
+                                f"{self.name}(): argument '{pname}' failed to unpack the object "
+                                f"at pos {k + 1} with error \"type must be tuple of ints,but got "
+                                f"{type(e).__name__}\"")
+        while args and all(_defaulted(o, len(args) - 1, args[-1]) for o in overloads):
+            args.pop()
+        # As PyTorch's parser: with one overload of a plausible length, its own complaint.
+        n = len(args) + len(kwargs)
+        plausible = []
+        for o in overloads:
+            if _mismatch(o, args, kwargs) is None:
+                return
+            if sum(p[2] is None and not p[1].endswith("?") for p in o) <= n <= len(o):
+                plausible.append(o)
+        if len(plausible) == 1 or len(overloads) == 1:
+            raise TypeError(self.name + _mismatch((plausible or overloads)[0], args, kwargs))
+        got = [_type_name(a) for a in args] + [f"{k}={_type_name(v)}" for k, v in kwargs.items()]
+        lines = "".join(f" * ({o.replace('?', '')})\n" for o in self.overloads)
+        raise TypeError(f"{self.name}() received an invalid combination of arguments - got "
+                        f"({', '.join(got)}), but expected one of:\n{lines}")
+
+
+def _defaulted(params, i: int, v) -> bool:
+    """Whether positional argument ``i`` with value ``v`` is the default of ``params`` (or
+    ``params`` has no positional parameter ``i``)."""
+    positional = [p for p in params if not p[3]]
+    if i >= len(positional):
+        return True
+    default = positional[i][2]
+    return default is not None and (v is None or default == repr(v))
+
+
+def _type_name(v) -> str:
+    return type(v).__name__
+
+
+def _fits(kind: str, v) -> bool:
+    if v is None:
+        return kind.endswith("?")
+    kind = kind.rstrip("?")
+    if kind == "Tensor":
+        return isinstance(v, Tensor)
+    if kind == "int":
+        return (isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))) or (
+            isinstance(v, Tensor) and v._data.dtype.kind in "iu" and v._data.size == 1)
+    if kind == "tuple of ints":
+        return _fits("int", v) or (isinstance(v, (list, tuple)) and all(_fits("int", e) for e in v))
+    if kind == "Number":
+        return scalar_value(v) is not None
+    if kind == "bool":
+        return isinstance(v, (bool, np.bool_))
+    if kind == "torch.dtype":
+        return isinstance(v, _dtypes.dtype)
+    return True
+
+
+def _mismatch(params, args, kwargs) -> str | None:
+    """Why ``args``/``kwargs`` do not fit ``params`` (PyTorch's message after the op's name),
+    or None if they fit."""
+    positional = [p for p in params if not p[3]]
+    if len(args) > len(positional):
+        n = len(positional)
+        return f"() takes {n} positional argument{'' if n == 1 else 's'} but {len(args)} were given"
+    for k in kwargs:
+        if k not in {p[0] for p in params}:
+            return f"() got an unexpected keyword argument '{k}'"
+    for i, (pname, kind, default, kw) in enumerate(params):
+        given = i < len(args) and not kw
+        v = args[i] if given else kwargs.get(pname)
+        if v is None and (default is not None or kind.endswith("?")):
+            continue
+        if v is None and not given:
+            return f"() missing 1 required positional arguments: \"{pname}\""
+        if not _fits(kind, v):
+            where = f" (position {i + 1})" if given else ""
+            return f"(): argument '{pname}'{where} must be {kind.rstrip('?')}, not {_type_name(v)}"
+    return None
 
 
 def op_name_of(P) -> str:

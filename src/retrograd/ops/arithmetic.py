@@ -20,9 +20,11 @@ from . import _array
 from ._apply import apply, apply_binary, apply_unary, binary_op, recording
 from ._base import legacy, not_implemented
 from ._core import (
+    Signatures,
     as_tensor_arg,
     asarray,
     broadcasting,
+    called_by_operator,
     check_broadcast,
     default_float,
     ndarray,
@@ -31,6 +33,15 @@ from ._core import (
     tensor_arg,
 )
 from .shape import cast
+
+# PyTorch's signatures, for its errors when arguments fit none (checked only after a failure).
+_NEG = Signatures("neg", "Tensor input, *, Tensor? out = None")
+_ATAN2 = Signatures("atan2", "Tensor input, Tensor other, *, Tensor? out = None")
+_LERP = Signatures("lerp", "Tensor input, Tensor end, Tensor weight, *, Tensor? out = None",
+                   "Tensor input, Tensor end, Number weight, *, Tensor? out = None")
+_POW = Signatures("pow", "Tensor input, Tensor exponent, *, Tensor? out = None",
+                  "Number self, Tensor exponent, *, Tensor? out = None",
+                  "Tensor input, Number exponent, *, Tensor? out = None")
 
 _BF16 = bfloat16.np
 
@@ -314,12 +325,16 @@ def neg(input) -> Tensor:  # noqa: A002
     >>> -torch.tensor([1., -2.])
     tensor([-1.,  2.])
     """
-    if input._data.dtype.kind == "b":
-        raise RuntimeError(
-            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
-            "invert a mask, use the `~` or `logical_not()` operator instead."
-        )
-    return apply_unary(NegBackward0, input, input._data)
+    try:
+        if input._data.dtype.kind == "b":
+            raise RuntimeError(
+                "Negation, the `-` operator, on a bool tensor is not supported. If you are "
+                "trying to invert a mask, use the `~` or `logical_not()` operator instead."
+            )
+        return apply_unary(NegBackward0, input, input._data)
+    except (AttributeError, TypeError):
+        _NEG.check(input)
+        raise
 
 
 def reciprocal(input) -> Tensor:  # noqa: A002
@@ -339,25 +354,30 @@ def pow(input, exponent) -> Tensor:  # noqa: A001, A002
     >>> torch.tensor([2., 3.]) ** 2
     tensor([4., 9.])
     """
-    if not isinstance(input, Tensor):
-        return _rpow(as_tensor_arg(exponent), input)
-    e = scalar_value(exponent)
-    if e is not None:
-        ad, e = operands(input, e)
-        if ad.dtype.kind in "iu" and e.__class__ is int and e < 0:
-            raise RuntimeError("Integers to negative integer powers are not allowed.")
-        if e == 2:
-            out = np.multiply(ad, ad)
-        elif e == 0.5:
-            out = np.sqrt(ad)
-        elif (e == 3 or e == -2) and ad.dtype is _BF16:
-            # PyTorch's bfloat16 kernel rounds after each step: x*x*x, 1/(x*x).
-            out = np.multiply(ad, ad)
-            out = np.multiply(out, ad) if e == 3 else np.reciprocal(out)
-        else:
-            out = np.power(ad, e)
-        return apply(PowBackward0, out, input, save=(input,), _e=e)
-    return apply_binary(PowBackward1, np.power, input, exponent)
+    try:
+        if not isinstance(input, Tensor):
+            return _rpow(as_tensor_arg(exponent), input)
+        e = scalar_value(exponent)
+        if e is not None:
+            ad, e = operands(input, e)
+            if ad.dtype.kind in "iu" and e.__class__ is int and e < 0:
+                raise RuntimeError("Integers to negative integer powers are not allowed.")
+            if e == 2:
+                out = np.multiply(ad, ad)
+            elif e == 0.5:
+                out = np.sqrt(ad)
+            elif (e == 3 or e == -2) and ad.dtype is _BF16:
+                # PyTorch's bfloat16 kernel rounds after each step: x*x*x, 1/(x*x).
+                out = np.multiply(ad, ad)
+                out = np.multiply(out, ad) if e == 3 else np.reciprocal(out)
+            else:
+                out = np.power(ad, e)
+            return apply(PowBackward0, out, input, save=(input,), _e=e)
+        return apply_binary(PowBackward1, np.power, input, exponent)
+    except (AttributeError, TypeError):
+        if not called_by_operator():
+            _POW.check(input, exponent)
+        raise
 
 
 def _rpow(exponent: Tensor, base) -> Tensor:
@@ -469,8 +489,12 @@ def atan2(input, other) -> Tensor:  # noqa: A002
     >>> torch.atan2(torch.tensor([1.]), torch.tensor([1.]))
     tensor([0.7854])
     """
-    _tensor_other("atan2", other)
-    return apply_binary(Atan2Backward0, _float_ufunc(np.arctan2), input, other)
+    try:
+        _tensor_other("atan2", other)
+        return apply_binary(Atan2Backward0, _float_ufunc(np.arctan2), input, other)
+    except (AttributeError, TypeError):
+        _ATAN2.check(input, other)
+        raise
 
 
 arctan2 = atan2
@@ -769,40 +793,47 @@ def lerp(input, end, weight) -> Tensor:  # noqa: A002
     >>> torch.lerp(torch.tensor([0., 10.]), torch.tensor([10., 20.]), 0.5)
     tensor([ 5., 15.])
     """
-    s = input._data
-    e = end._data
-    if e.dtype != s.dtype:
-        raise RuntimeError(
-            f"expected dtype {_dtype_name(s.dtype)} for `end` but got dtype "
-            f"{_dtype_name(e.dtype)}"
-        )
-    w_tensor = isinstance(weight, Tensor)
-    if s.dtype.char not in FLOAT_CHARS:
-        raise not_implemented("lerp_kernel_tensor" if w_tensor else "lerp_kernel_scalar",
-                               s.dtype)
-    if w_tensor:
-        wd = weight._data
-        if wd.dtype != s.dtype and wd.ndim != 0:
-            raise RuntimeError(
-                f"expected dtype {_dtype_name(s.dtype)} for `weight` but got dtype "
-                f"{_dtype_name(wd.dtype)}"
-            )
-        wd = wd.astype(s.dtype, copy=False)
-    else:
-        wd = np.asarray(scalar_value(weight), dtype=F32 if s.dtype in REDUCED else s.dtype)
     try:
-        rs, re_, rw = s, e, wd
-        if s.dtype in REDUCED:  # float32 inside, one rounding, as PyTorch's kernel
-            rs, re_, rw = s.astype(F32), e.astype(F32), wd.astype(F32)
-        d = re_ - rs
-        out = np.where(np.abs(rw) < 0.5, rs + rw * d, re_ - d * (1 - rw)).astype(s.dtype,
-                                                                                 copy=False)
-    except ValueError:
-        check_broadcast(s.shape, e.shape, wd.shape)
+        s = input._data
+        e = end._data
+        if e.dtype != s.dtype:
+            raise RuntimeError(
+                f"expected dtype {_dtype_name(s.dtype)} for `end` but got dtype "
+                f"{_dtype_name(e.dtype)}"
+            )
+        w_tensor = isinstance(weight, Tensor)
+        if s.dtype.char not in FLOAT_CHARS:
+            raise not_implemented("lerp_kernel_tensor" if w_tensor else "lerp_kernel_scalar",
+                                   s.dtype)
+        if w_tensor:
+            wd = weight._data
+            if wd.dtype != s.dtype and wd.ndim != 0:
+                raise RuntimeError(
+                    f"expected dtype {_dtype_name(s.dtype)} for `weight` but got dtype "
+                    f"{_dtype_name(wd.dtype)}"
+                )
+            wd = wd.astype(s.dtype, copy=False)
+        else:
+            w = scalar_value(weight)
+            if w is None:
+                raise TypeError("lerp: weight is neither a tensor nor a number")
+            wd = np.asarray(w, dtype=F32 if s.dtype in REDUCED else s.dtype)
+        try:
+            rs, re_, rw = s, e, wd
+            if s.dtype in REDUCED:  # float32 inside, one rounding, as PyTorch's kernel
+                rs, re_, rw = s.astype(F32), e.astype(F32), wd.astype(F32)
+            d = re_ - rs
+            out = np.where(np.abs(rw) < 0.5, rs + rw * d, re_ - d * (1 - rw)).astype(s.dtype,
+                                                                                     copy=False)
+        except ValueError:
+            check_broadcast(s.shape, e.shape, wd.shape)
+            raise
+        if w_tensor:
+            return apply(LerpBackward1, out, input, end, weight, save=(input, end, weight))
+        return apply(LerpBackward0, out, input, end, _w=wd)
+    except (AttributeError, TypeError):
+        _LERP.check(input, end, weight)
         raise
-    if w_tensor:
-        return apply(LerpBackward1, out, input, end, weight, save=(input, end, weight))
-    return apply(LerpBackward0, out, input, end, _w=wd)
 
 
 def _result_dtype(*tensors):

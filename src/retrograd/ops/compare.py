@@ -6,22 +6,50 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._dtypes import FLOAT_CHARS
+from .._dtypes import FLOAT_CHARS, FROM_NP
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
 from ._apply import apply, apply_binary, recording
 from ._base import legacy, not_implemented
-from ._core import as_tensor_arg, broadcasting, check_broadcast, operands, wrap
+from ._core import (
+    Signatures,
+    as_tensor_arg,
+    broadcasting,
+    called_by_operator,
+    check_broadcast,
+    operands,
+    scalar_value,
+    wrap,
+)
 from .arithmetic import _tensor_other
 from .indexing import nonzero
 
+# PyTorch's signatures, for its errors when arguments fit none (checked only after a failure).
+_MAXIMUM = Signatures("maximum", "Tensor input, Tensor other, *, Tensor? out = None")
+_MINIMUM = Signatures("minimum", "Tensor input, Tensor other, *, Tensor? out = None")
+_WHERE = Signatures("where", "Tensor condition",
+                    "Tensor condition, Tensor input, Tensor other, *, Tensor? out = None",
+                    "Tensor condition, Number self, Tensor other",
+                    "Tensor condition, Tensor input, Number other",
+                    "Tensor condition, Number self, Number other")
+
 
 def _compare(fn):
+    name = _COMPARE_NAMES[fn.__name__]
+    sig = Signatures(name, "Tensor input, Tensor other, *, Tensor? out = None",
+                     "Tensor input, Number other, *, Tensor? out = None")
+
     def op(input, other) -> Tensor:  # noqa: A002
-        if not isinstance(input, Tensor):
-            input = as_tensor_arg(input)
-        ad, bd = operands(input, other)
+        try:
+            ad, bd = operands(input, other)
+        except (AttributeError, TypeError):
+            if isinstance(input, np.ndarray):  # (formulas compare arrays)
+                return op(as_tensor_arg(input), other)
+            if called_by_operator():
+                return NotImplemented  # as torch's: ``t == [1.]`` is False, ``t < None`` raises
+            sig.check(input, other)
+            raise
         try:
             return wrap(fn(ad, bd))
         except ValueError:
@@ -320,24 +348,37 @@ def where(condition, input=None, other=None) -> Tensor:  # noqa: A002
     >>> torch.where(x > 0, x, 0.)
     tensor([0., 2.])
     """
-    if input is None and other is None:
-        return nonzero(condition, as_tuple=True)
-    cond = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
-    if cond.dtype.kind != "b":
-        raise RuntimeError(
-            f"where expected condition to be a boolean tensor, but got a tensor with dtype "
-            f"{str(cond.dtype).capitalize()}"
-        )
-    if not isinstance(input, Tensor):
-        if not isinstance(other, Tensor):
-            input = as_tensor_arg(input)
-        else:
-            ad, bd = operands(other, input)
-            out = _where_array(cond, bd, ad)
-            return _where_finish(cond, out, input, other, bd, ad)
-    ad, bd = operands(input, other)
-    out = _where_array(cond, ad, bd)
-    return _where_finish(cond, out, input, other, ad, bd)
+    try:
+        if input is None and other is None:
+            return nonzero(condition, as_tuple=True)
+        try:
+            cond = condition._data
+        except AttributeError:
+            if not isinstance(condition, (np.ndarray, np.generic, bool)):  # (formulas pass
+                raise                                                       # arrays, bools)
+            cond = np.asarray(condition)
+        if cond.dtype.kind != "b":
+            raise RuntimeError(
+                f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+                f"{FROM_NP[cond.dtype].scalar_name}"
+            )
+        if not isinstance(input, Tensor):
+            if scalar_value(input) is None and not isinstance(input, np.ndarray):
+                raise TypeError("where: input is neither a tensor nor a number")
+            if not isinstance(other, Tensor):
+                input = as_tensor_arg(input)
+            else:
+                ad, bd = operands(other, input)
+                out = _where_array(cond, bd, ad)
+                return _where_finish(cond, out, input, other, bd, ad)
+        ad, bd = operands(input, other)
+        out = _where_array(cond, ad, bd)
+        return _where_finish(cond, out, input, other, ad, bd)
+    except (AttributeError, TypeError):
+        if input is None and other is None:
+            _WHERE.check(condition)
+        _WHERE.check(condition, input, other)
+        raise
 
 
 def _where_array(cond, a, b):
@@ -419,8 +460,12 @@ def maximum(input, other) -> Tensor:  # noqa: A002
     >>> torch.maximum(torch.tensor([1., 5.]), torch.tensor([3., 2.]))
     tensor([3., 5.])
     """
-    _tensor_other("maximum", other)
-    return _maxmin(MaximumBackward0, np.maximum, input, other, True)
+    try:
+        _tensor_other("maximum", other)
+        return _maxmin(MaximumBackward0, np.maximum, input, other, True)
+    except (AttributeError, TypeError):
+        _MAXIMUM.check(input, other)
+        raise
 
 
 def minimum(input, other) -> Tensor:  # noqa: A002
@@ -430,8 +475,12 @@ def minimum(input, other) -> Tensor:  # noqa: A002
     >>> torch.minimum(torch.tensor([1., 5.]), torch.tensor([3., 2.]))
     tensor([1., 2.])
     """
-    _tensor_other("minimum", other)
-    return _maxmin(MinimumBackward0, np.minimum, input, other, False)
+    try:
+        _tensor_other("minimum", other)
+        return _maxmin(MinimumBackward0, np.minimum, input, other, False)
+    except (AttributeError, TypeError):
+        _MINIMUM.check(input, other)
+        raise
 
 
 def _fmaxmin(cls, ufunc, input, other, maximum_):

@@ -12,7 +12,7 @@ from ..autograd.graph import Node
 from . import _array
 from ._apply import apply
 from ._array import add_at
-from ._core import arg_error, scalar_value, wrap_dim
+from ._core import Signatures, arg_error, scalar_value, wrap_dim
 from .indexing import (
     _as1d,
     _check_bounds,
@@ -23,6 +23,9 @@ from .indexing import (
     _on_arrays,
     _size_mismatch,
 )
+
+# PyTorch's signatures, for its errors when arguments fit none (checked only after a failure).
+_INDEX_SELECT = Signatures("index_select", "Tensor input, int dim, Tensor index")
 
 
 def _dim_index(a, dim):
@@ -58,26 +61,30 @@ def index_select(input, dim, index) -> Tensor:  # noqa: A002
     tensor([[2, 0],
             [5, 3]])
     """
-    a = input._data
-    if isinstance(index, (list, tuple)):
-        raise arg_error("index_select", "index", 3, index)
-    idx = _idx_of(index)
-    if not _is_int_index(idx):
-        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
-    if idx.ndim > 1:
-        raise IndexError("index_select(): Index is supposed to be a vector")
-    d, size = _dim_index(a, dim)
-    idx = _as1d(idx).astype(np.int64, copy=False)
-    if a.ndim == 0 and idx.size != 1:
-        raise RuntimeError(
-            f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s)"
-        )
-    if idx.size and _first_oob(idx, 0, size) is not None:
-        raise IndexError("index out of range in self")
-    out = np.take(_as1d(a), idx, axis=d)
-    if a.ndim == 0:
-        out = out.reshape(())
-    return apply(IndexSelectBackward0, out, input, _idx=idx, _dim=d)
+    try:
+        a = input._data
+        if not isinstance(index, (Tensor, np.ndarray)):
+            raise arg_error("index_select", "index", 3, index)
+        idx = _idx_of(index)
+        if idx.ndim > 1:  # (checked first, as PyTorch)
+            raise IndexError("index_select(): Index is supposed to be a vector")
+        if not _is_int_index(idx):
+            raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+        d, size = _dim_index(a, dim)
+        idx = _as1d(idx).astype(np.int64, copy=False)
+        if a.ndim == 0 and idx.size != 1:
+            raise RuntimeError(
+                f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s)"
+            )
+        if idx.size and _first_oob(idx, 0, size) is not None:
+            raise IndexError("index out of range in self")
+        out = np.take(_as1d(a), idx, axis=d)
+        if a.ndim == 0:
+            out = out.reshape(())
+        return apply(IndexSelectBackward0, out, input, _idx=idx, _dim=d)
+    except (AttributeError, TypeError):
+        _INDEX_SELECT.check(input, dim, index)
+        raise
 
 
 class IndexAddBackward0(Node):

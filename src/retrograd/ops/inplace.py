@@ -28,7 +28,7 @@ from . import _apply, _array
 from . import indexing as _indexing
 from ._apply import apply, needs_grad
 from ._base import _check_leaf, _check_writable, legacy
-from ._core import check_broadcast, expand_error, scalar_value
+from ._core import arg_error, check_broadcast, expand_error, scalar_value
 from ._views import replay
 
 
@@ -239,7 +239,12 @@ def inplace_method(fn, name: str):
     """``x.name_(...)``: the in-place form of the out-of-place op ``fn``."""
 
     def method(self, *args, **kwargs):
-        return apply_inplace(self, fn, *args, **kwargs)
+        try:
+            return apply_inplace(self, fn, *args, **kwargs)
+        except AttributeError:  # torch.exp_([1.]): PyTorch's TypeError (free when all is well)
+            if not isinstance(self, Tensor):
+                raise arg_error(name, "input", 1, self) from None
+            raise
 
     method.__name__ = name
     method.__doc__ = f"In-place form of ``{fn.__name__}``: writes into the tensor and returns it."

@@ -23,10 +23,14 @@ from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
 from ._apply import apply, recording
-from ._core import operands, wrap_dim
+from ._core import Signatures, arg_error, op_name_of, operands, wrap_dim
 from .compare import TiedGradBackward
 from .special import _erf
 from .unary import SigmoidBackward0, ThresholdBackwardBackward0, _sigmoid
+
+# PyTorch's signatures, for its errors when arguments fit none (checked only after a failure).
+_SOFTMAX = {name: Signatures(name, "Tensor input, int dim, torch.dtype? dtype = None")
+            for name in ("softmax", "log_softmax")}
 
 
 def _float_input(x: Tensor, kernel: str) -> np.ndarray:
@@ -61,7 +65,11 @@ def _softplus_array(x, beta=1.0, threshold=20.0):
 def _unary(P, x: Tensor, kernel: str, *params, result: bool = False, **attrs) -> Tensor:
     """A float activation: ``P.forward(a, *params)`` on ``x``'s array, through ``apply``; the
     node saves the input, or the output for the variants in-place ops use (``result``)."""
-    out = P.forward(_float_input(x, kernel), *params)
+    try:
+        a = _float_input(x, kernel)
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error(op_name_of(P), "input", 1, x) from None
+    out = P.forward(a, *params)
     if result:
         return apply(P, out, x, save_out=True, **attrs)
     return apply(P, out, x, save=(x,), **attrs)
@@ -592,12 +600,16 @@ def softmax(input, dim, dtype=None) -> Tensor:  # noqa: A002
     >>> torch.softmax(torch.tensor([0., 0.]), 0)
     tensor([0.5000, 0.5000])
     """
-    input, a, d = _softmax_prep(input, dim, dtype, "softmax_lastdim_kernel_impl")
-    with np.errstate(invalid="ignore", over="ignore"):
-        out = a - a.max(axis=d, keepdims=True) if a.size else a.copy()
-        np.exp(out, out=out)
-        out /= out.sum(axis=d, keepdims=True)
-    return _finish_dim_op(SoftmaxBackward0, out, input, d, input._data.ndim == 0)
+    try:
+        input, a, d = _softmax_prep(input, dim, dtype, "softmax_lastdim_kernel_impl")
+        with np.errstate(invalid="ignore", over="ignore"):
+            out = a - a.max(axis=d, keepdims=True) if a.size else a.copy()
+            np.exp(out, out=out)
+            out /= out.sum(axis=d, keepdims=True)
+        return _finish_dim_op(SoftmaxBackward0, out, input, d, input._data.ndim == 0)
+    except (AttributeError, TypeError):
+        _SOFTMAX["softmax"].check(input, dim, dtype)
+        raise
 
 
 def log_softmax(input, dim, dtype=None) -> Tensor:  # noqa: A002
@@ -607,11 +619,15 @@ def log_softmax(input, dim, dtype=None) -> Tensor:  # noqa: A002
     >>> torch.log_softmax(torch.tensor([0., 0.]), 0)
     tensor([-0.6931, -0.6931])
     """
-    input, a, d = _softmax_prep(input, dim, dtype, "log_softmax_lastdim_kernel_impl")
-    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        out = a - a.max(axis=d, keepdims=True) if a.size else a.copy()
-        out -= np.log(np.exp(out).sum(axis=d, keepdims=True))
-    return _finish_dim_op(LogSoftmaxBackward0, out, input, d, input._data.ndim == 0)
+    try:
+        input, a, d = _softmax_prep(input, dim, dtype, "log_softmax_lastdim_kernel_impl")
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            out = a - a.max(axis=d, keepdims=True) if a.size else a.copy()
+            out -= np.log(np.exp(out).sum(axis=d, keepdims=True))
+        return _finish_dim_op(LogSoftmaxBackward0, out, input, d, input._data.ndim == 0)
+    except (AttributeError, TypeError):
+        _SOFTMAX["log_softmax"].check(input, dim, dtype)
+        raise
 
 
 def _softmax_method(self, dim, dtype=None):

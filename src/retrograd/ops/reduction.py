@@ -16,11 +16,21 @@ from ..autograd.graph import Node
 from . import _array, decomp
 from ._apply import apply, apply_multi, recording
 from ._autocast import fp32
-from ._core import float_array, wrap, wrap_dim, wrap_dims
+from ._core import Signatures, float_array, wrap, wrap_dim, wrap_dims
 from .arithmetic import div
 from .compare import maximum, minimum
 from .shape import cast, permute, reshape, to_dtype_op, unsqueeze
 from .unary import abs as _abs
+
+# PyTorch's signatures, for its errors when arguments fit none (checked only after a failure).
+_SUM = Signatures("sum", "Tensor input, *, torch.dtype? dtype = None",
+                  "Tensor input, tuple of ints? dim, bool keepdim = False, *, torch.dtype? dtype "
+                  "= None, Tensor? out = None")
+_MEAN = Signatures("mean", "Tensor input, *, torch.dtype? dtype = None, Tensor? out = None",
+                   "Tensor input, tuple of ints? dim, bool keepdim = False, *, torch.dtype? dtype "
+                   "= None, Tensor? out = None")
+_ARGMAX = Signatures("argmax", "Tensor input, int? dim = None, bool keepdim = False")
+_ARGMIN = Signatures("argmin", "Tensor input, int? dim = None, bool keepdim = False")
 
 
 def _keep_shape(shape, dims):
@@ -84,25 +94,29 @@ def sum(input, dim=None, keepdim=False,
     >>> torch.tensor([[1., 2.], [3., 4.]]).sum(0)
     tensor([4., 6.])
     """
-    if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch accepts
-        dim = axis if axis is not None else dim
-        keepdim = keepdims if keepdims is not None else keepdim
-    a = input._data
-    if dtype is not None:
-        a = a.astype(to_dtype(dtype).np)
-    elif a.dtype.kind in "biu":
-        a = a.astype(np.int64)
-    if a.dtype in REDUCED:  # float16/bfloat16 accumulate in float32, as PyTorch's kernels
-        out = np.sum(a, axis=_norm_dims(dim, a.ndim), keepdims=keepdim, dtype=F32)
-        out = np.asarray(out).astype(a.dtype)
+    try:
+        if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch accepts
+            dim = axis if axis is not None else dim
+            keepdim = keepdims if keepdims is not None else keepdim
+        a = input._data
+        if dtype is not None:
+            a = a.astype(to_dtype(dtype).np)
+        elif a.dtype.kind in "biu":
+            a = a.astype(np.int64)
+        if a.dtype in REDUCED:  # float16/bfloat16 accumulate in float32, as PyTorch's kernels
+            out = np.sum(a, axis=_norm_dims(dim, a.ndim), keepdims=keepdim, dtype=F32)
+            out = np.asarray(out).astype(a.dtype)
+            if dim is None and not keepdim:
+                return apply(SumBackward0, out, input, _in_shape=a.shape)
+            return apply(SumBackward1, out, input, _in_shape=a.shape, _dims=_norm_dims(dim, a.ndim))
         if dim is None and not keepdim:
-            return apply(SumBackward0, out, input, _in_shape=a.shape)
-        return apply(SumBackward1, out, input, _in_shape=a.shape, _dims=_norm_dims(dim, a.ndim))
-    if dim is None and not keepdim:
-        return apply(SumBackward0, np.sum(a), input, _in_shape=a.shape)
-    dims = _norm_dims(dim, a.ndim)
-    out = np.sum(a, axis=dims, keepdims=keepdim)
-    return apply(SumBackward1, out, input, _in_shape=a.shape, _dims=dims)
+            return apply(SumBackward0, np.sum(a), input, _in_shape=a.shape)
+        dims = _norm_dims(dim, a.ndim)
+        out = np.sum(a, axis=dims, keepdims=keepdim)
+        return apply(SumBackward1, out, input, _in_shape=a.shape, _dims=dims)
+    except (AttributeError, TypeError):
+        _SUM.check(input, dim, keepdim, dtype=dtype)
+        raise
 
 
 class MeanBackward0(Node):
@@ -124,41 +138,45 @@ def mean(input, dim=None, keepdim=False,
     >>> torch.tensor([1., 2., 3., 6.]).mean()
     tensor(3.)
     """
-    if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch accepts
-        dim = axis if axis is not None else dim
-        keepdim = keepdims if keepdims is not None else keepdim
-    a = input._data
-    if dtype is not None:
-        a = a.astype(to_dtype(dtype).np)
-    if a.dtype.char not in FLOAT_CHARS:
-        raise RuntimeError(
-            "mean(): could not infer output dtype. Input dtype must be either a floating point "
-            f"or complex dtype. Got: {FROM_NP[a.dtype].scalar_name}"
-        )
-    dims = _norm_dims(dim, a.ndim)
-    if a.size == 0:
-        # NaN where nothing is averaged, as PyTorch (NumPy would warn).
-        n = 1
-        for d in (dims if dims is not None else range(a.ndim)):
-            n *= a.shape[d]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out = np.asarray(np.sum(a, axis=dims, keepdims=keepdim) / a.dtype.type(n), a.dtype)
-    elif a.dtype in REDUCED:  # accumulated in float32, as PyTorch's kernels
-        out = np.asarray(np.mean(a, axis=dims, keepdims=keepdim, dtype=F32)).astype(a.dtype)
-        n = 1
-        for d in (dims if dims is not None else range(a.ndim)):
-            n *= a.shape[d]
-    elif dim is None and not keepdim:
-        out = np.mean(a, dtype=a.dtype)
-        n = a.size
-    else:
-        out = np.mean(a, axis=dims, keepdims=keepdim, dtype=a.dtype)
-        n = 1
-        for d in (dims if dims is not None else range(a.ndim)):
-            n *= a.shape[d]
-    if dim is None and not keepdim:
-        return apply(MeanBackward0, out, input, _in_shape=a.shape, _n=n)
-    return apply(MeanBackward1, out, input, _in_shape=a.shape, _n=n, _dims=dims)
+    try:
+        if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch accepts
+            dim = axis if axis is not None else dim
+            keepdim = keepdims if keepdims is not None else keepdim
+        a = input._data
+        if dtype is not None:
+            a = a.astype(to_dtype(dtype).np)
+        if a.dtype.char not in FLOAT_CHARS:
+            raise RuntimeError(
+                "mean(): could not infer output dtype. Input dtype must be either a floating point "
+                f"or complex dtype. Got: {FROM_NP[a.dtype].scalar_name}"
+            )
+        dims = _norm_dims(dim, a.ndim)
+        if a.size == 0:
+            # NaN where nothing is averaged, as PyTorch (NumPy would warn).
+            n = 1
+            for d in (dims if dims is not None else range(a.ndim)):
+                n *= a.shape[d]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out = np.asarray(np.sum(a, axis=dims, keepdims=keepdim) / a.dtype.type(n), a.dtype)
+        elif a.dtype in REDUCED:  # accumulated in float32, as PyTorch's kernels
+            out = np.asarray(np.mean(a, axis=dims, keepdims=keepdim, dtype=F32)).astype(a.dtype)
+            n = 1
+            for d in (dims if dims is not None else range(a.ndim)):
+                n *= a.shape[d]
+        elif dim is None and not keepdim:
+            out = np.mean(a, dtype=a.dtype)
+            n = a.size
+        else:
+            out = np.mean(a, axis=dims, keepdims=keepdim, dtype=a.dtype)
+            n = 1
+            for d in (dims if dims is not None else range(a.ndim)):
+                n *= a.shape[d]
+        if dim is None and not keepdim:
+            return apply(MeanBackward0, out, input, _in_shape=a.shape, _n=n)
+        return apply(MeanBackward1, out, input, _in_shape=a.shape, _n=n, _dims=dims)
+    except (AttributeError, TypeError):
+        _MEAN.check(input, dim, keepdim, dtype=dtype)
+        raise
 
 
 def count_like(xp, mask, dims, g):
@@ -331,10 +349,14 @@ def argmax(input, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tenso
     >>> torch.tensor([[1., 5.], [7., 2.]]).argmax(1)
     tensor([1, 0])
     """
-    if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch accepts
-        dim = axis if axis is not None else dim
-        keepdim = keepdims if keepdims is not None else keepdim
-    return _arg(input, dim, keepdim, np.argmax, "argmax")
+    try:
+        if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch accepts
+            dim = axis if axis is not None else dim
+            keepdim = keepdims if keepdims is not None else keepdim
+        return _arg(input, dim, keepdim, np.argmax, "argmax")
+    except (AttributeError, TypeError):
+        _ARGMAX.check(input, dim, keepdim)
+        raise
 
 
 def argmin(input, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:  # noqa: A002
@@ -344,10 +366,14 @@ def argmin(input, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tenso
     >>> torch.tensor([3., 1., 2.]).argmin()
     tensor(1)
     """
-    if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch accepts
-        dim = axis if axis is not None else dim
-        keepdim = keepdims if keepdims is not None else keepdim
-    return _arg(input, dim, keepdim, np.argmin, "argmin")
+    try:
+        if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch accepts
+            dim = axis if axis is not None else dim
+            keepdim = keepdims if keepdims is not None else keepdim
+        return _arg(input, dim, keepdim, np.argmin, "argmin")
+    except (AttributeError, TypeError):
+        _ARGMIN.check(input, dim, keepdim)
+        raise
 
 
 def _arg(input, dim, keepdim, fn, name):  # noqa: A002

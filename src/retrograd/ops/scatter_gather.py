@@ -15,7 +15,7 @@ from ..autograd.graph import Node
 from . import _array
 from ._apply import apply, recording
 from ._array import add_at
-from ._core import arg_error, scalar_value, wrap, wrap_dim
+from ._core import Signatures, arg_error, scalar_value, wrap, wrap_dim
 from .arithmetic import NotImplementedBackward
 from .indexing import (
     _along_index,
@@ -30,6 +30,9 @@ from .indexing import (
     _size_mismatch,
 )
 from .shape import expand, reshape
+
+# PyTorch's signatures, for its errors when arguments fit none (checked only after a failure).
+_GATHER = Signatures("gather", "Tensor input, int dim, Tensor index, *, bool sparse_grad = False")
 
 
 def _take_along_array(x, idx: np.ndarray, dim: int) -> np.ndarray:
@@ -120,13 +123,17 @@ def gather(input, dim, index, *, sparse_grad: bool = False) -> Tensor:  # noqa: 
     tensor([[1, 1],
             [4, 3]])
     """
-    a = input._data
-    if isinstance(index, (list, tuple)):
-        raise arg_error("gather", "index", 3, index)
-    d, idx, grids = _scatter_args("gather", a, dim, index, None, gather=True)
-    ishape = _idx_of(index).shape
-    out = _as1d(a)[grids].reshape(ishape)
-    return apply(GatherBackward0, out, input, _idx=idx.reshape(ishape), _dim=d)
+    try:
+        a = input._data
+        if not isinstance(index, (Tensor, np.ndarray)):
+            raise arg_error("gather", "index", 3, index)
+        d, idx, grids = _scatter_args("gather", a, dim, index, None, gather=True)
+        ishape = _idx_of(index).shape
+        out = _as1d(a)[grids].reshape(ishape)
+        return apply(GatherBackward0, out, input, _idx=idx.reshape(ishape), _dim=d)
+    except (AttributeError, TypeError):
+        _GATHER.check(input, dim, index, sparse_grad=sparse_grad or None)
+        raise
 
 
 class ScatterBackward0(Node):

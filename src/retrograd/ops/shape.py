@@ -24,8 +24,13 @@ from ..autograd.graph import Node
 from . import _array
 from ._apply import apply, apply_multi, apply_view, link_view, recording
 from ._base import _check_leaf, _check_writable, legacy
-from ._core import arg_error, wrap_dim
+from ._core import Signatures, arg_error, wrap_dim
 from ._views import slice_dim
+
+# PyTorch's signatures, for its errors when arguments fit none (checked only after a failure).
+_TRANSPOSE = Signatures("transpose", "Tensor input, int dim0, int dim1")
+_UNSQUEEZE = Signatures("unsqueeze", "Tensor input, int dim")
+_FLATTEN = Signatures("flatten", "Tensor input, int start_dim = 0, int end_dim = -1")
 
 
 def parse_shape(args) -> tuple:
@@ -147,19 +152,23 @@ def flatten(input, start_dim=0, end_dim=-1) -> Tensor:  # noqa: A002
     >>> torch.zeros(2, 3, 4).flatten(1).shape
     retrograd.Size([2, 12])
     """
-    shape = input._data.shape
-    if not shape:
-        return reshape(input, (1,))
-    s = wrap_dim(start_dim, len(shape))
-    e = wrap_dim(end_dim, len(shape))
-    if s > e:
-        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
-    if s == e:
-        return input
-    n = 1
-    for d in shape[s:e + 1]:
-        n *= d
-    return reshape(input, shape[:s] + (n,) + shape[e + 1:])
+    try:
+        shape = input._data.shape
+        if not shape:
+            return reshape(input, (1,))
+        s = wrap_dim(start_dim, len(shape))
+        e = wrap_dim(end_dim, len(shape))
+        if s > e:
+            raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+        if s == e:
+            return input
+        n = 1
+        for d in shape[s:e + 1]:
+            n *= d
+        return reshape(input, shape[:s] + (n,) + shape[e + 1:])
+    except (AttributeError, TypeError):
+        _FLATTEN.check(input, start_dim, end_dim)
+        raise
 
 
 def _transpose_array(x, d0, d1):
@@ -180,11 +189,15 @@ def transpose(input, dim0, dim1) -> Tensor:  # noqa: A002
     >>> torch.zeros(2, 3).transpose(0, 1).shape
     retrograd.Size([3, 2])
     """
-    a = input._data
-    n = a.ndim
-    d0, d1 = wrap_dim(dim0, n), wrap_dim(dim1, n)
-    out = np.swapaxes(a, d0, d1) if n else a.view()
-    return apply_view(TransposeBackward0, out, input, ("transpose", (d0, d1)), _d0=d0, _d1=d1)
+    try:
+        a = input._data
+        n = a.ndim
+        d0, d1 = wrap_dim(dim0, n), wrap_dim(dim1, n)
+        out = np.swapaxes(a, d0, d1) if n else a.view()
+        return apply_view(TransposeBackward0, out, input, ("transpose", (d0, d1)), _d0=d0, _d1=d1)
+    except (AttributeError, TypeError):
+        _TRANSPOSE.check(input, dim0, dim1)
+        raise
 
 
 swapaxes = transpose
@@ -422,10 +435,14 @@ def unsqueeze(input, dim) -> Tensor:  # noqa: A002
     >>> torch.zeros(2).unsqueeze(0).shape
     retrograd.Size([1, 2])
     """
-    a = input._data
-    d = wrap_dim(dim, a.ndim + 1)
-    out = np.expand_dims(a, d)
-    return apply_view(UnsqueezeBackward0, out, input, ("unsqueeze", (d,)), _dim=d)
+    try:
+        a = input._data
+        d = wrap_dim(dim, a.ndim + 1)
+        out = np.expand_dims(a, d)
+        return apply_view(UnsqueezeBackward0, out, input, ("unsqueeze", (d,)), _dim=d)
+    except (AttributeError, TypeError):
+        _UNSQUEEZE.check(input, dim)
+        raise
 
 
 def _alias_array(x):

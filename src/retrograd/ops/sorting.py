@@ -18,13 +18,17 @@ from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
 from ._apply import apply, apply_multi
-from ._core import wrap, wrap_dim
+from ._core import Signatures, wrap, wrap_dim
 from ._views import slice_dim
 from .arithmetic import sub
 from .compare import logical_xor
 from .join import cat
 from .reduction import _VALUES, _EvenlyDistributed, _ValueSelecting, dtype_name
 from .shape import cast
+
+# PyTorch's signatures, for its errors when arguments fit none (checked only after a failure).
+_SCAN = {name: Signatures(name, "Tensor input, int dim, *, torch.dtype? dtype = None")
+         for name in ("cumsum", "cumprod")}
 
 # -- selection ---------------------------------------------------------------------------------
 
@@ -376,9 +380,13 @@ def cumsum(input, dim, *, dtype=None) -> Tensor:  # noqa: A002
     >>> torch.tensor([1., 2., 3.]).cumsum(0)
     tensor([1., 3., 6.])
     """
-    a, d = _scan_input(input, dim, dtype, "cumsum")
-    out = _cumsum_np(a, d) if a.ndim else a.copy()
-    return apply(CumsumBackward0, out, input, _dim=d)
+    try:
+        a, d = _scan_input(input, dim, dtype, "cumsum")
+        out = _cumsum_np(a, d) if a.ndim else a.copy()
+        return apply(CumsumBackward0, out, input, _dim=d)
+    except (AttributeError, TypeError):
+        _SCAN["cumsum"].check(input, dim, dtype=dtype)
+        raise
 
 
 def cumsum_rev(x, dim) -> Tensor:
@@ -436,14 +444,18 @@ def cumprod(input, dim, *, dtype=None) -> Tensor:  # noqa: A002
     >>> torch.tensor([1., 2., 3.]).cumprod(0)
     tensor([1., 2., 6.])
     """
-    if dtype is not None and input.requires_grad and input._data.dtype != to_dtype(dtype).np:
-        # Cast differentiably first: the saved input must lead back to ``input``.
-        input = cast(input, to_dtype(dtype).np)  # noqa: A001
-    a, d = _scan_input(input, dim, dtype, "cumprod")
-    out = _cumprod_np(a, d) if a.ndim else a.copy()
-    # Recording needs a float input, and then ``a`` is ``input``'s own array (a ``dtype`` was
-    # applied differentiably above), so the formula reads ``input``.
-    return apply(CumprodBackward0, out, input, save=(input,), save_out=True, _dim=d)
+    try:
+        if dtype is not None and input.requires_grad and input._data.dtype != to_dtype(dtype).np:
+            # Cast differentiably first: the saved input must lead back to ``input``.
+            input = cast(input, to_dtype(dtype).np)  # noqa: A001
+        a, d = _scan_input(input, dim, dtype, "cumprod")
+        out = _cumprod_np(a, d) if a.ndim else a.copy()
+        # Recording needs a float input, and then ``a`` is ``input``'s own array (a ``dtype`` was
+        # applied differentiably above), so the formula reads ``input``.
+        return apply(CumprodBackward0, out, input, save=(input,), save_out=True, _dim=d)
+    except (AttributeError, TypeError):
+        _SCAN["cumprod"].check(input, dim, dtype=dtype)
+        raise
 
 
 class _LogcumsumexpNode(Node):

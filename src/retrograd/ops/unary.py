@@ -18,6 +18,7 @@ from . import _array
 from ._apply import apply, apply_binary, apply_unary, recording, unary_op
 from ._base import not_implemented
 from ._core import (
+    Signatures,
     as_tensor_arg,
     asarray,
     check_broadcast,
@@ -29,6 +30,13 @@ from ._core import (
 )
 from .arithmetic import _LN2, _result_dtype, pow
 from .compare import TiedGradBackward
+
+# PyTorch's signatures, for its errors when arguments fit none (checked only after a failure).
+_ABS = Signatures("abs", "Tensor input, *, Tensor? out = None")
+_RELU = Signatures("relu", "Tensor input")
+_CLAMP = Signatures("clamp", "Tensor input, Tensor? min = None, Tensor? max = None, *, Tensor? out "
+                    "= None", "Tensor input, Number? min = None, Number? max = None, *, Tensor? "
+                    "out = None")
 
 # -- array kernels the declarations below use as their forward -------------------------------
 
@@ -269,9 +277,13 @@ def relu(input) -> Tensor:  # noqa: A002
     >>> torch.relu(torch.tensor([-1., 2.]))
     tensor([0., 2.])
     """
-    if input._data.dtype.kind == "b":
-        raise RuntimeError("Boolean inputs not supported for relu")
-    return apply_unary(ReluBackward0, input, input._data)
+    try:
+        if input._data.dtype.kind == "b":
+            raise RuntimeError("Boolean inputs not supported for relu")
+        return apply_unary(ReluBackward0, input, input._data)
+    except (AttributeError, TypeError):
+        _RELU.check(input)
+        raise
 
 
 def abs(input) -> Tensor:  # noqa: A001, A002
@@ -281,9 +293,13 @@ def abs(input) -> Tensor:  # noqa: A001, A002
     >>> torch.abs(torch.tensor([-1., 2.]))
     tensor([1., 2.])
     """
-    if input._data.dtype.kind == "b":
-        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
-    return apply_unary(AbsBackward0, input, input._data)
+    try:
+        if input._data.dtype.kind == "b":
+            raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
+        return apply_unary(AbsBackward0, input, input._data)
+    except (AttributeError, TypeError):
+        _ABS.check(input)
+        raise
 
 
 def sqrt(input) -> Tensor:  # noqa: A002
@@ -364,40 +380,41 @@ def clamp(input, min=None, max=None) -> Tensor:  # noqa: A001, A002
     >>> torch.clamp(torch.tensor([-1., 0.5, 2.]), 0, 1)
     tensor([0.0000, 0.5000, 1.0000])
     """
-    if min is None and max is None:
-        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    if isinstance(min, Tensor) or isinstance(max, Tensor):
-        return _clamp_tensor(input, min, max)
-    a = input._data
-    lo = scalar_value(min) if min is not None else None
-    hi = scalar_value(max) if max is not None else None
-    if (lo is None and min is not None) or (hi is None and max is not None):
-        # A bound that is neither a number nor a tensor (clamp(min="0")): no signature matches.
-        got = ", ".join(["Tensor"] + [f"{k}={type(v).__name__}" for k, v in
-                                      (("min", min), ("max", max)) if v is not None])
-        raise TypeError(f"clamp() received an invalid combination of arguments - got ({got}), "
-                        "but expected one of:")
-    if a.dtype.char not in FLOAT_CHARS and (lo.__class__ is float or hi.__class__ is float):
-        a = a.astype(default_float())
-    out = a
-    if a.dtype in REDUCED:  # the bounds round to the tensor's dtype, as in PyTorch
-        lo = None if lo is None else np.asarray(lo, F32).astype(a.dtype)
-        hi = None if hi is None else np.asarray(hi, F32).astype(a.dtype)
-        if lo is not None:
-            out = np.maximum(out, lo)
-        if hi is not None:
-            out = np.minimum(out, hi)
-        lo = None if lo is None else float(lo)
-        hi = None if hi is None else float(hi)
-    else:
-        if lo is not None:
-            out = np.maximum(out, lo, dtype=a.dtype)
-        if hi is not None:
-            out = np.minimum(out, hi, dtype=a.dtype)
-    if out is a:
-        out = a.copy()
-    # PyTorch propagates NaN through clamp.
-    return apply(ClampBackward1, out, input, save=(input,), _lo=lo, _hi=hi)
+    try:
+        if min is None and max is None:
+            raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+        if isinstance(min, Tensor) or isinstance(max, Tensor):
+            return _clamp_tensor(input, min, max)
+        a = input._data
+        lo = scalar_value(min) if min is not None else None
+        hi = scalar_value(max) if max is not None else None
+        if (lo is None and min is not None) or (hi is None and max is not None):
+            # A bound that is neither a number nor a tensor (clamp(min="0")): no signature matches.
+            raise TypeError("clamp: a bound is neither a number nor a tensor")
+        if a.dtype.char not in FLOAT_CHARS and (lo.__class__ is float or hi.__class__ is float):
+            a = a.astype(default_float())
+        out = a
+        if a.dtype in REDUCED:  # the bounds round to the tensor's dtype, as in PyTorch
+            lo = None if lo is None else np.asarray(lo, F32).astype(a.dtype)
+            hi = None if hi is None else np.asarray(hi, F32).astype(a.dtype)
+            if lo is not None:
+                out = np.maximum(out, lo)
+            if hi is not None:
+                out = np.minimum(out, hi)
+            lo = None if lo is None else float(lo)
+            hi = None if hi is None else float(hi)
+        else:
+            if lo is not None:
+                out = np.maximum(out, lo, dtype=a.dtype)
+            if hi is not None:
+                out = np.minimum(out, hi, dtype=a.dtype)
+        if out is a:
+            out = a.copy()
+        # PyTorch propagates NaN through clamp.
+        return apply(ClampBackward1, out, input, save=(input,), _lo=lo, _hi=hi)
+    except (AttributeError, TypeError):
+        _CLAMP.check(input, min, max)
+        raise
 
 
 clip = clamp

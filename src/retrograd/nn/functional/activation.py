@@ -67,8 +67,8 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     tensor([0., 2.])
     """
     if inplace:
-        return input.relu_()
-    return input.relu()
+        return torch.relu_(input)
+    return torch.relu(input)
 
 
 def relu_(input: Tensor) -> Tensor:  # noqa: A002

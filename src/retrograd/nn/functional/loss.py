@@ -62,7 +62,7 @@ def _size(shape) -> str:
 
 
 def _warn_size(input: Tensor, target: Tensor) -> None:  # noqa: A002
-    if input.shape != target.shape:
+    if target.size() != input.size():  # (in PyTorch's order: its error names a list's .size)
         warnings.warn(
             f"Using a target size ({_size(target.shape)}) that is different to the input size "
             f"({_size(input.shape)}). This will likely lead to incorrect results due to "

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
-from ..._creation import from_numpy
 from ..._dtypes import int32, int64
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
@@ -78,6 +75,12 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # 
             [0., 0.],
             [1., 2.]])
     """
+    if not (isinstance(weight, Tensor) and isinstance(input, Tensor)):
+        # PyTorch's torch.embedding(weight, indices) refuses anything else.
+        pos, name, arg = (1, "weight", weight) if not isinstance(weight, Tensor) else \
+            (2, "indices", input)
+        raise TypeError(f"embedding(): argument '{name}' (position {pos}) must be Tensor, not "
+                        f"{type(arg).__name__}")
     n = weight.shape[0] if weight.dim() else 0
     if padding_idx is not None:
         if padding_idx > 0:
@@ -91,8 +94,6 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # 
         padding_idx = -1
     if weight.dim() != 2:
         raise RuntimeError("'weight' must be 2-D")
-    if not isinstance(input, Tensor):
-        input = from_numpy(np.asarray(input))  # noqa: A001
     if input.dtype is not int64 and input.dtype is not int32:
         raise RuntimeError(
             "Expected tensor for argument #1 'indices' to have one of the following scalar "
