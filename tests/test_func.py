@@ -333,7 +333,8 @@ def _vmap_path(fn, *args, **kw):
 
 def test_vmap_batches_by_rules_or_loops_faithfully():
     """Each case equals the per-sample loop; the path says whether the rules could do it."""
-    x = retrograd.tensor(np.array([[1.0, -2.0], [-1.0, -3.0], [1.0, -2.0], [2.0, 0.5]]))
+    # samples 0 and 3 (the two vmap traces) have one sign pattern, sample 1 another
+    x = retrograd.tensor(np.array([[1.0, -2.0], [-1.0, -3.0], [1.0, -2.0], [2.0, -0.5]]))
     w = retrograd.tensor(np.array([0.5, -1.5]), requires_grad=True)
 
     def loop(fn):
@@ -344,8 +345,10 @@ def test_vmap_batches_by_rules_or_loops_faithfully():
         "rules": (lambda a: (a * w).tanh().sum() + a.exp().mean(), "rules"),
         "chunks": (lambda a: (a @ w) * a.sum(), "rules"),
         "closure_constant": (lambda a: a * w.detach(), "rules"),
-        # the mask is made outside apply; it is equal for samples 0 and 3, not for 1
-        "mask": (lambda a: retrograd.where(a > 0, a, a * 2), "loop"),
+        # a comparison operator is recorded: its mask is batched
+        "mask": (lambda a: retrograd.where(a > 0, a, a * 2), "rules"),
+        # gt() records nothing: its mask, equal for samples 0 and 3 but not 1, makes it loop
+        "mask_unrecorded": (lambda a: retrograd.where(retrograd.gt(a, 0), a, a * 2), "loop"),
         "item": (lambda a: a * 2 if a.sum().item() > 0 else a * 3, "loop"),
         "inplace": (lambda a: (a * 1).mul_(2), "loop"),
         "made_inside": (lambda a: a + retrograd.ones(2), "loop"),

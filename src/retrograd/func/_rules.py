@@ -32,6 +32,7 @@ from ..ops import (
     unary,
 )
 from ..ops._apply import apply_binary, apply_unary
+from ._trace import TensorMethod
 
 __all__ = ["Batch", "view_rule", "install"]
 
@@ -121,6 +122,20 @@ def _binary(ctx, P, ins, bat):
         # both to the result's dtype, as the per-sample call computes.
         a, b = a.to(FROM_NP[want]), b.to(FROM_NP[want])
     return apply_binary(P, fwd, a, b, **attrs)
+
+
+def _method(ctx, P, ins, bat):
+    """A comparison or bitwise operator (``_trace.TensorMethod``), broadcast over the batch."""
+    name = ctx.attr("method")
+    if len(ins) == 1:
+        return getattr(Tensor, name)(ins[0])
+    (a, b), (ba, bb) = ins, bat
+    r = max(ctx.rank(a, ba), ctx.rank(b, bb))
+    a, b = ctx.align(a, ba, r), ctx.align(b, bb, r)
+    want = ctx.out_meta[0][1]
+    if isinstance(b, Tensor) and a._data.dtype != b._data.dtype and want.kind != "b":
+        a, b = a.to(FROM_NP[want]), b.to(FROM_NP[want])  # see _binary
+    return getattr(Tensor, name)(a, b)
 
 
 def _where(ctx, P, ins, bat):
@@ -481,7 +496,7 @@ def install() -> None:
         reduction.MaxBackward0: _max_dim_rule, reduction.MinBackward0: _max_dim_rule,
         nn_activation.SoftmaxBackward0: _softmax, nn_activation.LogSoftmaxBackward0: _softmax,
         nn_activation.NllLossBackward0: _nll_loss, nn_activation.NllLoss2DBackward0: _nll_loss,
-        compare.WhereBackward0: _where,
+        compare.WhereBackward0: _where, TensorMethod: _method,
         shape.CloneBackward0: _clone, shape.ToCopyBackward0: _to_copy,
         join.CatBackward0: _cat, join.StackBackward0: _stack,
         linalg.LinalgCrossBackward0: _none,  # two inputs, but not pointwise: no rule yet

@@ -26,10 +26,11 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor
+from ..autograd.graph import Node
 from ..ops import _apply
 from . import _transforms
 
-__all__ = ["Escape", "Tape", "same_program", "same_ref"]
+__all__ = ["Escape", "Tape", "TensorMethod", "same_program", "same_ref"]
 
 ndarray = np.ndarray
 
@@ -37,7 +38,30 @@ ndarray = np.ndarray
 # program may depend on that sample's data.
 _ESCAPES = ("item", "tolist", "numpy", "__bool__", "__float__", "__int__", "__index__",
             "__array__", "__complex__", "backward")
+# Operators that compute a tensor from tensors without ``apply`` (no node: comparisons, bitwise
+# ops): while tracing, each call is recorded too, as a ``TensorMethod`` entry, so that a mask
+# computed from the data is a value of the tape rather than an unknown array.
+_RECORDED = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__and__", "__or__",
+             "__xor__", "__rand__", "__ror__", "__rxor__", "__invert__")
 _ORIGINAL: dict = {}
+
+
+class TensorMethod(Node):
+    """Stands on a tape for a call of one of the operators above (its name: the ``method``
+    attribute); its batching rule calls the operator on the batch."""
+
+
+def _recorded_method(name):
+    orig = _ORIGINAL[name]
+
+    def method(self, *args):
+        out = orig(self, *args)
+        if ACTIVE and isinstance(out, Tensor):
+            ACTIVE[-1].record_method(name, (self,) + args, out)
+        return out
+
+    method.__name__ = name
+    return method
 ACTIVE: list = []  # the tapes being traced, innermost last (nested vmap)
 
 
@@ -125,11 +149,13 @@ class Tape:
     # -- recording -----------------------------------------------------------------------------
     def start(self) -> None:
         if not _ORIGINAL:
-            for name in _ESCAPES:
+            for name in _ESCAPES + _RECORDED:
                 _ORIGINAL[name] = getattr(Tensor, name)
         if not ACTIVE:
             for name in _ESCAPES:
                 setattr(Tensor, name, _escape_method(name))
+            for name in _RECORDED:
+                setattr(Tensor, name, _recorded_method(name))
         else:
             ACTIVE[-1].paused += 1
         ACTIVE.append(self)
@@ -147,7 +173,7 @@ class Tape:
         if ACTIVE:
             ACTIVE[-1].paused -= 1
         else:
-            for name in _ESCAPES:
+            for name in _ESCAPES + _RECORDED:
                 setattr(Tensor, name, _ORIGINAL[name])
 
     def observe(self, P, inputs, attrs, run):
@@ -159,6 +185,12 @@ class Tape:
         if self.bad is None:
             self._record(P, inputs, attrs, out, tins, versions)
         return out
+
+    def record_method(self, name, inputs, out) -> None:
+        if self.paused or self.in_grad or self.bad is not None:
+            return
+        tins = [x for x in inputs if isinstance(x, Tensor)]
+        self._record(TensorMethod, inputs, {"method": name}, out, tins, [x._vc[0] for x in tins])
 
     def _record(self, P, inputs, attrs, out, tins, versions) -> None:
         outs = out if isinstance(out, tuple) else (out,)
