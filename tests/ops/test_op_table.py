@@ -165,13 +165,13 @@ def test_forward_ad_against_torch(torch, op, shapes):
 # -- reduced precision: bfloat16 and float16 against torch ----------------------------------------
 
 # Ops whose reduced-precision forms still differ from torch's (the reason says how).
-_REDUCED_GAPS: dict = {
-    ("matrix_exp", "bfloat16"): "linalg_composite reads a bfloat16 array through .numpy()",
-    ("matrix_exp", "float16"): "computed in float16 by NumPy; torch's differs beyond 8 ulps",
-    ("scatter_reduce_prod", "bfloat16"): "its backward reads a bfloat16 array through .numpy()",
-    ("scatter_reduce_prod_noself", "bfloat16"): "as scatter_reduce_prod",
-    ("fractional_max_pool2d", "bfloat16"): "its random samples are drawn in the input's dtype",
-    ("round_decimals", "float16"): "x * 10**d / 10**d rounds in float16 in between",
+_REDUCED_GAPS: dict = {}
+
+# Ops whose reduced-precision kernels are wrong in torch 2.13 itself: retrograd computes them in
+# float32 and rounds once, compared with torch's float32 result rounded (forward only).
+_TORCH_REDUCED_BROKEN: dict = {
+    ("matrix_exp", "bfloat16"): "torch gives inf (even for 0.1 * I), and inf/nan gradients",
+    ("matrix_exp", "float16"): "as in bfloat16",
 }
 
 # One sample per op (its first shapes), forward and first order: the float32/float64 test above
@@ -217,10 +217,14 @@ def test_reduced_precision_against_torch(torch, op, shapes, dtype):
     rg_in = leaves(retrograd)
     out = op.fn(retrograd, *rg_in)
     assert out.dtype.name == str(ref.dtype).replace("torch.", "")
+    broken = (op.name, dtype) in _TORCH_REDUCED_BROKEN
+    if broken:
+        ref = op.fn(torch, *[t.detach().float() if t.is_floating_point() else t
+                             for t in t_in]).to(ref.dtype)
     want = ref.detach().float().numpy()
     tol = _reduced_tol(torch, dtype, want)
     np.testing.assert_allclose(out.detach().float().numpy(), want, **tol)
-    if not (op.grad and ref.requires_grad and out.requires_grad):
+    if not (op.grad and ref.requires_grad and out.requires_grad) or broken:
         return
     v = np.random.default_rng(1).standard_normal(ref.shape).astype(np.float32)
     diff = [i for i, t in enumerate(t_in) if t.requires_grad]

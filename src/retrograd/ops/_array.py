@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._dtypes import F32, FLOAT_CHARS, REDUCED
+from .._dtypes import F32, FLOAT_CHARS, REDUCED, bfloat16
 
 TENSORS = False  # formulas get arrays, not tensors, from this namespace
 
@@ -44,6 +44,8 @@ def register(**fns) -> None:
             raise RuntimeError(f"array twin {name!r} is defined twice")
         g[name] = fn
 
+
+_BF16 = bfloat16.np
 
 # Twins that are no primitive's forward (the rest come from the declarations, via register).
 sign = np.sign
@@ -93,6 +95,11 @@ def where(cond, a, b):
         if np.isfinite(r).all():
             r += 0.0
             return r
+    # A number beside a bfloat16 array keeps its dtype, as in PyTorch (NumPy makes it float64).
+    if a.__class__ is float and b.__class__ is np.ndarray and b.dtype is _BF16:
+        a = np.asarray(a, _BF16)
+    elif b.__class__ is float and a.__class__ is np.ndarray and a.dtype is _BF16:
+        b = np.asarray(b, _BF16)
     return np.where(cond, a, b)
 
 

@@ -834,9 +834,15 @@ def _round_decimals(input, decimals):
     a = input._data
     if a.dtype.char not in FLOAT_CHARS:
         raise not_implemented("round_cpu", a.dtype)
+    # PyTorch scales in the op's math dtype (float32 for float16/bfloat16, rounded once):
+    # x * 10**d, rint, / 10**d (or the reverse).
+    rd = a.dtype if a.dtype in REDUCED else None
+    if rd is not None:
+        a = a.astype(F32)
     ten = np.array(10.0 ** (decimals if decimals > 0 else -decimals), dtype=a.dtype)
-    # PyTorch scales in the tensor's own dtype: x * 10**d, rint, / 10**d (or the reverse).
     out = np.rint(a * ten) / ten if decimals > 0 else np.rint(a / ten) * ten
+    if rd is not None:
+        out = out.astype(rd)
     return apply(RoundBackward1, out, input)
 
 

@@ -510,14 +510,16 @@ def lp_pool3d(input: Tensor, norm_type: float, kernel_size, stride=None,  # noqa
 # -- fractional max pooling ----------------------------------------------------------------
 
 
-def _intervals(sample: np.ndarray, n_in: int, n_out: int, k: int) -> np.ndarray:
-    """PyTorch's pseudo-random window starts (n_planes, n_out) from one uniform per plane."""
-    seq = np.empty(sample.shape + (n_out,), np.int64)
+def _intervals(sample: Tensor, n_in: int, n_out: int, k: int) -> np.ndarray:
+    """PyTorch's pseudo-random window starts (n_planes, n_out) from one uniform per plane,
+    computed in the samples' dtype (each step rounded to it, as PyTorch's kernel)."""
+    seq = np.empty(tuple(sample.shape) + (n_out,), np.int64)
     if n_out > 1:
-        alpha = sample.dtype.type(n_in - k) / sample.dtype.type(n_out - 1)
-        i = np.arange(n_out - 1, dtype=sample.dtype)
-        seq[..., :-1] = ((i + sample[..., None]) * alpha).astype(np.int64) - \
-            (sample * alpha).astype(np.int64)[..., None]
+        dt = sample.dtype
+        alpha = torch.tensor(float(n_in - k), dtype=dt) / torch.tensor(float(n_out - 1), dtype=dt)
+        i = torch.arange(n_out - 1, dtype=dt)
+        seq[..., :-1] = (((i + sample[..., None]) * alpha).long() -
+                         (sample * alpha).long()[..., None]).numpy()
     seq[..., -1] = n_in - k
     return seq
 
@@ -546,7 +548,7 @@ def _fractional(input: Tensor, nd: int, kernel_size, output_size, output_ratio, 
                                f"input {what[i]} {sp[i]}")
     if samples is None:
         samples = torch.rand(n, c, nd, dtype=x.dtype)
-    u = samples.detach().numpy()
+    u = samples.detach()
     # PyTorch reads the samples in reverse dim order for 2-D (w, h) and in order for 3-D.
     order = list(range(nd))[::-1] if nd == 2 else list(range(nd))
     flat = np.zeros((n, c) + (1,) * (2 * nd), np.int64)
