@@ -266,3 +266,55 @@ def test_optimizers_on_bfloat16_parameters_match_torch(torch, opt_name):
             opt.step()
         res.append(w.detach().float().numpy())
     np.testing.assert_array_equal(res[0], res[1])
+
+
+def _custom_function(lib, cast, seen):
+    """A custom Function whose forward and backward multiply by a matrix (so their dtypes show
+    the autocast state each runs in), decorated with ``torch.amp.custom_fwd``/``custom_bwd``."""
+    fwd = lib.amp.custom_fwd(device_type="cpu", cast_inputs=cast) if cast else \
+        lib.amp.custom_fwd(device_type="cpu")
+
+    class MatmulTwice(lib.autograd.Function):
+        @staticmethod
+        @fwd
+        def forward(ctx, x, w):
+            ctx.save_for_backward(x, w)
+            return (x @ w) * 2
+
+        @staticmethod
+        @lib.amp.custom_bwd(device_type="cpu")
+        def backward(ctx, g):
+            x, w = ctx.saved_tensors
+            gx = (g @ w.t()) * 2
+            seen.append(str(gx.dtype).split(".")[-1])  # the autocast state backward runs in
+            return gx, (x.t() @ g) * 2
+
+    return MatmulTwice
+
+
+@pytest.mark.parametrize("cast", [None, "float32"])
+@pytest.mark.parametrize("inside", [True, False])
+def test_custom_fwd_bwd_match_torch(torch, cast, inside):
+    def run(lib):
+        seen = []
+        f = _custom_function(lib, getattr(lib, cast) if cast else None, seen)
+        x = lib.tensor([[1.0, 2.0], [3.0, -1.0]], requires_grad=True)
+        w = lib.tensor([[0.5, -1.0], [2.0, 0.25]], requires_grad=True)
+        with lib.autocast("cpu", dtype=lib.bfloat16, enabled=inside):
+            y = f.apply(x, w)
+        y.float().sum().backward()
+        return seen, (y, x.grad, w.grad)
+
+    (seen, ours), (seen_ref, ref) = run(rg), run(torch)
+    assert seen == seen_ref
+    for a, b in zip(ours, ref):
+        assert str(a.dtype).split(".")[-1] == str(b.dtype).split(".")[-1]
+        np.testing.assert_allclose(a.detach().float().numpy(), b.detach().float().numpy(),
+                                   rtol=1e-2)
+
+
+def test_custom_fwd_needs_a_device_type_string():
+    with pytest.raises(ValueError, match="Expected `device_type` of type `str`"):
+        rg.amp.custom_fwd(lambda ctx: None, device_type=None)
+    with pytest.raises(ValueError, match="Expected `device_type` of type `str`"):
+        rg.amp.custom_bwd(device_type=3)

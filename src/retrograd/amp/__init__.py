@@ -3,6 +3,8 @@
 from .autocast_mode import (
     autocast,
     clear_autocast_cache,
+    custom_bwd,
+    custom_fwd,
     get_autocast_dtype,
     is_autocast_available,
     is_autocast_enabled,
@@ -13,4 +15,4 @@ from .grad_scaler import GradScaler
 
 __all__ = ["autocast", "GradScaler", "is_autocast_available", "is_autocast_enabled",
            "get_autocast_dtype", "set_autocast_enabled", "set_autocast_dtype",
-           "clear_autocast_cache"]
+           "clear_autocast_cache", "custom_fwd", "custom_bwd"]

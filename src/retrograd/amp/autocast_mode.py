@@ -10,16 +10,20 @@ come back float32. The state lives in ``ops/_autocast.py``, read by the listed o
 
 from __future__ import annotations
 
+import collections.abc
 import functools
 import warnings
 
+import numpy as np
+
 from .. import _dtypes
+from .._tensor import Tensor
 from ..ops._autocast import state
 
 __all__ = ["is_autocast_cache_enabled", "set_autocast_cache_enabled",
            "autocast_increment_nesting", "autocast_decrement_nesting", "clear_autocast_cache",
            "autocast", "is_autocast_available", "is_autocast_enabled", "get_autocast_dtype",
-           "set_autocast_enabled", "set_autocast_dtype"]
+           "set_autocast_enabled", "set_autocast_dtype", "custom_fwd", "custom_bwd"]
 
 _DEVICES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
             "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
@@ -180,3 +184,80 @@ class autocast:  # noqa: N801 - PyTorch's name
                 return func(*args, **kwargs)
 
         return decorate_autocast
+
+
+def _cast(value, device_type: str, dtype):
+    """``value`` with its floating tensors (float64 aside) cast to ``dtype``, through lists,
+    tuples and mappings, as ``custom_fwd(cast_inputs=...)`` casts a Function's inputs."""
+    if isinstance(value, Tensor):
+        eligible = value.is_floating_point() and value.device.type == device_type and \
+            value.dtype is not _dtypes.float64
+        return value.to(dtype) if eligible else value
+    if isinstance(value, (str, bytes, np.ndarray)):
+        return value
+    if isinstance(value, collections.abc.Mapping):
+        return {_cast(k, device_type, dtype): _cast(v, device_type, dtype)
+                for k, v in value.items()}
+    if isinstance(value, collections.abc.Iterable):
+        items = (_cast(v, device_type, dtype) for v in value)
+        return list(items) if isinstance(value, list) else tuple(items)
+    return value
+
+
+def custom_fwd(fwd=None, *, device_type: str, cast_inputs=None):
+    """Decorate a custom Function's ``forward``: inside an autocast region it runs with
+    autocast as it found it, or, given ``cast_inputs``, with autocast off and its floating
+    inputs cast to that dtype; ``custom_bwd`` then runs ``backward`` in the same state.
+
+    >>> import retrograd as torch
+    >>> class Double(torch.autograd.Function):
+    ...     @staticmethod
+    ...     @torch.amp.custom_fwd(device_type="cpu", cast_inputs=torch.float32)
+    ...     def forward(ctx, x):
+    ...         return x * 2
+    ...     @staticmethod
+    ...     @torch.amp.custom_bwd(device_type="cpu")
+    ...     def backward(ctx, g):
+    ...         return g * 2
+    >>> with torch.autocast("cpu"):
+    ...     Double.apply(torch.ones(2, dtype=torch.bfloat16)).dtype
+    retrograd.float32
+    """
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+    if fwd is None:
+        return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
+
+    @functools.wraps(fwd)
+    def decorate_fwd(*args, **kwargs):
+        ctx = args[0]
+        ctx._dtype = get_autocast_dtype(device_type)
+        if cast_inputs is None:
+            ctx._fwd_used_autocast = is_autocast_enabled(device_type)
+            return fwd(*args, **kwargs)
+        inside = is_autocast_enabled(device_type)
+        ctx._fwd_used_autocast = False
+        if not inside:
+            return fwd(*args, **kwargs)
+        with autocast(device_type=device_type, enabled=False):
+            return fwd(*_cast(args, device_type, cast_inputs),
+                       **_cast(kwargs, device_type, cast_inputs))
+
+    return decorate_fwd
+
+
+def custom_bwd(bwd=None, *, device_type: str):
+    """Decorate a custom Function's ``backward`` to run in the autocast state its
+    ``custom_fwd`` forward ran in (see ``custom_fwd``)."""
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+    if bwd is None:
+        return functools.partial(custom_bwd, device_type=device_type)
+
+    @functools.wraps(bwd)
+    def decorate_bwd(*args, **kwargs):
+        ctx = args[0]
+        with autocast(device_type=device_type, enabled=ctx._fwd_used_autocast, dtype=ctx._dtype):
+            return bwd(*args, **kwargs)
+
+    return decorate_bwd
