@@ -188,7 +188,10 @@ def test_vmap_dims_nesting_and_randomness(torch):
         r4 = F.vmap(lambda d: d["p"] * d["q"], in_dims=({"p": 0, "q": None},))(
             {"p": a, "q": lib.tensor(B[:, 0])})
         r5 = F.vmap(lambda x: (x.sum(0), x.max()), chunk_size=2)(a)
-        return r1, r2, r3, r4, r5
+        r6 = F.vmap(F.jacrev(lambda x: (x @ b).tanh() * x.sum()))(a)  # per-sample Jacobians
+        if lib is retrograd:
+            assert retrograd.func._vmap.LAST["path"] == "rules"
+        return r1, r2, r3, r4, r5, r6
 
     _both(torch, lambda lib: run(lib))
     x = retrograd.ones(3)

@@ -109,6 +109,7 @@ class Tape:
         self._tid: dict = {}
         self._did: dict = {}
         self._versions: list = []   # (version counter, version when recorded) per value
+        self._consts: dict = {}     # tensors declared constant (Tape.const), by id
 
     # -- values --------------------------------------------------------------------------------
     def new(self, t: Tensor) -> int:
@@ -121,6 +122,10 @@ class Tape:
         self._did.setdefault(id(d), i)
         return i
 
+    def const(self, t: Tensor) -> None:
+        """Declare ``t``, made during the call, a constant (not computed from the data)."""
+        self._consts[id(t)] = t
+
     def knows(self, t) -> bool:
         return id(t) in self._tid or id(getattr(t, "_data", None)) in self._did
 
@@ -132,6 +137,8 @@ class Tape:
             i = self._did.get(id(x._data))
             if i is not None:
                 return ("d" if not x.requires_grad and self.meta[i][2] else "v", i)
+            if id(x) in self._consts:
+                return ("c", x)
             return self._external(x)
         if isinstance(x, ndarray):
             i = self._did.get(id(x))
@@ -202,6 +209,8 @@ class Tape:
             self.bad = "forward-mode AD"
             return
         in_refs = tuple(self.ref(x) for x in inputs)
+        if P is not None and not issubclass(P, Node):
+            attrs = {}  # a user Function: its ctx is no input of the rule
         rule = P.__dict__.get("vmap") if isinstance(P, type) else None
         rule = getattr(rule, "__func__", rule)
         derived = getattr(rule, "derived", ())  # attributes the rule computes afresh
@@ -258,6 +267,9 @@ def _same_external(a, b) -> bool:
 def _same_const(a, b) -> bool:
     if a is b:
         return True
+    if isinstance(a, Tensor) and isinstance(b, Tensor):  # declared constants (Tape.const)
+        return a._data.shape == b._data.shape and a._data.dtype == b._data.dtype and \
+            bool(np.array_equal(a._data, b._data))
     if callable(a) and hasattr(a, "__code__"):  # a forward made per call (add's alpha)
         return getattr(b, "__code__", None) is a.__code__
     try:

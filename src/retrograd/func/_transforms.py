@@ -302,7 +302,10 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size=None,
                 for k in range(o._data.size):
                     e = np.zeros(o._data.size, o._data.dtype)
                     e[k] = 1
-                    rows.append(_grads([o], leaves, True, [make(e.reshape(o._data.shape))]))
+                    ct = make(e.reshape(o._data.shape))
+                    if TRACE is not None:
+                        TRACE.const(ct)  # a basis vector: the same for every sample
+                    rows.append(_grads([o], leaves, True, [ct]))
                 per_arg = []
                 for a, group in enumerate(leaves):
                     per_leaf = []
