@@ -55,6 +55,9 @@ from ._dtypes import (
     set_default_dtype,
     short,
     uint8,
+    uint16,
+    uint32,
+    uint64,
 )
 from ._printing import get_printoptions, set_printoptions
 from ._random import *  # noqa: F403

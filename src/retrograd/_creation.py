@@ -32,7 +32,8 @@ __all__ = [
     "ones_like", "empty_like", "full_like",
 ]
 
-_SUPPORTED = "float64, float32, float16, int64, int32, int16, int8, uint8, and bool"
+_SUPPORTED = ("float64, float32, float16, int64, int32, int16, int8, uint64, uint32, uint16, "
+              "uint8, and bool")
 _COPY_WARNING = (
     "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
     "sourceTensor.detach().clone().requires_grad_(True), rather than "
@@ -484,6 +485,13 @@ def _cast_flat(flat: list, has_float: bool, target: dtype) -> np.ndarray:
 def _ints_to(ints: list, target: dtype) -> np.ndarray:
     """Python ints as ``target`` (an integer dtype); they may wrap into an unsigned type
     (-1 -> 255) as in PyTorch, but must otherwise fit."""
+    if target is _dtypes.uint64:  # beyond int64: Python's own unsigned conversion, and errors
+        for v in ints:
+            if v < 0:
+                raise OverflowError("can't convert negative int to unsigned")
+            if v >= 2**64:
+                raise OverflowError("int too big to convert")
+        return np.array(ints, dtype=np.uint64)
     try:
         a = np.array(ints, dtype=np.int64)
     except OverflowError:

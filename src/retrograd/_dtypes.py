@@ -14,8 +14,8 @@ import numpy as np
 
 __all__ = [
     "dtype", "bfloat16", "float16", "float32", "float64", "int8", "int16", "int32", "int64",
-    "uint8", "bool", "half", "float", "double", "short", "int", "long",
-    "set_default_dtype", "get_default_dtype", "promote_types", "can_cast", "finfo",
+    "uint8", "uint16", "uint32", "uint64", "bool", "half", "float", "double", "short", "int",
+    "long", "set_default_dtype", "get_default_dtype", "promote_types", "can_cast", "finfo",
 ]
 
 _builtin_bool = _builtins.bool
@@ -85,6 +85,11 @@ int8 = dtype("int8", np.int8, 1, 0, "Char", "signed char", "int8_t")
 int16 = dtype("int16", np.int16, 1, 1, "Short", "short int", "int16_t")
 int32 = dtype("int32", np.int32, 1, 2, "Int", "int", "int")
 int64 = dtype("int64", np.int64, 1, 3, "Long", "long int", "int64_t")
+# The wider unsigned types: PyTorch has them as "shell" dtypes (creation, casts, a few kernels);
+# they promote only with themselves and the floating dtypes (see promote_types).
+uint16 = dtype("uint16", np.uint16, 1, 1, "UInt16", "unsigned short", "uint16_t")
+uint32 = dtype("uint32", np.uint32, 1, 2, "UInt32", "unsigned int", "uint32_t")
+uint64 = dtype("uint64", np.uint64, 1, 3, "UInt64", "unsigned long", "uint64_t")
 float16 = dtype("float16", np.float16, 2, 0, "Half", "c10::Half", "c10::Half")
 # NumPy has no bfloat16: ml_dtypes (maintained with JAX) registers one with NumPy. Its arrays
 # have kind 'V', not 'f': ask ``FLOAT_CHARS``/``REDUCED`` below, never ``dtype.kind``.
@@ -100,7 +105,10 @@ short = int16
 int = int32  # noqa: A001
 long = int64
 
-ALL = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+ALL = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, uint16,
+       uint32, uint64)
+# The unsigned dtypes above uint8, which PyTorch promotes with no other integer or bool dtype.
+WIDE_UNSIGNED = frozenset((uint16, uint32, uint64))
 # NumPy dtype -> retrograd dtype; the hot path reads a tensor's dtype through this.
 FROM_NP: dict = {d.np: d for d in ALL}
 for _d in ALL:
@@ -115,6 +123,10 @@ REDUCED = frozenset((float16.np, bfloat16.np))
 FLOAT_CHARS = "fd" + float16.np.char + bfloat16.np.char
 NATIVE_FLOAT_CHARS = "fd"
 REDUCED_CHARS = float16.np.char + bfloat16.np.char
+# uint16/uint32/uint64 (see WIDE_UNSIGNED): PyTorch has few kernels for them, so binary ops on
+# them leave the fast path (ops._apply.apply_binary) for the one that checks (ops._core).
+WIDE_CHARS = "".join(d.np.char for d in WIDE_UNSIGNED)
+OFF_FAST_CHARS = REDUCED_CHARS + WIDE_CHARS
 F32 = float32.np
 
 
@@ -144,8 +156,8 @@ def from_numpy_dtype(np_dtype) -> dtype:
         if d is None:
             raise TypeError(
                 f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types "
-                "are: float64, float32, float16, bfloat16, int64, int32, int16, int8, uint8, "
-                "and bool."
+                "are: float64, float32, float16, bfloat16, int64, int32, int16, int8, uint64, "
+                "uint32, uint16, uint8, and bool."
             )
     return d
 
@@ -203,6 +215,9 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     a, b = to_dtype(a), to_dtype(b)
     if a is b:
         return a
+    if (a in WIDE_UNSIGNED or b in WIDE_UNSIGNED) and a._kind < 2 and b._kind < 2:
+        raise RuntimeError(f"Promotion for uint16, uint32, uint64 types is not supported, "
+                           f"attempted to promote {a.scalar_name} and {b.scalar_name}")
     if a._kind != b._kind:
         return a if a._kind > b._kind else b
     if a._rank == 0 and b._rank == 0 and a._kind == 2:

@@ -569,7 +569,7 @@ def randperm(n: int, *, generator: Generator | None = None, out: Tensor | None =
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     dt = resolve_dtype(dtype, out, _dtypes.int64)
-    if dt is _dtypes.bool:
+    if dt is _dtypes.bool or dt in _dtypes.WIDE_UNSIGNED:
         raise _not_implemented("randperm", dt)
     if dt.is_floating_point:
         limit = 2 ** _digits(dt) + 1

@@ -74,8 +74,8 @@ def arange(start: Any = 0, end: Any = None, step: Any = 1, *, out: Tensor | None
         _check_int64(x)
     is_float = any(isinstance(x, float) for x in (start, end, step))
     dt = resolve_dtype(dtype, out, get_default_dtype() if is_float else _dtypes.int64)
-    if dt is _dtypes.bool:
-        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
+    if dt is _dtypes.bool or dt in _dtypes.WIDE_UNSIGNED:
+        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{dt.scalar_name}'")
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if not (math.isfinite(start) and math.isfinite(end)):
@@ -177,6 +177,8 @@ def linspace(start: Any, end: Any, steps: Any, *, out: Tensor | None = None, dty
     end = _endpoint(end, "linspace", "end")
     steps = _steps_arg(steps, "linspace")
     dt = resolve_dtype(dtype, out, get_default_dtype())
+    if dt in _dtypes.WIDE_UNSIGNED:
+        raise NotImplementedError(f"\"linspace_cpu\" not implemented for '{dt.scalar_name}'")
     if dt is _dtypes.bool:
         raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
     if steps == 0:
@@ -206,6 +208,8 @@ def logspace(start: Any, end: Any, steps: Any, base: float = 10.0, *,
     steps = _steps_arg(steps, "logspace")
     base = float(number(base, "logspace", "base"))
     dt = resolve_dtype(dtype, out, get_default_dtype())
+    if dt in _dtypes.WIDE_UNSIGNED:
+        raise NotImplementedError(f"\"logspace_cpu\" not implemented for '{dt.scalar_name}'")
     if dt is _dtypes.bool:
         raise NotImplementedError("\"logspace_cpu\" not implemented for 'Bool'")
     with np.errstate(all="ignore"):
@@ -254,6 +258,8 @@ def eye(n: int, m: int | None = None, *, out: Tensor | None = None, dtype: Any =
             raise RuntimeError(f"{arg} must be greater or equal to 0, got {v}")
         dims.append(v)
     dt = resolve_dtype(dtype, out, get_default_dtype())
+    if dt in _dtypes.WIDE_UNSIGNED:
+        raise NotImplementedError(f"\"eye\" not implemented for '{dt.scalar_name}'")
     return finish(np.eye(dims[0], dims[1], dtype=dt.np), requires_grad, out, "eye")
 
 

@@ -19,7 +19,7 @@ import sys
 
 import numpy as np
 
-from .._dtypes import FLOAT_CHARS, NATIVE_FLOAT_CHARS, REDUCED, REDUCED_CHARS
+from .._dtypes import FLOAT_CHARS, NATIVE_FLOAT_CHARS, OFF_FAST_CHARS, REDUCED
 from .._tensor import Tensor, edge, make
 from ..autograd import saved as _saved
 from ..autograd.grad_mode import state
@@ -335,7 +335,7 @@ def apply_binary(P, fwd, a: Tensor, b, **attrs) -> Tensor:
         b_tensor = True
     ad = a._data
     try:
-        if b_tensor and ad.dtype is b._data.dtype and ad.dtype.char not in REDUCED_CHARS:
+        if b_tensor and ad.dtype is b._data.dtype and ad.dtype.char not in OFF_FAST_CHARS:
             bd = b._data
             out = fwd(ad, bd)
         elif b.__class__ is float and ad.dtype.char in NATIVE_FLOAT_CHARS:

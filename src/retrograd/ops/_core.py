@@ -14,7 +14,7 @@ import sys
 import numpy as np
 
 from .. import _dtypes
-from .._dtypes import F32, FLOAT_CHARS, FROM_NP, REDUCED, binary_result, to_reduced
+from .._dtypes import F32, FLOAT_CHARS, FROM_NP, REDUCED, WIDE_CHARS, binary_result, to_reduced
 from .._sleef import lookup
 from .._tensor import Tensor, edge, make
 
@@ -84,13 +84,37 @@ def operands(a: Tensor, b):
 
 
 _INT_RANGE = {np.dtype(t).char: (int(np.iinfo(t).min), int(np.iinfo(t).max))
-              for t in (np.int8, np.int16, np.int32, np.int64, np.uint8)}
+              for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+                        np.uint64)}
 _SCALARS_CACHE: dict = {}
 
 
 # Binary ops whose CPU kernel keeps a Python scalar in float32 with a reduced-precision tensor
 # (the others round the scalar to the tensor's dtype first): measured against PyTorch.
 _SCALAR_IN_F32 = frozenset(("MulBackward0", "DivBackward0"))
+
+
+# The kernels PyTorch lacks for uint16/uint32/uint64, by op (grad_fn or function name): their
+# messages name the kernel (``"add_stub" not implemented for 'UInt16'``).
+WIDE_MISSING = {
+    "AddBackward0": "add_stub", "SubBackward0": "add_stub", "RsubBackward1": "add_stub",
+    "RemainderBackward1": "remainder_cpu", "RemainderBackward0": "remainder_cpu",
+    "FmodBackward1": "fmod_cpu", "FmodBackward0": "fmod_cpu", "PowBackward1": "pow",
+    "PowBackward0": "pow", "MaximumBackward0": "maximum_cpu", "MinimumBackward0": "minimum_cpu",
+    "FmaxBackward0": "maximum_cpu", "FminBackward0": "minimum_cpu", "IgammaBackward0": "igamma_cpu",
+    "less": "lt_cpu", "less_equal": "le_cpu", "greater": "gt_cpu", "greater_equal": "ge_cpu",
+    "bitwise_left_shift": "lshift_cpu", "bitwise_right_shift": "rshift_cpu", "neg": "neg_cpu",
+    "abs": "abs_cpu", "sign": "sign_cpu", "bitwise_not": "bitwise_not_cpu",
+    "floor_divide": "div_floor_cpu",
+}
+
+
+def check_wide(op: str, np_dtype) -> None:
+    """PyTorch's NotImplementedError for an op it has no uint16/uint32/uint64 kernel for."""
+    kernel = WIDE_MISSING.get(op)
+    if kernel is not None:
+        raise NotImplementedError(
+            f'"{kernel}" not implemented for \'{FROM_NP[np.dtype(np_dtype)].scalar_name}\'')
 
 
 def reduced_binary(P, fwd, a: Tensor, b):
@@ -100,6 +124,8 @@ def reduced_binary(P, fwd, a: Tensor, b):
     ad, bd = operands(a, b)
     rd = ad.dtype
     if rd not in REDUCED:
+        if rd.char in WIDE_CHARS:
+            check_wide(P._name, rd)
         return ad, bd, fwd(ad, bd)
     if bd.__class__ is not ndarray:
         bd = np.asarray(bd, rd)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._dtypes import F32, FLOAT_CHARS, FROM_NP, REDUCED, bfloat16, binary_result
+from .._dtypes import F32, FLOAT_CHARS, FROM_NP, REDUCED, WIDE_CHARS, bfloat16, binary_result
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..autograd.graph import Node
@@ -201,6 +201,8 @@ def rsub(input, other, *, alpha=1) -> Tensor:  # noqa: A002
         return sub(other, input, alpha=alpha)
     _check_bool_sub(input, other)
     ad, b = operands(input, other)
+    if ad.dtype.char in WIDE_CHARS:
+        raise not_implemented("add_stub", ad.dtype)
     out = b - alpha * ad if alpha != 1 else b - ad
     if alpha != 1:
         return apply(RsubBackward1, out, input, _alpha=alpha)
@@ -270,6 +272,8 @@ def div(input, other, *, rounding_mode=None) -> Tensor:  # noqa: A002
 
 def _div_rounding(a, b, mode):
     ad, bd = operands(a, b)
+    if ad.dtype.char in WIDE_CHARS:
+        raise not_implemented("div_floor_cpu" if mode == "floor" else "div_trunc_cpu", ad.dtype)
     _check_int_zero(ad, bd)
     if mode == "trunc":
         r = (np.trunc(broadcasting(np.true_divide, ad, bd)) if ad.dtype.char in FLOAT_CHARS
@@ -331,6 +335,8 @@ def neg(input) -> Tensor:  # noqa: A002
                 "Negation, the `-` operator, on a bool tensor is not supported. If you are "
                 "trying to invert a mask, use the `~` or `logical_not()` operator instead."
             )
+        if input._data.dtype.char in WIDE_CHARS:
+            raise not_implemented("neg_cpu", input._data.dtype)
         return apply_unary(NegBackward0, input, input._data)
     except (AttributeError, TypeError):
         _NEG.check(input)
@@ -360,6 +366,8 @@ def pow(input, exponent) -> Tensor:  # noqa: A001, A002
         e = scalar_value(exponent)
         if e is not None:
             ad, e = operands(input, e)
+            if ad.dtype.char in WIDE_CHARS:
+                raise not_implemented("pow", ad.dtype)
             if ad.dtype.kind in "iu" and e.__class__ is int and e < 0:
                 raise RuntimeError("Integers to negative integer powers are not allowed.")
             if e == 2:
@@ -682,6 +690,8 @@ def _mod_op(name, fn, cls0, cls1, quotient):
             out = asarray(fn(np.asarray(idd, dtype=od.dtype), od))
             return _not_differentiable(name, out, None, ot)
         ad, bd = operands(input, other)
+        if ad.dtype.char in WIDE_CHARS:
+            raise not_implemented(f"{name}_cpu", ad.dtype)
         try:
             _check_int_zero(ad, bd)
             out = asarray(fn(ad, bd))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._dtypes import FLOAT_CHARS, FROM_NP
+from .._dtypes import FLOAT_CHARS, FROM_NP, WIDE_CHARS
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
@@ -18,6 +18,7 @@ from ._core import (
     broadcasting,
     called_by_operator,
     check_broadcast,
+    check_wide,
     operands,
     scalar_value,
     wrap,
@@ -50,6 +51,8 @@ def _compare(fn):
                 return NotImplemented  # as torch's: ``t == [1.]`` is False, ``t < None`` raises
             sig.check(input, other)
             raise
+        if ad.dtype.char in WIDE_CHARS:  # uint16/32/64: eq and ne only, as in PyTorch
+            check_wide(fn.__name__, ad.dtype)
         try:
             return wrap(fn(ad, bd))
         except ValueError:
@@ -146,7 +149,7 @@ def _shift(kernel, left):
 
     def checked(input, other) -> Tensor:  # noqa: A002
         d = input._data.dtype if isinstance(input, Tensor) else None
-        if d is not None and d.kind == "b":
+        if d is not None and (d.kind == "b" or d.char in WIDE_CHARS):
             raise not_implemented(f"{kernel}_cpu", d)
         return op(input, other)
 
@@ -177,7 +180,7 @@ def bitwise_not(input) -> Tensor:  # noqa: A002
     >>> ~torch.tensor([0, 5])
     tensor([-1, -6])
     """
-    if input._data.dtype.char in FLOAT_CHARS:
+    if input._data.dtype.char in FLOAT_CHARS or input._data.dtype.char in WIDE_CHARS:
         raise not_implemented("bitwise_not_cpu", input._data.dtype)
     return wrap(np.invert(input._data))
 
@@ -192,6 +195,11 @@ def logical_not(input) -> Tensor:  # noqa: A002
     return wrap(np.logical_not(input._data))
 
 
+def _no_wide(name: str, input) -> None:  # noqa: A002
+    if input._data.dtype.char in WIDE_CHARS:
+        raise not_implemented(f"{name}_cpu", input._data.dtype)
+
+
 def logical_and(input, other) -> Tensor:  # noqa: A002
     """True where both are nonzero.
 
@@ -199,6 +207,7 @@ def logical_and(input, other) -> Tensor:  # noqa: A002
     >>> torch.logical_and(torch.tensor([0, 1, 2]), torch.tensor([1., 1., 0.]))
     tensor([False,  True, False])
     """
+    _no_wide("logical_and", input)
     return wrap(broadcasting(np.logical_and, input._data, as_tensor_arg(other)._data))
 
 
@@ -209,6 +218,7 @@ def logical_or(input, other) -> Tensor:  # noqa: A002
     >>> torch.logical_or(torch.tensor([0, 1]), torch.tensor([0, 0]))
     tensor([False,  True])
     """
+    _no_wide("logical_or", input)
     return wrap(broadcasting(np.logical_or, input._data, as_tensor_arg(other)._data))
 
 
@@ -219,6 +229,7 @@ def logical_xor(input, other) -> Tensor:  # noqa: A002
     >>> torch.logical_xor(torch.tensor([0, 1, 1]), torch.tensor([1, 1, 0]))
     tensor([ True, False,  True])
     """
+    _no_wide("logical_xor", input)
     return wrap(broadcasting(np.logical_xor, input._data, as_tensor_arg(other)._data))
 
 

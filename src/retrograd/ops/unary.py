@@ -294,8 +294,9 @@ def abs(input) -> Tensor:  # noqa: A001, A002
     tensor([1., 2.])
     """
     try:
-        if input._data.dtype.kind == "b":
-            raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
+        d = input._data.dtype
+        if d.kind in "bu" and (d.kind == "b" or d.itemsize > 1):  # bool, uint16/32/64
+            raise not_implemented("abs_cpu", d)
         return apply_unary(AbsBackward0, input, input._data)
     except (AttributeError, TypeError):
         _ABS.check(input)
@@ -320,6 +321,8 @@ def sign(input) -> Tensor:  # noqa: A002
     tensor([-1.,  0.,  1.])
     """
     a = input._data
+    if a.dtype.kind == "u" and a.dtype.itemsize > 1:
+        raise not_implemented("sign_cpu", a.dtype)
     out = a.copy() if a.dtype.kind == "b" else _sign(a)
     return apply(SignBackward0, out, input)
 

@@ -1,0 +1,118 @@
+"""uint16, uint32 and uint64: PyTorch's "shell" unsigned dtypes, against torch.
+
+PyTorch creates, casts and prints them, promotes them only with themselves and the floating
+dtypes, and has kernels for a few ops (mul, true division, eq/ne, the bitwise and/or/xor, sum,
+cumsum, sort, cat, float functions); the rest raise its NotImplementedError naming the kernel.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import retrograd as rg
+
+WIDE = ["uint16", "uint32", "uint64"]
+
+
+def outcome(fn):
+    try:
+        r = fn()
+    except Exception as e:  # noqa: BLE001 - the error is the subject under test
+        return (type(e).__name__, str(e))
+    if hasattr(r, "dtype") and not isinstance(r, np.ndarray):
+        return (str(r.dtype).split(".")[-1], r.tolist())
+    return r
+
+
+def both(torch, fn):
+    return outcome(lambda: fn(rg)), outcome(lambda: fn(torch))
+
+
+@pytest.mark.parametrize("n", WIDE)
+def test_dtype_objects(torch, n):
+    r, t = getattr(rg, n), getattr(torch, n)
+    assert (r.is_floating_point, r.is_signed, r.itemsize) == \
+        (t.is_floating_point, t.is_signed, t.itemsize)
+    assert repr(r) == repr(t).replace("torch.", "retrograd.")
+    ri, ti = rg.iinfo(r), torch.iinfo(t)
+    assert (ri.min, ri.max, ri.bits) == (ti.min, ti.max, ti.bits)
+
+
+CREATION = {
+    "tensor": lambda lib, d: lib.tensor([1, 2, 3], dtype=d),
+    "wraps": lambda lib, d: lib.tensor([-1], dtype=d),
+    "zeros": lambda lib, d: lib.zeros(2, 2, dtype=d),
+    "ones": lambda lib, d: lib.ones(2, dtype=d),
+    "full": lambda lib, d: lib.full((2,), 7, dtype=d),
+    "cast": lambda lib, d: lib.tensor([1.7, 300.2]).to(d),
+    "to_float": lambda lib, d: lib.tensor([3, 1], dtype=d).float(),
+    "to_long": lambda lib, d: lib.tensor([3, 1], dtype=d).long(),
+    "numpy": lambda lib, d: lib.from_numpy(np.array([5, 6], dtype=str(d).split(".")[-1])),
+    "arange": lambda lib, d: lib.arange(3, dtype=d),
+    "linspace": lambda lib, d: lib.linspace(0, 3, 4, dtype=d),
+    "eye": lambda lib, d: lib.eye(2, dtype=d),
+    "randperm": lambda lib, d: lib.randperm(3, dtype=d),
+    "requires_grad": lambda lib, d: lib.tensor([1], dtype=d, requires_grad=True),
+    "type": lambda lib, d: lib.tensor([1], dtype=d).type(),
+    "item": lambda lib, d: lib.tensor([9], dtype=d)[0].item(),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CREATION))
+@pytest.mark.parametrize("n", WIDE)
+def test_creation_and_casts(torch, n, case):
+    r, t = both(torch, lambda lib: CREATION[case](lib, getattr(lib, n)))
+    assert r == t
+
+
+def test_uint64_range_and_printing(torch):
+    big = [2**63 + 5, 7]
+    r, t = rg.tensor(big, dtype=rg.uint64), torch.tensor(big, dtype=torch.uint64)
+    assert r.tolist() == t.tolist() == big
+    assert repr(r) == repr(t).replace("torch.", "retrograd.")
+    for bad in ([2**64], [-1]):
+        assert both(torch, lambda lib, bad=bad: lib.tensor(bad, dtype=lib.uint64))[0][0] == \
+            "OverflowError"
+    assert repr(rg.tensor([1, 2], dtype=rg.uint16)) == "tensor([1, 2], dtype=retrograd.uint16)"
+
+
+@pytest.mark.parametrize("n", WIDE)
+def test_promotion(torch, n):
+    for other in ("uint8", "int32", "int64", "bool", "float16", "float32", "uint16", "uint64"):
+        r, t = both(torch, lambda lib, o=other: lib.promote_types(getattr(lib, n),
+                                                                  getattr(lib, o)))
+        assert str(r).split(".")[-1] == str(t).split(".")[-1]
+
+
+OPS = {
+    # what PyTorch computes
+    "mul": lambda lib, a: a * a, "mul_scalar": lambda lib, a: a * 3,
+    "div": lambda lib, a: a / a, "add_float": lambda lib, a: a + 1.5,
+    "add_float_tensor": lambda lib, a: a + lib.tensor([1.0, 2.0, 3.0]),
+    "eq": lambda lib, a: a == 2, "ne": lambda lib, a: a != a,
+    "and": lambda lib, a: a & a, "or": lambda lib, a: a | a,
+    "sum": lambda lib, a: a.sum(), "cumsum": lambda lib, a: a.cumsum(0),
+    "sort": lambda lib, a: a.sort().values, "cat": lambda lib, a: lib.cat([a, a]),
+    "sqrt": lambda lib, a: a.sqrt(), "index": lambda lib, a: a[1:],
+    "mean": lambda lib, a: a.mean(),
+    # what it refuses
+    "add": lambda lib, a: a + a, "add_scalar": lambda lib, a: a + 1,
+    "sub": lambda lib, a: a - a, "rsub": lambda lib, a: 1 - a,
+    "add_int64": lambda lib, a: a + lib.tensor([1, 2, 3]),
+    "floor_divide": lambda lib, a: a // a, "remainder": lambda lib, a: a % a,
+    "fmod": lambda lib, a: lib.fmod(a, a), "pow": lambda lib, a: a ** 2,
+    "pow_tensor": lambda lib, a: a ** a,
+    "lt": lambda lib, a: a < 2, "ge": lambda lib, a: a >= a,
+    "maximum": lambda lib, a: lib.maximum(a, a), "neg": lambda lib, a: -a,
+    "abs": lambda lib, a: a.abs(), "sign": lambda lib, a: a.sign(),
+    "not": lambda lib, a: ~a, "lshift": lambda lib, a: a << 1,
+    "logical_and": lambda lib, a: lib.logical_and(a, a),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OPS))
+@pytest.mark.parametrize("n", WIDE)
+def test_ops_and_their_errors(torch, n, case):
+    r, t = both(torch, lambda lib: OPS[case](lib, lib.tensor([1, 2, 3], dtype=getattr(lib, n))))
+    assert r == t
