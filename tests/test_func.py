@@ -354,7 +354,8 @@ def test_vmap_batches_by_rules_or_loops_faithfully():
         "mask_unrecorded": (lambda a: retrograd.where(retrograd.gt(a, 0), a, a * 2), "loop"),
         "item": (lambda a: a * 2 if a.sum().item() > 0 else a * 3, "loop"),
         "inplace": (lambda a: (a * 1).mul_(2), "loop"),
-        "made_inside": (lambda a: a + retrograd.ones(2), "loop"),
+        "made_inside": (lambda a: a + retrograd.ones(2) * retrograd.tensor([1.0, 3.0]), "rules"),
+        "made_from_data": (lambda a: a * retrograd.tensor(a.detach()), "loop"),
     }
     for name, (fn, path) in cases.items():
         kw = {"chunk_size": 3} if name == "chunks" else {}

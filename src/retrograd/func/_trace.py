@@ -23,6 +23,8 @@ object in both traces counts as a constant (``same_program``); the others make i
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from .._tensor import Tensor
@@ -44,6 +46,42 @@ _ESCAPES = ("item", "tolist", "numpy", "__bool__", "__float__", "__int__", "__in
 _RECORDED = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__and__", "__or__",
              "__xor__", "__rand__", "__ror__", "__rxor__", "__invert__")
 _ORIGINAL: dict = {}
+
+
+# Functions that make a tensor from Python values or from another tensor's shape and dtype
+# alone: while tracing, what they return is declared a constant (``Tape.const``), not a value
+# of unknown origin. The ``data`` makers count only when no traced tensor is their data.
+_MAKERS = ("ones", "zeros", "full", "empty", "arange", "eye", "linspace", "logspace",
+           "ones_like", "zeros_like", "full_like", "empty_like")
+_DATA_MAKERS = ("tensor", "as_tensor")
+_NEW_METHODS = ("new_ones", "new_zeros", "new_full", "new_empty")
+_MADE: dict = {}  # (owner, name) -> original
+
+
+def _constant_maker(orig, data: bool):
+    def make_constant(*args, **kwargs):
+        out = orig(*args, **kwargs)
+        if ACTIVE and isinstance(out, Tensor):
+            if data and any(t.knows(a) for t in ACTIVE for a in args[:1]):
+                return out  # a traced tensor's data: not a constant
+            for t in ACTIVE:
+                t.const(out)
+        return out
+
+    make_constant.__name__ = getattr(orig, "__name__", "make")
+    return make_constant
+
+
+def _patch_makers(on: bool) -> None:
+    pkg = sys.modules[__name__.split(".")[0]]
+    targets = [(pkg, n, False) for n in _MAKERS] + [(pkg, n, True) for n in _DATA_MAKERS] + \
+        [(Tensor, n, False) for n in _NEW_METHODS]
+    for owner, name, data in targets:
+        if on:
+            orig = _MADE.setdefault((owner, name), getattr(owner, name))
+            setattr(owner, name, _constant_maker(orig, data))
+        else:
+            setattr(owner, name, _MADE[owner, name])
 
 
 class TensorMethod(Node):
@@ -127,6 +165,8 @@ class Tape:
         self._consts[id(t)] = t
 
     def knows(self, t) -> bool:
+        if isinstance(t, ndarray):
+            return id(t) in self._did
         return id(t) in self._tid or id(getattr(t, "_data", None)) in self._did
 
     def ref(self, x):
@@ -163,6 +203,7 @@ class Tape:
                 setattr(Tensor, name, _escape_method(name))
             for name in _RECORDED:
                 setattr(Tensor, name, _recorded_method(name))
+            _patch_makers(True)
         else:
             ACTIVE[-1].paused += 1
         ACTIVE.append(self)
@@ -182,6 +223,7 @@ class Tape:
         else:
             for name in _ESCAPES + _RECORDED:
                 setattr(Tensor, name, _ORIGINAL[name])
+            _patch_makers(False)
 
     def observe(self, P, inputs, attrs, run):
         if self.paused or self.in_grad:
