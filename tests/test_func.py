@@ -356,6 +356,7 @@ def test_vmap_batches_by_rules_or_loops_faithfully():
         "inplace": (lambda a: (a * 1).mul_(2), "loop"),
         "made_inside": (lambda a: a + retrograd.ones(2) * retrograd.tensor([1.0, 3.0]), "rules"),
         "made_from_data": (lambda a: a * retrograd.tensor(a.detach()), "loop"),
+        "made_then_written": (lambda a: retrograd.zeros(2).add_(a) * 2, "loop"),
     }
     for name, (fn, path) in cases.items():
         kw = {"chunk_size": 3} if name == "chunks" else {}

@@ -163,6 +163,7 @@ class Tape:
     def const(self, t: Tensor) -> None:
         """Declare ``t``, made during the call, a constant (not computed from the data)."""
         self._consts[id(t)] = t
+        self._versions.append((t._vc, t._vc[0]))  # written in place later: not a constant
 
     def knows(self, t) -> bool:
         if isinstance(t, ndarray):
