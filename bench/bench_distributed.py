@@ -212,6 +212,17 @@ def main() -> None:
           f"(target >= 0.9x) {'ok' if bw['ratio'] >= 0.9 else 'BELOW TARGET'}")
     print(f"  without the shape check (RETROGRAD_DISTRIBUTED_CHECK=0): {bw0['ours_ms']:.2f} ms "
           f"against {bw0['raw_ms']:.2f} ms: {bw0['ratio']:.2f}x")
+    end_load = os.getloadavg()[0]
+    print("SUMMARY")
+    print(f"  throughput speedup on 2 processes: {speedup:.2f}x median, {best:.2f}x best "
+          f"(target >= 1.7x)")
+    print(f"  communication overlaps {100 * two['overlap_ms'] / two['compute_ms']:.0f}% of "
+          f"backward time; exposed after the last gradient: {two['tail_ms']:.2f} ms a step")
+    print(f"  all_reduce bandwidth against raw MPI: {bw['ratio']:.2f}x (target >= 0.9x)")
+    if max(load, end_load) > 0.5 * (os.cpu_count() or 1):
+        print(f"  NOTE: load average {load:.1f} -> {end_load:.1f} on {os.cpu_count()} cores: "
+              "other work shared the cores, so the 2-process figures are low (a descheduled "
+              "rank stalls the other at every step); rerun on a quiet machine")
 
 
 if __name__ == "__main__":
