@@ -375,6 +375,55 @@ def ddp_checks(r: int, n: int) -> None:
             dist.all_gather_object(got, mine)
             assert got[0] == got[1], "replicas differ bitwise"
 
+    for counts, divide in (((3, 5), True), ((3, 5), False), ((0, 3), True)):
+        @check(f"DDP: join() with {counts} batches on the two ranks, "
+               f"divide_by_initial_world_size={divide}")
+        def _(counts=counts, divide=divide):
+            ref = mlp(4)
+            model = mlp(4)
+            ddp = DDP(model)
+            opt = torch.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9)
+            ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1, momentum=0.9)
+
+            def batch(rank, k):
+                return X[k][rank * 8:(rank + 1) * 8], Y[k][rank * 8:(rank + 1) * 8]
+
+            with ddp.join(divide_by_initial_world_size=divide):
+                for k in range(counts[r]):
+                    opt.zero_grad()
+                    loss_fn(ddp(batch(r, k)[0]), batch(r, k)[1]).backward()
+                    opt.step()
+            # The reference follows the last rank to join: at each of its steps, the sum of
+            # the gradients of the ranks still training, divided by 2 (or by their number).
+            for k in range(max(counts)):
+                active = [q for q in (0, 1) if k < counts[q]]
+                ref_opt.zero_grad()
+                for q in active:
+                    xb, yb = batch(q, k)
+                    loss_fn(ref(xb), yb).backward()
+                for p in ref.parameters():
+                    p.grad.div_(2 if divide else len(active))
+                ref_opt.step()
+            for p, q in zip(model.parameters(), ref.parameters()):
+                eq(p.detach(), q.detach().numpy(), tol=1e-10)
+            got = [None, None]
+            dist.all_gather_object(got, [p.detach().numpy().tobytes()
+                                         for p in model.parameters()])
+            assert got[0] == got[1], "replicas differ after join"
+
+    @check("DDP: join(throw_on_early_termination=True) raises torch's errors on every rank")
+    def _():
+        ddp = DDP(mlp(4))
+        try:
+            with ddp.join(throw_on_early_termination=True):
+                for k in range(1 if r == 0 else 3):
+                    loss_fn(ddp(X[k][:8]), Y[k][:8]).backward()
+            raise AssertionError("no error")
+        except RuntimeError as e:
+            assert str(e) == ("Rank 0 exhausted all inputs." if r == 0 else
+                              "Detected at least one rank that exhausted inputs. Throwing "
+                              "across all ranks."), e
+
     @check("DDP: no_sync accumulation equals the full-batch step")
     def _():
         ref = mlp(3)

@@ -282,6 +282,44 @@ class Reducer:
                 "register_comm_hook or register_builtin_comm_hook can only be called once.")
         self._hook = (hook, state)
 
+    def set_divisor(self, n: int) -> None:
+        """Divide the next backward's gradient sums by ``n`` (the world size unless DDP's
+        ``join`` says fewer ranks train)."""
+        self._scale = 1.0 / n
+
+    def match_backward(self) -> None:
+        """A joined rank's side of one synchronised backward of the others (torch's
+        ``_match_all_reduce_for_bwd_pass``): the same collectives in the same order, with zero
+        gradients; its own ``.grad`` is left alone."""
+        MPI = _mpi._MPI
+        self._queued = 0
+        futures = []
+        for b, (flat, ix) in enumerate(self._buckets):
+            if self._hook is not None:
+                zeros = np.zeros_like(flat)
+                views, off = [], 0
+                for i in ix:
+                    shape = self._slot[i][1].shape
+                    size = self._slot[i][1].size
+                    views.append(from_numpy(zeros[off:off + size].reshape(shape)))
+                    off += size
+                hook, state = self._hook
+                futures.append(hook(state, GradBucket(b, from_numpy(zeros), views,
+                                                      [self._params[i] for i in ix],
+                                                      b == len(self._buckets) - 1)))
+            elif self._as_view:
+                self._queue([buf(np.zeros_like(flat))], MPI.SUM)
+            else:
+                self._queue([buf(np.zeros_like(self._slot[i][1])) for i in ix], MPI.SUM)
+        if self._find_unused:
+            self._queue([np.zeros(len(self._params), dtype=np.int32)], MPI.MAX)
+        errors = [r for r in (self._done.get() for _ in range(self._queued))
+                  if isinstance(r, BaseException)]
+        for fut in futures:
+            fut.wait()
+        if errors:
+            raise RuntimeError(f"DDP allreduce failed: {errors[0]}") from errors[0]
+
     def rebuild(self, bucket_indices) -> None:
         """Replace the buckets with ``bucket_indices`` as rank 0 gives them (every rank then
         reduces the same buckets, whatever order its own gradients arrived in)."""

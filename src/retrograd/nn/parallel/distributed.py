@@ -26,6 +26,7 @@ from contextlib import contextmanager
 
 import retrograd as torch
 from retrograd import distributed as dist
+from retrograd.distributed.algorithms.join import Join, Joinable, JoinHook, _JoinConfig
 
 from ..module import Module
 
@@ -80,7 +81,33 @@ def _find_tensors(obj) -> list:
     return []
 
 
-class DistributedDataParallel(Module):
+class _DDPJoinHook(JoinHook):
+    """DDP's side of ``Join``: a joined rank shadows the collectives of one iteration of the
+    ranks still training (re-bucketing, buffers, whether to sync, the bucket allreduces with
+    zero gradients), and in the end every rank takes the last joiner's model."""
+
+    def __init__(self, ddp, divide_by_initial_world_size: bool) -> None:
+        self.ddp = ddp
+        ddp._divide_by_initial_world_size = divide_by_initial_world_size
+
+    def main_hook(self) -> None:
+        ddp = self.ddp
+        ddp._rebuild_buckets()
+        ddp._sync_buffers_before_forward(joined=True)
+        should_sync = ddp._check_global_requires_backward_grad_sync(is_joined_rank=True)
+        ddp.require_forward_param_sync = should_sync
+        if not should_sync:
+            return
+        ddp.reducer.match_backward()
+        # A rank that joins before its first backward re-buckets with the others next round.
+        if ddp.reducer.ready_order is not None:
+            ddp.reducer.ready_order = list(range(len(ddp._params)))
+
+    def post_hook(self, is_last_joiner: bool) -> None:
+        self.ddp._sync_final_model(is_last_joiner)
+
+
+class DistributedDataParallel(Module, Joinable):
     """Data parallelism across processes: wrap the model, train as usual.
 
     Every rank runs the same script on its own share of the data (see
@@ -109,6 +136,8 @@ class DistributedDataParallel(Module):
                  batched_grad_copy: bool = False,
                  forward_sync_buffers: bool | None = None) -> None:
         super().__init__()
+        self._join_config = _JoinConfig.construct_disabled_join_config()
+        self._divide_by_initial_world_size = True
         if mixed_precision is not None or device_mesh is not None \
                 or delay_all_reduce_named_params is not None:
             raise NotImplementedError("DistributedDataParallel: mixed_precision, device_mesh "
@@ -199,16 +228,16 @@ class DistributedDataParallel(Module):
             return []
         return [b for n, b in self.module.named_buffers() if n not in self.parameters_to_ignore]
 
-    def _broadcast(self, tensors: list) -> None:
-        """Rank 0's values into ``tensors`` on every rank, one broadcast per dtype (coalesced,
-        as torch's ``_broadcast_coalesced``)."""
+    def _broadcast(self, tensors: list, src: int = 0) -> None:
+        """Rank ``src``'s values into ``tensors`` on every rank, one broadcast per dtype
+        (coalesced, as torch's ``_broadcast_coalesced``)."""
         by_dtype: dict = {}
         for t in tensors:
             by_dtype.setdefault(t.dtype, []).append(t)
         with torch.no_grad():
             for group in by_dtype.values():
                 flat = torch.cat([t.detach().reshape(-1) for t in group])
-                dist.broadcast(flat, group=self.process_group, group_src=0)
+                dist.broadcast(flat, group=self.process_group, group_src=src)
                 off = 0
                 for t in group:
                     n = t.numel()
@@ -238,12 +267,20 @@ class DistributedDataParallel(Module):
 
     def forward(self, *inputs, **kwargs):
         self._forward_start = time.perf_counter_ns()
+        divisor = dist.get_world_size(self.process_group)
+        work = Join.notify_join_context(self)
+        if work is not None:
+            # Inside join(): the count of ranks still training, the divisor of this
+            # iteration's gradients unless divide_by_initial_world_size.
+            work.wait()
+            if not self._divide_by_initial_world_size:
+                divisor = int(work.result()[0].item())
+        self.reducer.set_divisor(divisor)
         if torch.is_grad_enabled():
             self._rebuild_buckets()
-        if self.require_forward_param_sync and self.forward_sync_buffers:
-            bufs = self._buffers_to_sync()
-            if bufs:
-                self._broadcast(bufs)
+        self._sync_buffers_before_forward(joined=False)
+        if self._join_config.enable:
+            self._check_global_requires_backward_grad_sync(is_joined_rank=False)
         output = self.module(*inputs, **kwargs)
         if torch.is_grad_enabled() and self.require_backward_grad_sync:
             self.require_forward_param_sync = True
@@ -252,6 +289,67 @@ class DistributedDataParallel(Module):
         else:
             self.require_forward_param_sync = False
         return output
+
+    def _sync_buffers_before_forward(self, joined: bool) -> None:
+        """Buffers from rank 0 (in a join, from a rank still training) before a forward."""
+        if not (self.require_forward_param_sync and self.forward_sync_buffers):
+            return
+        bufs = self._buffers_to_sync()
+        if bufs:
+            src = 0
+            if self._join_config.enable:
+                src = self._find_common_rank(dist.get_rank(self.process_group), not joined)
+            self._broadcast(bufs, src)
+
+    def _check_global_requires_backward_grad_sync(self, is_joined_rank: bool):
+        """Whether the ranks still training synchronise this iteration's backward."""
+        want = not is_joined_rank and self.require_backward_grad_sync
+        flag = torch.ones(1) if want else torch.zeros(1)
+        dist.all_reduce(flag, group=self.process_group)
+        return flag.item() != 0 if is_joined_rank else None
+
+    def _find_common_rank(self, input_rank: int, rank_cond: bool) -> int:
+        """The largest rank among those where ``rank_cond`` holds."""
+        rank_to_use = torch.tensor([input_rank if rank_cond else -1])
+        dist.all_reduce(rank_to_use, op=dist.ReduceOp.MAX, group=self.process_group)
+        if rank_to_use.item() == -1:
+            raise ValueError("BUG! Expected rank_cond to be true for at least one process. "
+                             "This indicates a bug in PyTorch, please report an issue.")
+        return int(rank_to_use.item())
+
+    def _sync_final_model(self, is_last_joiner: bool) -> None:
+        """Every rank takes the parameters (and buffers) of the last rank to join."""
+        src = self._find_common_rank(dist.get_rank(self.process_group), is_last_joiner)
+        states = [p for n, p in self.module.named_parameters()
+                  if n not in self.parameters_to_ignore]
+        self._broadcast(states + self._buffers_to_sync(self.forward_sync_buffers), src)
+
+    def join(self, divide_by_initial_world_size: bool = True, enable: bool = True,
+             throw_on_early_termination: bool = False) -> Join:
+        """A context manager for training with uneven inputs: a rank that runs out of
+        batches leaves the block and shadows the others' collectives until all are done, then
+        every rank takes the model of the last to finish. Gradients are divided by the
+        initial world size (the joined ranks count as zeros), or with
+        ``divide_by_initial_world_size=False`` by the number of ranks still training.
+
+        >>> with ddp.join():                              # doctest: +SKIP
+        ...     for x, y in this_ranks_batches:           # fewer on some ranks
+        ...         opt.zero_grad(); loss_fn(ddp(x), y).backward(); opt.step()
+        """
+        return Join([self], enable, throw_on_early_termination,
+                    divide_by_initial_world_size=divide_by_initial_world_size)
+
+    def join_hook(self, **kwargs) -> JoinHook:
+        """DDP's ``JoinHook`` (``divide_by_initial_world_size`` from ``kwargs``)."""
+        return _DDPJoinHook(self, kwargs.get("divide_by_initial_world_size", True))
+
+    @property
+    def join_device(self):
+        return torch.device("cpu")
+
+    @property
+    def join_process_group(self):
+        return self.process_group
 
     @contextmanager
     def no_sync(self):
