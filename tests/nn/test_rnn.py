@@ -280,3 +280,64 @@ def test_lstm_double_backward_matches_torch(torch):
     np.testing.assert_allclose(xr.grad.numpy(), xt.grad.numpy(), rtol=1e-8, atol=1e-11)
     for p1, p2 in zip(tm.parameters(), rm.parameters()):
         np.testing.assert_allclose(p2.grad.numpy(), p1.grad.numpy(), rtol=1e-8, atol=1e-11)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_fused_lstm_layer_forward_ad_gradcheck(reverse):
+    # Forward mode through the fused layer (its jvp rule) against finite differences, each
+    # input's tangent alone and all together.
+    rt.manual_seed(1)
+    args = [rt.randn(*s, dtype=rt.float64, requires_grad=True)
+            for s in ((3, 2, 8), (2, 2), (2, 2), (8, 2))]
+
+    def f(*a):
+        return nn_attention.lstm_layer(*a, reverse)
+
+    assert gradcheck(f, args, check_forward_ad=True, check_backward_ad=False,
+                     check_batched_grad=False)
+
+
+def _lstm_tangents(lib, fw, m, x, h0, c0, tangents):
+    with fw.dual_level():
+        xd = fw.make_dual(lib.tensor(x), lib.tensor(tangents[0]))
+        hd = fw.make_dual(lib.tensor(h0), lib.tensor(tangents[1]))
+        cd = lib.tensor(c0)  # a state without a tangent
+        out, (hn, cn) = m(xd, (hd, cd))
+        return [fw.unpack_dual(t).tangent.detach().numpy() for t in (out, hn, cn)]
+
+
+def test_lstm_forward_ad_matches_torch(torch):
+    # Two layers, both directions: tangents of output and final states against torch's forward
+    # mode (which has its own LSTM rule), with tangents on the input and h0.
+    import torch.autograd.forward_ad as tfw
+
+    import retrograd.autograd.forward_ad as rfw
+
+    torch.manual_seed(0)
+    tm = torch.nn.LSTM(3, 4, num_layers=2, bidirectional=True)
+    rm = rt.nn.LSTM(3, 4, num_layers=2, bidirectional=True)
+    _copy(tm, rm, "float64")
+    rng = np.random.default_rng(9)
+    x, h0, c0 = (rng.standard_normal(s) for s in ((5, 2, 3), (4, 2, 4), (4, 2, 4)))
+    tangents = [rng.standard_normal(x.shape), rng.standard_normal(h0.shape)]
+    with torch.no_grad():
+        want = _lstm_tangents(torch, tfw, tm, x, h0, c0, tangents)
+    got = _lstm_tangents(rt, rfw, rm, x, h0, c0, tangents)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+
+
+def test_lstm_hvp_reverse_over_forward_matches_torch(torch):
+    # autograd.functional.hvp runs reverse-over-forward: the layer's tangent rule recorded on
+    # a differentiable replay, then differentiated; torch runs double backward.
+    torch.manual_seed(0)
+    tm, rm = torch.nn.LSTM(2, 3), rt.nn.LSTM(2, 3)
+    _copy(tm, rm, "float64")
+    rng = np.random.default_rng(4)
+    x, v = rng.standard_normal((3, 1, 2)), rng.standard_normal((3, 1, 2))
+    ref = torch.autograd.functional.hvp(lambda z: tm(z)[0].pow(2).sum(), torch.tensor(x),
+                                        torch.tensor(v))
+    got = rt.autograd.functional.hvp(lambda z: rm(z)[0].pow(2).sum(), rt.tensor(x),
+                                     rt.tensor(v))
+    for a, b in zip(got, ref):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-9, atol=1e-12)

@@ -127,9 +127,7 @@ OPS = [
            [((2, 2, 3), (2, 4, 3), (2, 4, 2))]),
     # recurrent
     OpInfo("lstm", _lstm, [((3, 2, 2), (1, 2, 3), (1, 2, 3), (12, 2), (12, 3), (12,), (12,))],
-           low=-1.0, high=1.0,
-           extra={"no_forward_ad": "the fused LSTM layer's backward replays the layer by "
-                  "autograd.grad, which the double-VJP rule cannot differentiate; no JVP yet"}),
+           low=-1.0, high=1.0),
     # losses
     OpInfo("mse_loss", lambda lib, a, b: F(lib).mse_loss(a, b), _PAIR),
     OpInfo("mse_loss_none", lambda lib, a, b: F(lib).mse_loss(a, b, reduction="none"),

@@ -220,6 +220,54 @@ class LstmLayerBackward(Node):
             gw = _array.matmul(dgates.reshape(T * N, G).T, hs[:T].reshape(T * N, H))
         return gx, (dh if need[1] else None), (dc if need[2] else None), gw
 
+    def jvp(self, xp, t_x, t_h0, t_c0, t_w):
+        """Forward mode: the tangent recurrence, step by step beside the saved activations
+        (``(s)' = s(1 - s)``, ``tanh' = 1 - tanh²``, ``c' = f' c + f c' + i' g + i g'``,
+        ``h' = o' tanh(c) + o (1 - tanh²(c)) c'``). Under a recording forward mode
+        (reverse-over-forward) the activations come from a differentiable replay instead."""
+        xproj, h0, c0, w_hh = self.saved(xp.TENSORS)
+        T = xproj.shape[0]
+        H = w_hh.shape[1]
+        if xp.TENSORS:
+            acts, cs, tcs, hs = _replay_steps(xp, xproj, h0, c0, w_hh, self._reverse)
+        else:
+            acts, cs, tcs, hs = self._acts, self._cs, self._tcs, self._hs
+        w_t = xp.transpose(w_hh, 0, 1)
+        tw_t = None if t_w is None else xp.transpose(t_w, 0, 1)
+        dh, dc = t_h0, t_c0
+        outs = [None] * T
+        for s in range(T):
+            k = T - 1 - s if self._reverse else s
+            parts = []
+            if t_x is not None:
+                parts.append(t_x[k])
+            if dh is not None:
+                parts.append(xp.matmul(dh, w_t))
+            if tw_t is not None:
+                parts.append(xp.matmul(hs[s], tw_t))
+            a = acts[s]
+            i, f, g, o = a[:, :H], a[:, H:2 * H], a[:, 2 * H:3 * H], a[:, 3 * H:]
+            tc = tcs[s]
+            dc_new = None if dc is None else f * dc
+            do = None
+            if parts:  # the gates' pre-activations moved
+                d = parts[0]
+                for q in parts[1:]:
+                    d = d + q
+                di = d[:, :H] * (i - i * i)
+                df = d[:, H:2 * H] * (f - f * f)
+                dg = d[:, 2 * H:3 * H] * (1.0 - g * g)
+                do = d[:, 3 * H:] * (o - o * o)
+                moved = df * cs[s] + di * g + i * dg
+                dc_new = moved if dc_new is None else dc_new + moved
+            dh = o * (1.0 - tc * tc) * dc_new
+            if do is not None:
+                dh = dh + do * tc
+            dc = dc_new
+            outs[k] = dh
+        stack = xp.stack if xp.TENSORS else np.stack
+        return stack(outs, 0), dh, dc
+
     def _backward_recorded(self, xp, g_out, g_hn, g_cn):
         xproj, h0, c0, w_hh = self.saved(True)
         inputs = (xproj, h0, c0, w_hh)
@@ -253,6 +301,29 @@ def lstm_replay(xp, xproj: Tensor, h0: Tensor, c0: Tensor, w_hh: Tensor, reverse
         h = o * xp.tanh(c)
         outs[t] = h
     return xp.stack(outs, 0), h, c
+
+
+def _replay_steps(xp, xproj: Tensor, h0: Tensor, c0: Tensor, w_hh: Tensor, reverse: bool):
+    """Per processing step, as differentiable tensors: the gate activations (i, f, g, o side
+    by side, as ``lstm_layer``'s ``acts``), the cell before the step, tanh of the cell after
+    it, and the hidden state before it (what the forward-mode rule reads)."""
+    T = xproj.shape[0]
+    H = w_hh.shape[1]
+    w_t = xp.transpose(w_hh, 0, 1)
+    h, c = h0, c0
+    acts, cs, tcs, hs = [], [], [], []
+    for s in range(T):
+        gates = xp.addmm(xp.select(xproj, 0, T - 1 - s if reverse else s), h, w_t)
+        sg = xp.sigmoid(gates)
+        a = xp.cat([sg[:, :2 * H], xp.tanh(gates[:, 2 * H:3 * H]), sg[:, 3 * H:]], 1)
+        acts.append(a)
+        cs.append(c)
+        hs.append(h)
+        c = a[:, H:2 * H] * c + a[:, :H] * a[:, 2 * H:3 * H]
+        tc = xp.tanh(c)
+        tcs.append(tc)
+        h = a[:, 3 * H:] * tc
+    return acts, cs, tcs, hs
 
 
 def lstm_layer(xproj: Tensor, h0: Tensor, c0: Tensor, w_hh: Tensor, reverse: bool) -> tuple:
