@@ -116,3 +116,30 @@ OPS = {
 def test_ops_and_their_errors(torch, n, case):
     r, t = both(torch, lambda lib: OPS[case](lib, lib.tensor([1, 2, 3], dtype=getattr(lib, n))))
     assert r == t
+
+
+@pytest.mark.parametrize("n", WIDE)
+def test_checkpoints_exchange_with_torch(torch, n, tmp_path):
+    # PyTorch writes these over an untyped storage with _rebuild_tensor_v3; so does retrograd
+    import io
+
+    from retrograd._torch_zip import save_torch_zip
+    from retrograd.serialization import load_safetensors, save_safetensors
+
+    hi = int(np.iinfo(n).max)
+    vals = [[1, hi], [3, 4]]
+    path = tmp_path / "t.pt"
+    torch.save({"a": torch.tensor(vals, dtype=getattr(torch, n)).T, "f": torch.ones(2)}, path)
+    got = rg.load(path)
+    assert got["a"].dtype is getattr(rg, n) and got["a"].tolist() == [[1, 3], [hi, 4]]
+    raw = save_torch_zip({"a": rg.tensor(vals, dtype=getattr(rg, n)).T})
+    back = torch.load(io.BytesIO(raw))
+    assert back["a"].dtype == getattr(torch, n) and back["a"].tolist() == [[1, 3], [hi, 4]]
+    buf = io.BytesIO()
+    rg.save({"a": rg.tensor(vals, dtype=getattr(rg, n))}, buf)
+    buf.seek(0)
+    assert rg.load(buf)["a"].tolist() == vals
+    buf = io.BytesIO()
+    save_safetensors({"a": rg.tensor(vals, dtype=getattr(rg, n))}, buf)
+    buf.seek(0)
+    assert load_safetensors(buf)["a"].tolist() == vals

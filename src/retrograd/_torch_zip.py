@@ -113,6 +113,14 @@ class _Storage:
         self.array = array
 
 
+class _Untyped(_Storage):
+    """An untyped storage (its bytes, little-endian): PyTorch writes uint16, uint32 and uint64
+    tensors over one, with ``_rebuild_tensor_v3`` naming the dtype."""
+
+
+_UNTYPED = _StorageType("untyped")  # torch.storage.UntypedStorage
+
+
 class _Marker:
     """Stands for a type (``torch.Tensor``, ``nn.Parameter``) that may only appear as an argument
     of ``_rebuild_from_type_v2``; it is not callable."""
@@ -203,7 +211,21 @@ def _rebuild_from_type_v2(func: Any, new_type: Any, args: Any, state: Any) -> Te
     return t
 
 
-_REBUILDERS.update({_rebuild_tensor_v2, _rebuild_parameter})
+def _rebuild_tensor_v3(storage: Any, storage_offset: Any, size: Any, stride: Any,
+                       requires_grad: Any, backward_hooks: Any, dtype: Any,
+                       metadata: Any = None) -> Tensor:
+    if not isinstance(storage, _Storage) or not isinstance(dtype, _dtypes.dtype):
+        raise _bad("_rebuild_tensor_v3 expects a storage and a dtype")
+    raw = storage.array
+    if raw.dtype != np.uint8:
+        raise _bad("_rebuild_tensor_v3 expects an untyped storage")
+    isz = dtype.itemsize
+    arr = raw[: raw.size // isz * isz].view(dtype.np.newbyteorder("<")).astype(dtype.np)
+    return _rebuild_tensor_v2(_Storage(arr), storage_offset, size, stride, requires_grad,
+                              backward_hooks, metadata)
+
+
+_REBUILDERS.update({_rebuild_tensor_v2, _rebuild_tensor_v3, _rebuild_parameter})
 
 
 def _make_size(dims: Any = ()) -> Size:
@@ -247,6 +269,8 @@ def _make_odict(items: Any = ()) -> collections.OrderedDict:
 _GLOBALS: dict = {
     ("collections", "OrderedDict"): _make_odict,
     ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor_v2,
+    ("torch._utils", "_rebuild_tensor_v3"): _rebuild_tensor_v3,
+    ("torch.storage", "UntypedStorage"): _UNTYPED,
     ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
     ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter,
     ("torch._tensor", "_rebuild_from_type_v2"): _rebuild_from_type_v2,
@@ -545,6 +569,11 @@ def _load_torch_zip(data: bytes, map_location: Any, weights_only: bool = True) -
             except KeyError:
                 raise _bad(f"storage {key!r} is missing from the archive") from None
         raw = raw_cache[key]
+        if name == "untyped":  # bytes; _rebuild_tensor_v3 reads them as its dtype
+            if len(raw) < numel:
+                raise _bad(f"storage {key!r} should hold {numel} bytes but has {len(raw)}")
+            storages[(key, name)] = _Storage(np.frombuffer(raw, np.uint8, count=numel).copy())
+            return storages[(key, name)]
         isz = 2 if name == "bfloat16" else _DTYPES[name].itemsize
         if len(raw) < numel * isz:
             raise _bad(
@@ -604,7 +633,8 @@ _FORGED: dict = {}
 
 def _forge() -> None:
     named = {
-        ("torch._utils", "_rebuild_tensor_v2"), ("torch._utils", "_rebuild_parameter"),
+        ("torch._utils", "_rebuild_tensor_v2"), ("torch._utils", "_rebuild_tensor_v3"),
+        ("torch._utils", "_rebuild_parameter"),
         ("torch", "Size"), ("torch", "device"),
     }
     for key, obj in _GLOBALS.items():
@@ -614,6 +644,7 @@ def _forge() -> None:
 
 _forge()
 _STORAGE_OF = {st.dtype: st for st in _GLOBALS.values() if isinstance(st, _StorageType)}
+_WIDE = frozenset(d.np for d in _dtypes.WIDE_UNSIGNED)
 
 
 class _Pickler(pickle._Pickler):  # type: ignore[name-defined]
@@ -625,12 +656,13 @@ class _Pickler(pickle._Pickler):  # type: ignore[name-defined]
         self.storages: list = []
 
     def persistent_id(self, obj: Any) -> Any:
-        if type(obj) is not _Storage:
+        if type(obj) is not _Storage and type(obj) is not _Untyped:
             return None
         key = str(len(self.storages))
         self.storages.append(obj.array)
-        return ("storage", _STORAGE_OF[_dtypes.FROM_NP[obj.array.dtype].name], key, "cpu",
-                obj.array.size)
+        st = _UNTYPED if type(obj) is _Untyped else \
+            _STORAGE_OF[_dtypes.FROM_NP[obj.array.dtype].name]
+        return ("storage", st, key, "cpu", obj.array.size)
 
     def reducer_override(self, obj: Any) -> Any:
         if id(obj) in _FORGED:
@@ -642,6 +674,10 @@ class _Pickler(pickle._Pickler):  # type: ignore[name-defined]
             arr = _le_contiguous(obj._data)
             strides = tuple(s // arr.itemsize for s in arr.strides) if arr.size else \
                 (1,) * arr.ndim
+            if arr.dtype in _WIDE:  # PyTorch's layout for them: bytes, and the dtype
+                raw = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
+                return (_rebuild_tensor_v3, (_Untyped(raw), 0, tuple(arr.shape), strides, rg,
+                                             collections.OrderedDict(), obj.dtype))
             return (_rebuild_tensor_v2, (_Storage(arr.reshape(-1)), 0, tuple(arr.shape), strides,
                                          rg, collections.OrderedDict()))
         if isinstance(obj, Size):

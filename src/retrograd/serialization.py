@@ -479,8 +479,8 @@ def load(f: FileLike, map_location: Any = None, pickle_module: Any = None, *,
 # -- safetensors ---------------------------------------------------------------------------------
 _ST_CODES = {
     "float64": "F64", "float32": "F32", "float16": "F16", "bfloat16": "BF16", "int64": "I64",
-    "int32": "I32",
-    "int16": "I16", "int8": "I8", "uint8": "U8", "bool": "BOOL",
+    "int32": "I32", "int16": "I16", "int8": "I8", "uint8": "U8", "uint16": "U16", "uint32": "U32",
+    "uint64": "U64", "bool": "BOOL",
 }
 _ST_NAMES = {v: k for k, v in _ST_CODES.items()}
 
