@@ -357,6 +357,7 @@ def test_vmap_batches_by_rules_or_loops_faithfully():
         "made_inside": (lambda a: a + retrograd.ones(2) * retrograd.tensor([1.0, 3.0]), "rules"),
         "made_from_data": (lambda a: a * retrograd.tensor(a.detach()), "loop"),
         "made_then_written": (lambda a: retrograd.zeros(2).add_(a) * 2, "loop"),
+        "closure_written": (lambda a: _ACC.add_(a) * 1 - _ACC.detach(), "loop"),
     }
     for name, (fn, path) in cases.items():
         kw = {"chunk_size": 3} if name == "chunks" else {}
@@ -376,6 +377,9 @@ def test_vmap_batches_by_rules_or_loops_faithfully():
     assert any("There is a performance drop because we have not yet implemented the batching "
                "rule for RollBackward0." in m for m in warned), warned
     np.testing.assert_allclose(got.numpy(), np.roll(x.numpy(), 1, 1))
+
+
+_ACC = retrograd.zeros(2)
 
 
 def _backward_sum(a, w):

@@ -191,6 +191,8 @@ class Tape:
         return ("c", x)
 
     def _external(self, x):
+        if isinstance(x, Tensor):  # a closure's tensor written in place later: not a constant
+            self._versions.append((x._vc, x._vc[0]))
         self.externals.append(x)
         return ("x", len(self.externals) - 1)
 
