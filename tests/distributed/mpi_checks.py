@@ -375,13 +375,18 @@ def ddp_checks(r: int, n: int) -> None:
             dist.all_gather_object(got, mine)
             assert got[0] == got[1], "replicas differ bitwise"
 
-    for counts, divide in (((3, 5), True), ((3, 5), False), ((0, 3), True)):
+    from retrograd.distributed.algorithms.ddp_comm_hooks import default_hooks as dh
+
+    for counts, divide, hook in (((3, 5), True, None), ((3, 5), False, None),
+                                 ((0, 3), True, None), ((2, 4), True, dh.allreduce_hook)):
         @check(f"DDP: join() with {counts} batches on the two ranks, "
-               f"divide_by_initial_world_size={divide}")
-        def _(counts=counts, divide=divide):
+               f"divide_by_initial_world_size={divide}, hook {hook}")
+        def _(counts=counts, divide=divide, hook=hook):
             ref = mlp(4)
             model = mlp(4)
-            ddp = DDP(model)
+            ddp = DDP(model, find_unused_parameters=hook is not None)
+            if hook is not None:
+                ddp.register_comm_hook(None, hook)
             opt = torch.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9)
             ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1, momentum=0.9)
 

@@ -160,25 +160,30 @@ def _work(comm, todo, done) -> None:
     nonblocking barrier, polled between short sleeps (``RETROGRAD_DDP_POLL_US``, 50 by
     default; 0 spins), and starts the allreduce once all are there.
     """
-    MPI = _mpi._MPI
-    pause = _POLL_US * 1e-6
     while True:
         item = todo.get()
         if item is None:
             return
-        arrays, op = item
-        t0 = _now()
-        try:
-            if pause > 0:
-                arrived = comm.Ibarrier()
-                while not arrived.Test():
-                    time.sleep(pause)
-            for a in arrays:
-                comm.Allreduce(MPI.IN_PLACE, a, op=op)
-        except Exception as e:  # noqa: BLE001 - handed to the main thread, raised there
-            done.put(e)
-        else:
-            done.put((t0, _now()))
+        _reduce(comm, *item, done)
+
+
+def _reduce(comm, arrays, op, done) -> None:
+    """One bucket: wait for every rank (see ``_work``), allreduce each buffer in place, and put
+    the (start, end) times or the error on ``done``."""
+    MPI = _mpi._MPI
+    pause = _POLL_US * 1e-6
+    t0 = _now()
+    try:
+        if pause > 0:
+            arrived = comm.Ibarrier()
+            while not arrived.Test():
+                time.sleep(pause)
+        for a in arrays:
+            comm.Allreduce(MPI.IN_PLACE, a, op=op)
+    except Exception as e:  # noqa: BLE001 - handed to the main thread, raised there
+        done.put(e)
+    else:
+        done.put((t0, _now()))
 
 
 class Reducer:
@@ -407,13 +412,17 @@ class Reducer:
         return a, _IN_PLACE
 
     def _queue(self, array, op) -> None:
+        self._queued += 1
+        if _mpi._MPI.Query_thread() != _mpi._MPI.THREAD_MULTIPLE:
+            # MPI allows calls from one thread at a time only: reduce here, without overlap.
+            _reduce(self._wcomm, array, op, self._done)
+            return
         if self._worker is None:
             self._worker = threading.Thread(target=_work, args=(self._wcomm, self._todo,
                                                                 self._done),
                                             name="retrograd-ddp-allreduce", daemon=True)
             self._worker.start()
         self._todo.put((array, op))
-        self._queued += 1
 
     def _launch(self) -> None:
         """Start every ready bucket from the next one on, in order; after the last, finish."""
