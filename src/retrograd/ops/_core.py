@@ -120,7 +120,9 @@ def check_wide(op: str, np_dtype) -> None:
 def reduced_binary(P, fwd, a: Tensor, b):
     """A binary pointwise op off the fast path: operands promoted as PyTorch promotes, and
     a reduced-precision result (float16, bfloat16) computed in float32 and rounded once, as
-    PyTorch's CPU kernels do. Returns the (promoted) operand arrays and the result."""
+    PyTorch's CPU kernels do; an op whose kernel rounds otherwise declares it as ``P.reduced``
+    (a function of the two arrays, in the dtype). Returns the (promoted) operand arrays and
+    the result."""
     ad, bd = operands(a, b)
     rd = ad.dtype
     if rd not in REDUCED:
@@ -129,6 +131,9 @@ def reduced_binary(P, fwd, a: Tensor, b):
         return ad, bd, fwd(ad, bd)
     if bd.__class__ is not ndarray:
         bd = np.asarray(bd, rd)
+    f = getattr(P, "reduced", None)
+    if f is not None and bd.dtype == rd:  # the op's own float16/bfloat16 kernel
+        return ad, bd, f(ad, bd)
     if bd.ndim == 0 and not isinstance(b, Tensor) and P.__name__ in _SCALAR_IN_F32:
         bd = scalar_array(float(scalar_value(b)), F32)
         out = fwd(ad.astype(F32), bd)

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _sleef
 from .._dtypes import F32, FLOAT_CHARS, FROM_NP, REDUCED, WIDE_CHARS, bfloat16, binary_result
+from .._rng_math import fma32
+from .._sleef import lookup
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..autograd.graph import Node
@@ -279,8 +282,13 @@ def _div_rounding(a, b, mode):
         r = (np.trunc(broadcasting(np.true_divide, ad, bd)) if ad.dtype.char in FLOAT_CHARS
              else broadcasting(_int_trunc_div, ad, bd))
     elif mode == "floor":
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r = broadcasting(np.floor_divide, ad, bd)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            if ad.dtype not in REDUCED:
+                r = broadcasting(np.floor_divide, ad, bd)
+            elif isinstance(b, Tensor):
+                r = broadcasting(_floor_div_reduced, ad, bd)
+            else:  # by a number: float32 inside (the number too), one rounding
+                r = np.floor_divide(ad.astype(F32), F32.type(scalar_value(b))).astype(ad.dtype)
     else:
         raise RuntimeError(
             "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
@@ -290,6 +298,26 @@ def _div_rounding(a, b, mode):
                           else ad.dtype, copy=False)
     # Rounded division is piecewise constant: its gradient is zero.
     return apply(DivRoundingBackward, r, a, b if isinstance(b, Tensor) else None)
+
+
+def _floor_div_reduced(x, y):
+    """float16/bfloat16 floor division of two tensors as PyTorch's vectorised kernel: every
+    step of ``div_floor_floating_vec`` is an op of the dtype, rounded to it."""
+    rd = x.dtype
+    x = x.astype(F32)
+    y = y.astype(F32)
+
+    def rnd(v):
+        return v.astype(rd).astype(F32)
+
+    q = rnd(x / y)
+    mod = rnd(np.fmod(x, y))
+    div = rnd(np.where((np.abs(q) == np.inf) & (np.abs(x) != np.inf), x, rnd(x - mod)) / y)
+    div = np.where((mod != 0) & ((y < 0) != (mod < 0)), rnd(div - 1), div)
+    fl = np.floor(div)
+    fl = np.where(rnd(div - fl) > 0.5, rnd(fl + 1), fl)
+    fl = np.where(div == 0, np.copysign(F32.type(0), q), fl)
+    return np.where(y == 0, q, fl).astype(rd)
 
 
 class DivRoundingBackward(Node):
@@ -548,8 +576,21 @@ logaddexp2 = binary_op(Logaddexp2Backward0, "logaddexp2", """``log2(2**input + 2
 __test__ = {"logaddexp": logaddexp, "logaddexp2": logaddexp2}
 
 
+def _xlogy_reduced(x, y):
+    """xlogy of two float16/bfloat16 arrays as PyTorch's scalar kernel: ``log(y)`` is rounded
+    to the dtype before the product (one more rounding)."""
+    rd = x.dtype
+    logy = lookup(_sleef.logf, y).astype(F32)
+    x = x.astype(F32)
+    with np.errstate(invalid="ignore", over="ignore"):
+        r = x * logy
+    return np.where((x == 0) & ~np.isnan(y.astype(F32)), F32.type(0), r).astype(rd)
+
+
 class XlogyBackward0(Node):
     """xlogy of two tensors."""
+
+    reduced = staticmethod(_xlogy_reduced)  # float16/bfloat16 as torch's kernel
 
     saves = ((0, 1), (0, 1))
 
@@ -833,8 +874,11 @@ def lerp(input, end, weight) -> Tensor:  # noqa: A002
             if s.dtype in REDUCED:  # float32 inside, one rounding, as PyTorch's kernel
                 rs, re_, rw = s.astype(F32), e.astype(F32), wd.astype(F32)
             d = re_ - rs
-            out = np.where(np.abs(rw) < 0.5, rs + rw * d, re_ - d * (1 - rw)).astype(s.dtype,
-                                                                                     copy=False)
+            if s.dtype in REDUCED:  # PyTorch's kernel fuses the multiply-adds
+                out = np.where(np.abs(rw) < 0.5, fma32(rw, d, rs), fma32(-d, 1 - rw, re_))
+            else:
+                out = np.where(np.abs(rw) < 0.5, rs + rw * d, re_ - d * (1 - rw))
+            out = out.astype(s.dtype, copy=False)
         except ValueError:
             check_broadcast(s.shape, e.shape, wd.shape)
             raise

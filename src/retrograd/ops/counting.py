@@ -225,7 +225,9 @@ def heaviside(input, values) -> Tensor:  # noqa: A002
     a, v = input._data, values._data
     if a.dtype != v.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes")
-    return wrap(np.heaviside(a, v).astype(a.dtype))
+    # PyTorch's kernel: ``values`` at 0, else ``input > 0`` (so NaN gives 0, not NumPy's NaN)
+    with np.errstate(invalid="ignore"):
+        return wrap(np.where(a == 0, v, a > 0).astype(a.dtype))
 
 
 def nextafter(input, other) -> Tensor:  # noqa: A002

@@ -805,7 +805,29 @@ def mse_loss(input, target, reduction="mean") -> Tensor:  # noqa: A002
     return _binary_loss(MseLossBackward0, input, target, reduction)
 
 
+def _huber_reduced(a, b, delta):
+    """PyTorch's huber kernels for 16-bit floats: bfloat16 rounds every step (and delta) to
+    the dtype, float16 computes in float32 (delta too) and rounds once."""
+    rd = a.dtype
+    x, y = a.astype(F32), b.astype(F32)
+    half = F32.type(0.5)
+    if rd == np.float16:
+        z = np.abs(x - y)
+        dl = F32.type(delta)
+        return np.where(z < dl, half * z * z, dl * (z - half * dl)).astype(rd)
+
+    def rnd(v):
+        return v.astype(rd).astype(F32)
+
+    dl = rnd(np.asarray(delta, F32))
+    z = np.abs(rnd(x - y))
+    return np.where(z < dl, rnd(rnd(half * z) * z), rnd(dl * rnd(z - rnd(half * dl)))).astype(rd)
+
+
 def _smooth_l1_array(a, b, beta, huber):
+    if huber and a.dtype in REDUCED:
+        with np.errstate(over="ignore", invalid="ignore"):
+            return _huber_reduced(a, b, beta)
     d = np.abs(a - b)
     if huber:
         return np.where(d < beta, 0.5 * d * d, beta * (d - 0.5 * beta))

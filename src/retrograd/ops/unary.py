@@ -180,6 +180,8 @@ class SigmoidBackward0(Node):
 
 class ReluBackward0(Node):
     forward = staticmethod(lambda a: np.maximum(a, 0, dtype=a.dtype))
+    # float16/bfloat16: ``x < 0 ? 0 : x``, as torch (-0.0 stays -0.0)
+    reduced = staticmethod(lambda a: np.where(a < 0, F32.type(0), a))
     saves = "result"
 
     def backward(self, xp, g):
@@ -278,9 +280,11 @@ def relu(input) -> Tensor:  # noqa: A002
     tensor([0., 2.])
     """
     try:
-        if input._data.dtype.kind == "b":
+        d = input._data
+        if d.dtype.kind == "b":
             raise RuntimeError("Boolean inputs not supported for relu")
-        return apply_unary(ReluBackward0, input, input._data)
+        # float16/bfloat16 through the reduced path (ReluBackward0.reduced keeps -0.0)
+        return apply_unary(ReluBackward0, input, None if d.dtype in REDUCED else d)
     except (AttributeError, TypeError):
         _RELU.check(input)
         raise
