@@ -271,6 +271,15 @@ def main() -> int:
         t = torch.ones(2)     # the job carries on
         dist.all_reduce(t)
         eq(t, [2.0, 2.0])
+        try:   # MPI matches no blocking collective with a nonblocking one: an error, no hang
+            if r == 0:
+                dist.all_reduce(t, async_op=True).wait()
+            else:
+                dist.all_reduce(t)
+            raise AssertionError("no error")
+        except RuntimeError as e:
+            assert "differ across ranks" in str(e) and "async" in str(e), e
+        eq(t, [2.0, 2.0])
 
     ddp_checks(r, n)
     hook_checks(r)

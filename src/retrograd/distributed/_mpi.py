@@ -296,9 +296,14 @@ def agree(comm, desc: str, error: BaseException | None = None) -> None:
     raise RuntimeError(f"collective calls differ across ranks ({lines})")
 
 
-def describe(name: str, *arrays, **extra) -> str:
+def describe(name: str, *arrays, async_op: bool = False, **extra) -> str:
+    """What ``agree`` compares: the call, its arrays' shapes and dtypes, its arguments, and
+    whether it is asynchronous (MPI matches no blocking collective with a nonblocking one:
+    mixing them would hang, where torch's backends accept it)."""
     parts = [name] + [f"{list(a.shape)} {a.dtype}" for a in arrays]
     parts += [f"{k}={v}" for k, v in extra.items()]
+    if async_op:
+        parts.append("async")
     return " ".join(parts)
 
 

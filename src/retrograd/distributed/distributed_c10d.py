@@ -417,7 +417,7 @@ def all_reduce(tensor: Tensor, op=_SUM, group=None, async_op: bool = False):
     if pg is None:
         return None
     a = array_of(tensor)
-    agree(pg._comm, describe("all_reduce", a, op=op.name))
+    agree(pg._comm, describe("all_reduce", a, op=op.name, async_op=async_op))
     mop = _mpi.mpi_op(op, a.dtype)
     c, copied = contiguous(a)
     MPI = _mpi._MPI
@@ -442,7 +442,7 @@ def broadcast(tensor: Tensor, src: int | None = None, group=None, async_op: bool
         return None
     root = _root(pg, src, group_src)
     a = array_of(tensor)
-    agree(pg._comm, describe("broadcast", a, src=root))
+    agree(pg._comm, describe("broadcast", a, src=root, async_op=async_op))
     c, copied = contiguous(a)
     return _run(async_op, lambda nb: _op(pg._comm, "bcast", nb, buf(c), root=root),
                 _copyback([(a, c)]) if copied else None, [tensor], c)
@@ -457,7 +457,7 @@ def reduce(tensor: Tensor, dst: int | None = None, op=_SUM, group=None, async_op
         return None
     root = _root(pg, dst, group_dst)
     a = array_of(tensor)
-    agree(pg._comm, describe("reduce", a, op=op.name, dst=root))
+    agree(pg._comm, describe("reduce", a, op=op.name, dst=root, async_op=async_op))
     mop = _mpi.mpi_op(op, a.dtype)
     c, copied = contiguous(a)
     MPI = _mpi._MPI
@@ -501,7 +501,7 @@ def all_gather(tensor_list: list, tensor: Tensor, group=None, async_op: bool = F
                     f"all_gather: invalid tensor at index {i} of tensor_list (expected "
                     f"{list(a.shape)} {a.dtype}, got {list(o.shape)} {o.dtype})")
                 break
-    agree(pg._comm, describe("all_gather", a), error)
+    agree(pg._comm, describe("all_gather", a, async_op=async_op), error)
     src, _ = contiguous(a)
     out = np.empty((n,) + a.shape, dtype=a.dtype)
     return _run(async_op, lambda nb: _op(pg._comm, "allgather", nb, buf(src), buf(out)),
@@ -524,7 +524,7 @@ def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group=No
         error = ValueError(
             "output tensor size must be equal to world_size times input tensor size (output "
             f"{list(o.shape)} {o.dtype}, input {list(a.shape)} {a.dtype}, world_size {n})")
-    agree(pg._comm, describe("all_gather_into_tensor", a), error)
+    agree(pg._comm, describe("all_gather_into_tensor", a, async_op=async_op), error)
     src, _ = contiguous(a)
     out, copied = contiguous(o)
     return _run(async_op, lambda nb: _op(pg._comm, "allgather", nb, buf(src), buf(out)),
@@ -547,7 +547,7 @@ def reduce_scatter(output: Tensor, input_list: list, op=_SUM, group=None,
         error = ValueError(f"reduce_scatter: input_list must have {n} tensors, got {len(ins)}")
     elif any(x.shape != o.shape or x.dtype != o.dtype for x in ins):
         error = ValueError("reduce_scatter: every input must have the output's shape and dtype")
-    agree(pg._comm, describe("reduce_scatter", o, op=op.name), error)
+    agree(pg._comm, describe("reduce_scatter", o, op=op.name, async_op=async_op), error)
     packed = np.stack(ins)
     return _reduce_scatter(pg, o, packed, op, async_op, [output])
 
@@ -568,7 +568,7 @@ def reduce_scatter_tensor(output: Tensor, input: Tensor, op=_SUM, group=None,
         error = ValueError(
             "input tensor must be the same size as output size times world size (input "
             f"{list(a.shape)} {a.dtype}, output {list(o.shape)} {o.dtype}, world_size {n})")
-    agree(pg._comm, describe("reduce_scatter_tensor", o, a, op=op.name), error)
+    agree(pg._comm, describe("reduce_scatter_tensor", o, a, op=op.name, async_op=async_op), error)
     packed, _ = contiguous(a)
     return _reduce_scatter(pg, o, packed, op, async_op, [output])
 
@@ -609,7 +609,7 @@ def gather(tensor: Tensor, gather_list: list | None = None, dst: int | None = No
     elif gather_list:
         error = ValueError("Argument ``gather_list`` must NOT be specified on non-destination "
                            "ranks.")
-    agree(pg._comm, describe("gather", a, dst=root), error)
+    agree(pg._comm, describe("gather", a, dst=root, async_op=async_op), error)
     src, _ = contiguous(a)
     out = np.empty((n,) + a.shape, dtype=a.dtype) if mine else None
     return _run(async_op,
@@ -646,7 +646,7 @@ def scatter(tensor: Tensor, scatter_list: list | None = None, src: int | None = 
     elif scatter_list:
         error = ValueError("Argument ``scatter_list`` must NOT be specified on non-source "
                            "ranks.")
-    agree(pg._comm, describe("scatter", o, src=root), error)
+    agree(pg._comm, describe("scatter", o, src=root, async_op=async_op), error)
     out, copied = contiguous(o)
     return _run(async_op,
                 lambda nb: _op(pg._comm, "scatter", nb, buf(packed) if mine else None,
@@ -715,7 +715,7 @@ def all_to_all_single(output: Tensor, input: Tensor, output_split_sizes=None,
         error = e
     # (dim 0 may differ across ranks: the counts exchanged next are checked themselves)
     agree(pg._comm, describe("all_to_all_single", o[:0] if o.ndim else o,
-                             a[:0] if a.ndim else a), error)
+                             a[:0] if a.ndim else a, async_op=async_op), error)
     send, _ = contiguous(a)
     recv, copied = contiguous(o)
     return _alltoallv(pg, send, sc, recv, rc, async_op,
@@ -740,7 +740,7 @@ def all_to_all(output_tensor_list: list, input_tensor_list: list, group=None,
     elif len({x.dtype for x in outs + ins}) > 1:
         error = ValueError("all_to_all: all tensors must have the same dtype")
     dt = (outs + ins)[0].dtype if outs + ins else np.dtype(np.float32)
-    agree(pg._comm, f"all_to_all {dt}", error)
+    agree(pg._comm, f"all_to_all {dt}" + (" async" if async_op else ""), error)
     send = np.concatenate([x.reshape(-1) for x in ins]) if ins else np.empty(0, dt)
     recv = np.empty(sum(x.size for x in outs), dtype=dt)
     offsets = np.concatenate([[0], np.cumsum([x.size for x in outs])]).astype(int)
