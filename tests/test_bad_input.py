@@ -120,6 +120,10 @@ LIST_CASES = [
     "x == [1., 2., 3.]", "x != None", "x < [1., 2., 3.]", "x ** [2.]", "x ** None",
     "lib.eq(x, [1., 2., 3.])", "lib.pow(2, x)", "lib.sum(x, (1, 'a'))", "lib.sum(x, 1, 'a')",
     "lib.softmax(x, True)", "lib.clamp(x, [1., 2., 3.])", "lib.lerp(x, x, None)",
+    # arguments passed by keyword are named so in the message
+    "lib.clamp(x, min='0')", "lib.clamp(x, max=[1.])", "lib.softmax(x, dim='a')",
+    "lib.sum(x, dim='a')", "lib.sum(x, keepdim='a')", "lib.where(b, x, other=[1.])",
+    "lib.cumsum(x, dim=1.5)", "lib.transpose(x, 0, dim1='a')",
 ]
 
 
@@ -143,3 +147,28 @@ def test_lists_accepted_and_refused_as_in_torch(torch, code):
     import retrograd.nn.functional as rF
 
     assert _outcome(retrograd, rF, code) == _outcome(torch, tF, code)
+
+
+# Functions called with something other than a tensor as their only argument (torch.floor([1.]),
+# torch.exp_(None), ...): PyTorch's TypeError, type and first line.
+FIRST_ARG = [
+    "adjoint", "aminmax", "argsort", "bincount", "clone", "count_nonzero", "diag", "diag_embed",
+    "diagonal", "diff", "flip", "frac", "frexp", "histc", "isfinite", "isinf", "isnan",
+    "isneginf", "isposinf", "isreal", "logical_not", "mode", "nan_to_num", "nanmean", "nonzero",
+    "sgn", "sign", "signbit", "sort", "squeeze", "t", "trace", "unbind", "unique",
+    "unique_consecutive", "tril", "triu", "max", "min", "amax", "amin", "median", "nanmedian",
+    "floor", "ceil", "trunc", "round", "exp_", "abs_", "sigmoid_", "relu_",
+]
+
+
+@pytest.mark.parametrize("name", FIRST_ARG)
+@pytest.mark.parametrize("bad", ["list", "None", "str"])
+def test_non_tensor_first_argument_as_in_torch(torch, name, bad):
+    def outcome(lib):
+        try:
+            getattr(lib, name)(BAD[bad](lib))
+        except Exception as e:  # noqa: BLE001 - the exception is what is compared
+            return type(e).__name__, str(e).splitlines()[0].replace("retrograd", "torch")
+        return ("ok",)
+
+    assert outcome(retrograd) == outcome(torch)

@@ -375,11 +375,24 @@ class Signatures:
     def check(self, *args, **kwargs) -> None:
         """Raise PyTorch's TypeError if ``args``/``kwargs`` fit none of the signatures.
 
-        Ops pass their parameters along, defaults included: trailing positional arguments that
-        are None or equal to the default count as not given, as do keywords that are None."""
+        Ops pass their parameters along, in order, defaults included: trailing positional
+        arguments that are None or equal to the default count as not given, as do keywords that
+        are None. Those the op's caller passed by keyword (``clamp(x, min="0")``, read from
+        the call in the caller's code) are reported as keywords, as PyTorch does."""
         overloads = self._params()
         args = list(args)
         kwargs = {k: v for k, v in kwargs.items() if v is not None}
+        op = sys._getframe(1)
+        names = _keywords_of_call(op.f_back)
+        if names:
+            params = op.f_code.co_varnames[:op.f_code.co_argcount]
+            for i in range(min(len(args), len(params)) - 1, -1, -1):
+                if params[i] in names:
+                    v = args.pop(i)
+                    if v is not None:
+                        kwargs = {params[i]: v, **kwargs}
+                elif i == len(args) - 1 and _defaulted_anywhere(overloads, i, args[i]):
+                    args.pop()
         for o in overloads:  # PyTorch unpacks int lists first, whatever the overload
             for i, (pname, kind, _, kw) in enumerate(o):
                 v = kwargs.get(pname) if kw or i >= len(args) else args[i]
@@ -408,14 +421,43 @@ class Signatures:
                         f"({', '.join(got)}), but expected one of:\n{lines}")
 
 
+def _keywords_of_call(frame) -> tuple:
+    """The names passed by keyword in the call ``frame`` is making now (Python 3.11-3.13
+    bytecode: ``KW_NAMES`` before the call, or the names constant of ``CALL_KW``); () if
+    unknown."""
+    if frame is None:
+        return ()
+    try:
+        instrs = list(dis.get_instructions(frame.f_code))
+    except (TypeError, ValueError):
+        return ()
+    at = max((k for k, ins in enumerate(instrs) if ins.offset <= frame.f_lasti), default=None)
+    if at is None:
+        return ()
+    for ins in reversed(instrs[max(at - 3, 0):at + 1]):
+        if ins.opname == "KW_NAMES" or (ins.opname == "LOAD_CONST" and instrs[at].opname ==
+                                         "CALL_KW"):
+            names = frame.f_code.co_consts[ins.arg]
+            return names if isinstance(names, tuple) else ()
+        if ins.opname not in ("CALL", "PRECALL", "CALL_KW"):
+            break
+    return ()
+
+
+def _defaulted_anywhere(overloads, i: int, v) -> bool:
+    return all(_defaulted(o, i, v) for o in overloads)
+
+
 def _defaulted(params, i: int, v) -> bool:
     """Whether positional argument ``i`` with value ``v`` is the default of ``params`` (or
     ``params`` has no positional parameter ``i``)."""
     positional = [p for p in params if not p[3]]
     if i >= len(positional):
         return True
-    default = positional[i][2]
-    return default is not None and (v is None or default == repr(v))
+    _, kind, default, _ = positional[i]
+    if v is None:
+        return default is not None or kind.endswith("?")
+    return default == repr(v)
 
 
 def _type_name(v) -> str:

@@ -14,6 +14,7 @@ from ._apply import apply, apply_binary, recording
 from ._base import legacy, not_implemented
 from ._core import (
     Signatures,
+    arg_error,
     as_tensor_arg,
     broadcasting,
     called_by_operator,
@@ -192,7 +193,10 @@ def logical_not(input) -> Tensor:  # noqa: A002
     >>> torch.logical_not(torch.tensor([0., 2.]))
     tensor([ True, False])
     """
-    return wrap(np.logical_not(input._data))
+    try:
+        return wrap(np.logical_not(input._data))
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("logical_not", "input", 1, input) from None
 
 
 def _no_wide(name: str, input) -> None:  # noqa: A002
@@ -240,7 +244,10 @@ def isnan(input) -> Tensor:  # noqa: A002
     >>> torch.isnan(torch.tensor([1., float('nan')]))
     tensor([False,  True])
     """
-    return wrap(np.isnan(input._data))
+    try:
+        return wrap(np.isnan(input._data))
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("isnan", "input", 1, input) from None
 
 
 def isinf(input) -> Tensor:  # noqa: A002
@@ -250,7 +257,10 @@ def isinf(input) -> Tensor:  # noqa: A002
     >>> torch.isinf(torch.tensor([1., float('inf')]))
     tensor([False,  True])
     """
-    return wrap(np.isinf(input._data))
+    try:
+        return wrap(np.isinf(input._data))
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("isinf", "input", 1, input) from None
 
 
 def isfinite(input) -> Tensor:  # noqa: A002
@@ -260,7 +270,10 @@ def isfinite(input) -> Tensor:  # noqa: A002
     >>> torch.isfinite(torch.tensor([1., float('inf')]))
     tensor([ True, False])
     """
-    return wrap(np.isfinite(input._data))
+    try:
+        return wrap(np.isfinite(input._data))
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("isfinite", "input", 1, input) from None
 
 
 def signbit(input) -> Tensor:  # noqa: A002
@@ -270,7 +283,10 @@ def signbit(input) -> Tensor:  # noqa: A002
     >>> torch.signbit(torch.tensor([-0., 0., -2.]))
     tensor([ True, False,  True])
     """
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("signbit", "input", 1, input) from None
     if a.dtype.char in FLOAT_CHARS:
         return wrap(np.signbit(a))
     if a.dtype.kind == "b":

@@ -12,7 +12,7 @@ from ..autograd.graph import Node
 from . import _array
 from ._apply import apply
 from ._array import add_at
-from ._core import wrap_dim
+from ._core import arg_error, wrap_dim
 from .index_ops import IndexSelectBackward0
 from .shape import (
     DiagonalBackward0_copy,
@@ -218,7 +218,10 @@ def flip(input, *dims) -> Tensor:  # noqa: A002
     tensor([[3, 4],
             [1, 2]])
     """
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("flip", "input", 1, input) from None
     dims = parse_shape(dims)
     wd = tuple(wrap_dim(d, a.ndim) for d in dims)
     for k in wd:
@@ -316,7 +319,10 @@ def rot90(input, k=1, dims=(0, 1)) -> Tensor:  # noqa: A002
     tensor([[2, 4],
             [1, 3]])
     """
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("rot90", "input", 1, input) from None
     dims = tuple(int(d) for d in dims)
     if len(dims) != 2:
         raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
@@ -347,7 +353,10 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1) -> Tensor:  # noqa: A002
     tensor([[1, 0],
             [0, 2]])
     """
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("diag_embed", "input", 1, input) from None
     n = a.ndim + 1
     d1, d2 = _diag_dims(n, dim1, dim2)
     offset = int(offset)
@@ -368,7 +377,10 @@ def diag(input, diagonal=0) -> Tensor:  # noqa: A002
     >>> torch.diag(torch.tensor([[1, 2], [3, 4]]))
     tensor([1, 4])
     """
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("diag", "input", 1, input) from None
     if a.ndim == 1:
         return diag_embed(input, diagonal, 0, 1)
     if a.ndim != 2:
@@ -393,7 +405,10 @@ class TriuBackward0(Node):
 
 
 def _tri(input, diagonal, cls, name) -> Tensor:  # noqa: A002
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error(name, "input", 1, input) from None
     if a.ndim < 2:
         raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
     k = int(diagonal)

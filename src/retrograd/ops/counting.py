@@ -16,7 +16,7 @@ import numpy as np
 from .. import return_types
 from .._dtypes import FLOAT_CHARS, to_dtype
 from .._tensor import Tensor
-from ._core import wrap, wrap_dim
+from ._core import arg_error, wrap, wrap_dim
 
 __all__ = [
     "bincount", "histc", "histogram", "histogramdd", "isin", "unique_consecutive",
@@ -41,7 +41,10 @@ def bincount(input, weights=None, minlength: int = 0) -> Tensor:  # noqa: A002
     >>> torch.bincount(torch.tensor([1, 1, 3]))
     tensor([0, 2, 0, 1])
     """
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("bincount", "input", 1, input) from None
     if a.ndim != 1 or _is_float(a) or a.dtype == np.bool_:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if a.size and a.min() < 0:
@@ -67,7 +70,10 @@ def histc(input, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # 
     >>> torch.histc(torch.tensor([1., 2., 1.]), bins=4, min=0, max=3)
     tensor([0., 2., 1., 0.])
     """
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("histc", "input", 1, input) from None
     if not _is_float(a):
         raise RuntimeError(f'"histogram_cpu" not implemented for \'{input.dtype.scalar_name}\'')
     if bins <= 0:
@@ -91,7 +97,10 @@ def histogram(input, bins=100, *, range=None, weight=None, density: bool = False
     >>> torch.histogram(torch.tensor([1., 2., 1.]), bins=3, range=(0., 3.)).hist
     tensor([0., 2., 1.])
     """
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("histogram", "input", 1, input) from None
     if not _is_float(a):
         raise RuntimeError(f'"histogram_cpu" not implemented for \'{input.dtype.scalar_name}\'')
     edges = bins._data if isinstance(bins, Tensor) else bins
@@ -144,7 +153,10 @@ def unique_consecutive(input, return_inverse: bool = False, return_counts: bool 
     >>> torch.unique_consecutive(torch.tensor([1, 1, 2, 2, 3, 1]))
     tensor([1, 2, 3, 1])
     """
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("unique_consecutive", "input", 1, input) from None
     if dim is None:
         flat = a.reshape(-1)
         change = flat[1:] != flat[:-1]
@@ -248,7 +260,10 @@ def frexp(input):  # noqa: A002
     >>> torch.frexp(torch.tensor([8., 3.])).exponent.tolist()
     [4, 2]
     """
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("frexp", "input", 1, input) from None
     if not _is_float(a):
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     m, e = np.frexp(a)
@@ -262,7 +277,10 @@ def isneginf(input) -> Tensor:  # noqa: A002
     >>> torch.isneginf(torch.tensor([-float("inf"), 1.0]))
     tensor([ True, False])
     """
-    return wrap(np.asarray(np.isneginf(input._data)))
+    try:
+        return wrap(np.asarray(np.isneginf(input._data)))
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("isneginf", "input", 1, input) from None
 
 
 def isposinf(input) -> Tensor:  # noqa: A002
@@ -272,7 +290,10 @@ def isposinf(input) -> Tensor:  # noqa: A002
     >>> torch.isposinf(torch.tensor([float("inf"), 1.0]))
     tensor([ True, False])
     """
-    return wrap(np.asarray(np.isposinf(input._data)))
+    try:
+        return wrap(np.asarray(np.isposinf(input._data)))
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("isposinf", "input", 1, input) from None
 
 
 def isreal(input) -> Tensor:  # noqa: A002
@@ -282,7 +303,10 @@ def isreal(input) -> Tensor:  # noqa: A002
     >>> torch.isreal(torch.tensor([1.0, 2.0]))
     tensor([True, True])
     """
-    return wrap(np.ones(input._data.shape, np.bool_))
+    try:
+        return wrap(np.ones(input._data.shape, np.bool_))
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("isreal", "input", 1, input) from None
 
 
 def is_nonzero(input) -> bool:  # noqa: A002
@@ -292,7 +316,10 @@ def is_nonzero(input) -> bool:  # noqa: A002
     >>> torch.is_nonzero(torch.tensor([0.5]))
     True
     """
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("is_nonzero", "input", 1, input) from None
     if a.size == 0:
         raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
     if a.size > 1:
@@ -317,7 +344,10 @@ def is_signed(input) -> bool:  # noqa: A002
     >>> torch.is_signed(torch.tensor([1], dtype=torch.uint8))
     False
     """
-    return input._data.dtype.kind in "fi" or input._data.dtype.char in FLOAT_CHARS
+    try:
+        return input._data.dtype.kind in "fi" or input._data.dtype.char in FLOAT_CHARS
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("is_signed", "input", 1, input) from None
 
 
 def is_conj(input) -> bool:  # noqa: A002

@@ -20,7 +20,7 @@ from . import _array
 from ._apply import apply
 from ._array import add_at
 from ._base import legacy
-from ._core import ndarray, scalar_value
+from ._core import arg_error, ndarray, scalar_value
 from ._views import narrow, replay, select, slice_dim
 from .shape import alias, unsqueeze
 
@@ -618,7 +618,10 @@ def nonzero(input, *, as_tuple=False):  # noqa: A002
     tensor([[1],
             [3]])
     """
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error('nonzero', "input", 1, input) from None
     if as_tuple:
         if a.ndim == 0:
             return (make(np.zeros(int(a != 0), np.int64)),)

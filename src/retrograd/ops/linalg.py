@@ -610,7 +610,10 @@ def trace(input) -> Tensor:  # noqa: A002
     >>> torch.tensor([[1., 2.], [3., 4.]]).trace()
     tensor(5.)
     """
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("trace", "input", 1, input) from None
     if a.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {a.ndim}")
     if a.dtype.kind == "b":

@@ -16,7 +16,7 @@ from ..autograd.graph import Node
 from . import _array, decomp
 from ._apply import apply, apply_multi, recording
 from ._autocast import fp32
-from ._core import Signatures, float_array, wrap, wrap_dim, wrap_dims
+from ._core import Signatures, arg_error, float_array, wrap, wrap_dim, wrap_dims
 from .arithmetic import div
 from .compare import maximum, minimum
 from .shape import cast, permute, reshape, to_dtype_op, unsqueeze
@@ -254,7 +254,10 @@ class MinBackward0(_ValueSelecting):
 def _max_min(input, dim, keepdim, is_max, other=None):
     if other is not None:
         return maximum(input, other) if is_max else minimum(input, other)
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("max" if is_max else "min", "input", 1, input) from None
     name = "max" if is_max else "min"
     if dim is None:
         if a.size == 0:
@@ -399,7 +402,10 @@ def _arg(input, dim, keepdim, fn, name):  # noqa: A002
 
 
 def _amax_amin(input, dim, keepdim, is_max):  # noqa: A002
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("amax" if is_max else "amin", "input", 1, input) from None
     name = "amax" if is_max else "amin"
     dims = _norm_dims(dim, a.ndim)
     if a.ndim == 0:
@@ -469,7 +475,10 @@ def aminmax(input, *, dim=None, keepdim=False):  # noqa: A002
     min=tensor(1.),
     max=tensor(3.))
     """
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("aminmax", "input", 1, input) from None
     if dim is None or a.ndim == 0:
         dims = None
         if a.size == 0:
@@ -542,7 +551,10 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A
     >>> torch.tensor([1., float('nan'), 2.]).nanmean()
     tensor(1.5000)
     """
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("nanmean", "input", 1, input) from None
     if dtype is None and a.dtype.char not in FLOAT_CHARS:
         raise RuntimeError(
             "nanmean(): expected input to have floating point or complex dtype but got "
@@ -890,7 +902,10 @@ def count_nonzero(input, dim=None) -> Tensor:  # noqa: A002
     >>> torch.tensor([[0., 1.], [2., 3.]]).count_nonzero(0)
     tensor([1, 2])
     """
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("count_nonzero", "input", 1, input) from None
     dims = _norm_dims(dim, a.ndim)
     if a.ndim == 0:
         dims = None

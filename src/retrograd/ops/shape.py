@@ -126,7 +126,10 @@ def reshape(input, *shape) -> Tensor:  # noqa: A002
     >>> torch.arange(4).reshape(2, -1).shape
     retrograd.Size([2, 2])
     """
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("reshape", "input", 1, input) from None
     shape = _infer_shape(parse_shape(shape), a.size)
     try:
         out = np.reshape(a, shape, copy=False)
@@ -216,7 +219,10 @@ def t(input) -> Tensor:  # noqa: A002
     >>> torch.zeros(2, 3).t().shape
     retrograd.Size([3, 2])
     """
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("t", "input", 1, input) from None
     n = a.ndim
     if n > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {n}D")
@@ -243,7 +249,10 @@ def permute(input, *dims) -> Tensor:  # noqa: A002
     >>> torch.zeros(2, 3, 4).permute(2, 0, 1).shape
     retrograd.Size([4, 2, 3])
     """
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("permute", "input", 1, input) from None
     dims = parse_shape(dims)
     if len(dims) != a.ndim:
         raise RuntimeError(
@@ -384,7 +393,10 @@ def squeeze(input, dim=None) -> Tensor:  # noqa: A002
     >>> torch.zeros(1, 2, 1).squeeze().shape
     retrograd.Size([2])
     """
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("squeeze", "input", 1, input) from None
     if dim is None:
         axes = tuple(i for i, s in enumerate(a.shape) if s == 1)
         cls = SqueezeBackward0
@@ -476,7 +488,10 @@ def clone(input, *, memory_format=None) -> Tensor:  # noqa: A002
     # PyTorch's default, preserve_format, keeps a dense tensor's strides (a transposed tensor
     # clones transposed, and view(-1) of it fails as in PyTorch); an overlapping or sparse
     # one (expanded, sliced with steps) and contiguous_format clone contiguous.
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("clone", "input", 1, input) from None
     keep = (memory_format is None or str(memory_format) == "torch.preserve_format") and \
         not a.flags.c_contiguous and _dense(a)
     return apply(CloneBackward0, a.copy(order="K" if keep else "C"), input)
@@ -580,7 +595,10 @@ def unbind(input, dim=0) -> tuple:  # noqa: A002
     >>> torch.tensor([[1, 2], [3, 4]]).unbind(1)
     (tensor([1, 3]), tensor([2, 4]))
     """
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("unbind", "input", 1, input) from None
     if a.ndim == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     d = wrap_dim(dim, a.ndim)
@@ -670,7 +688,10 @@ def adjoint(input) -> Tensor:  # noqa: A002
     >>> torch.zeros(2, 3).adjoint().shape
     retrograd.Size([3, 2])
     """
-    n = input._data.ndim
+    try:
+        n = input._data.ndim
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("adjoint", "input", 1, input) from None
     if n < 2:
         raise RuntimeError(
             "tensor.adjoint() is only supported on matrices or batches of matrices. "
@@ -747,7 +768,10 @@ def diagonal(input, offset=0, dim1=0, dim2=1) -> Tensor:  # noqa: A002
     >>> torch.arange(9).view(3, 3).diagonal(1)
     tensor([1, 5])
     """
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("diagonal", "input", 1, input) from None
     d1, d2 = _diag_dims(a.ndim, dim1, dim2)
     offset = int(offset)
     out = _diag_view(a, offset, d1, d2)

@@ -18,7 +18,7 @@ from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
 from ._apply import apply, apply_multi
-from ._core import Signatures, wrap, wrap_dim
+from ._core import Signatures, arg_error, wrap, wrap_dim
 from ._views import slice_dim
 from .arithmetic import sub
 from .compare import logical_xor
@@ -110,7 +110,10 @@ def sort(input, dim=-1, descending=False, *, stable=None):  # noqa: A002
     values=tensor([1., 2., 3.]),
     indices=tensor([1, 2, 0]))
     """
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("sort", "input", 1, input) from None
     d = wrap_dim(dim, a.ndim)
     idx = _stable_argsort(a, d, descending) if a.ndim else None
     cls = SortBackward0 if stable is None else SortBackward1
@@ -124,7 +127,10 @@ def argsort(input, dim=-1, descending=False, stable=False) -> Tensor:  # noqa: A
     >>> torch.tensor([3., 1., 2.]).argsort(descending=True)
     tensor([0, 2, 1])
     """
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("argsort", "input", 1, input) from None
     d = wrap_dim(dim, a.ndim)
     if a.ndim == 0:
         return wrap(np.zeros((), np.int64))
@@ -244,7 +250,11 @@ def nanmedian(input, dim=None, keepdim=False):  # noqa: A002
 
 
 def _check_median_dtype(name, input) -> None:  # noqa: A002
-    if input._data.dtype.kind == "b":
+    try:
+        kind = input._data.dtype.kind
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error(name, "input", 1, input) from None
+    if kind == "b":
         raise NotImplementedError(f"\"{name}_cpu\" not implemented for 'Bool'")
 
 
@@ -258,7 +268,10 @@ def mode(input, dim=-1, keepdim=False):  # noqa: A002
     values=tensor(3.),
     indices=tensor(2))
     """
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("mode", "input", 1, input) from None
     d = wrap_dim(dim, a.ndim)
     if a.ndim == 0:
         return _selected(ModeBackward0, return_types.mode, input, None, d, keepdim)
@@ -302,7 +315,10 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     >>> torch.unique(torch.tensor([3, 1, 3, 2]), return_counts=True)
     (tensor([1, 2, 3]), tensor([1, 1, 2]))
     """
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("_unique2", "input", 1, input) from None
     kw = {"equal_nan": False} if a.dtype.char in FLOAT_CHARS else {}
     if dim is None:
         out, inv, cnt = np.unique(a.reshape(-1), return_inverse=True, return_counts=True, **kw)
@@ -574,7 +590,10 @@ def diff(input, n=1, dim=-1, prepend=None, append=None) -> Tensor:  # noqa: A002
     >>> torch.tensor([1., 4., 9.]).diff()
     tensor([3., 5.])
     """
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("diff", "input", 1, input) from None
     if a.ndim == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
     d = wrap_dim(dim, a.ndim)

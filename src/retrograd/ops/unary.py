@@ -19,6 +19,7 @@ from ._apply import apply, apply_binary, apply_unary, recording, unary_op
 from ._base import not_implemented
 from ._core import (
     Signatures,
+    arg_error,
     as_tensor_arg,
     asarray,
     check_broadcast,
@@ -324,7 +325,10 @@ def sign(input) -> Tensor:  # noqa: A002
     >>> torch.sign(torch.tensor([-2., 0., 3.]))
     tensor([-1.,  0.,  1.])
     """
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("sign", "input", 1, input) from None
     if a.dtype.kind == "u" and a.dtype.itemsize > 1:
         raise not_implemented("sign_cpu", a.dtype)
     out = a.copy() if a.dtype.kind == "b" else _sign(a)
@@ -798,7 +802,10 @@ def logit(input, eps=None) -> Tensor:  # noqa: A002
 
 def _rounding(name, cls, kernel):
     def op(input) -> Tensor:  # noqa: A002
-        a = input._data
+        try:
+            a = input._data
+        except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+            raise arg_error(name, "input", 1, input) from None
         kind = a.dtype.kind
         if kind == "b":
             raise not_implemented(kernel, a.dtype)
@@ -860,7 +867,10 @@ def frac(input) -> Tensor:  # noqa: A002
     >>> torch.frac(torch.tensor([-1.5, 2.25]))
     tensor([-0.5000,  0.2500])
     """
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("frac", "input", 1, input) from None
     if a.dtype.char not in FLOAT_CHARS:
         raise not_implemented("frac_cpu", a.dtype)
     return apply_unary(FracBackward0, input)
@@ -874,7 +884,10 @@ def sgn(input) -> Tensor:  # noqa: A002
     >>> torch.sgn(torch.tensor([-2., 0., 3.]))
     tensor([-1.,  0.,  1.])
     """
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("sgn", "input", 1, input) from None
     if a.dtype.kind == "b":
         return wrap(a.copy())
     return apply_unary(SgnBackward0, input, input._data)
@@ -888,7 +901,10 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None) -> Tensor:  # noqa: A00
     >>> torch.nan_to_num(torch.tensor([float('nan'), 1.]), nan=-1.)
     tensor([-1.,  1.])
     """
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("nan_to_num", "input", 1, input) from None
     if a.dtype.char not in FLOAT_CHARS:
         return wrap(a.copy())
     if a.dtype in REDUCED:  # NumPy's nan_to_num does not know 16-bit floats: through float32
