@@ -158,7 +158,8 @@ def _work(comm, todo, done) -> None:
     backward does: spinning then would take a core from this rank's backward and, with one core
     per rank, from the other rank too. So the worker first waits for every rank in a
     nonblocking barrier, polled between short sleeps (``RETROGRAD_DDP_POLL_US``, 50 by
-    default; 0 spins), and starts the allreduce once all are there.
+    default; 0 spins), and starts the allreduce once all are there. Not for the last bucket:
+    backward has nothing left to compute then, and spinning answers sooner.
     """
     while True:
         item = todo.get()
@@ -167,14 +168,14 @@ def _work(comm, todo, done) -> None:
         _reduce(comm, *item, done)
 
 
-def _reduce(comm, arrays, op, done) -> None:
-    """One bucket: wait for every rank (see ``_work``), allreduce each buffer in place, and put
-    the (start, end) times or the error on ``done``."""
+def _reduce(comm, arrays, op, poll, done) -> None:
+    """One bucket: wait for every rank (if ``poll``; see ``_work``), allreduce each buffer in
+    place, and put the (start, end) times or the error on ``done``."""
     MPI = _mpi._MPI
     pause = _POLL_US * 1e-6
     t0 = _now()
     try:
-        if pause > 0:
+        if poll and pause > 0:
             arrived = comm.Ibarrier()
             while not arrived.Test():
                 time.sleep(pause)
@@ -312,12 +313,13 @@ class Reducer:
                 futures.append(hook(state, GradBucket(b, from_numpy(zeros), views,
                                                       [self._params[i] for i in ix],
                                                       b == len(self._buckets) - 1)))
-            elif self._as_view:
-                self._queue([buf(np.zeros_like(flat))], MPI.SUM)
+            elif self._as_view:   # (the barrier or not, as the others' _launch: same calls)
+                self._queue([buf(np.zeros_like(flat))], MPI.SUM, b < len(self._buckets) - 1)
             else:
-                self._queue([buf(np.zeros_like(self._slot[i][1])) for i in ix], MPI.SUM)
+                self._queue([buf(np.zeros_like(self._slot[i][1])) for i in ix], MPI.SUM,
+                            b < len(self._buckets) - 1)
         if self._find_unused:
-            self._queue([np.zeros(len(self._params), dtype=np.int32)], MPI.MAX)
+            self._queue([np.zeros(len(self._params), dtype=np.int32)], MPI.MAX, False)
         errors = [r for r in (self._done.get() for _ in range(self._queued))
                   if isinstance(r, BaseException)]
         for fut in futures:
@@ -411,18 +413,20 @@ class Reducer:
         np.multiply(a, self._scale, out=a, casting="unsafe")
         return a, _IN_PLACE
 
-    def _queue(self, array, op) -> None:
+    def _queue(self, array, op, poll: bool = True) -> None:
+        """Hand a bucket's buffers to the worker. ``poll=False`` for the last ones of the
+        backward: nothing is left to compute then, so MPI may as well spin."""
         self._queued += 1
         if _mpi._MPI.Query_thread() != _mpi._MPI.THREAD_MULTIPLE:
             # MPI allows calls from one thread at a time only: reduce here, without overlap.
-            _reduce(self._wcomm, array, op, self._done)
+            _reduce(self._wcomm, array, op, False, self._done)
             return
         if self._worker is None:
             self._worker = threading.Thread(target=_work, args=(self._wcomm, self._todo,
                                                                 self._done),
                                             name="retrograd-ddp-allreduce", daemon=True)
             self._worker.start()
-        self._todo.put((array, op))
+        self._todo.put((array, op, poll))
 
     def _launch(self) -> None:
         """Start every ready bucket from the next one on, in order; after the last, finish."""
@@ -431,17 +435,19 @@ class Reducer:
         while self._next < len(buckets) and self._pending[self._next] == 0:
             if self._next == 0:
                 self._t["backward_comm_time_start"] = _now()
+            last = self._next == len(buckets) - 1
             if self._direct:
-                self._queue([buf(self._own[i][0]) for i in buckets[self._next][1]], MPI.SUM)
+                self._queue([buf(self._own[i][0]) for i in buckets[self._next][1]], MPI.SUM,
+                            not last)
             elif self._hook is None:
-                self._queue([buf(buckets[self._next][0])], MPI.SUM)
+                self._queue([buf(buckets[self._next][0])], MPI.SUM, not last)
             else:
                 self._futures.append(self._call_hook(self._next))
             self._next += 1
         if self._next == len(buckets):
             self._t["backward_compute_time_end"] = _now()
             if self._find_unused:
-                self._queue([self._used], MPI.MAX)
+                self._queue([self._used], MPI.MAX, False)
             self._finalize()
 
     def _call_hook(self, b: int):
