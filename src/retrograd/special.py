@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _sleef
+from ._dtypes import REDUCED
+from ._sleef import lookup
 from ._tensor import Tensor
 from .autograd.graph import Node
 from .ops import _array
@@ -62,6 +65,12 @@ def ndtr(input: Tensor) -> Tensor:  # noqa: A002
     tensor([0.5000])
     """
     a = float_array(input)
+    if a.dtype in REDUCED:  # torch's composite, each step rounded to the dtype
+        f32 = np.float32
+        s = (a.astype(f32) * f32(_SQRT1_2)).astype(a.dtype)
+        e = lookup(_sleef.erff, s).astype(f32)
+        out = (((f32(1) + e).astype(a.dtype).astype(f32)) * f32(0.5)).astype(a.dtype)
+        return apply(_NdtrBackward, out, input, save=(input,))
     out = ((1 + _np_erf(a * a.dtype.type(_SQRT1_2))) * a.dtype.type(0.5)).astype(a.dtype)
     return apply(_NdtrBackward, out, input, save=(input,))
 
@@ -164,7 +173,19 @@ def sinc(input: Tensor) -> Tensor:  # noqa: A002
     tensor([1.0000, 0.6366])
     """
     a = float_array(input)
+    if a.dtype in REDUCED:
+        return apply(SincBackward0, _sinc_reduced(a), input, save=(input,))
     return apply(SincBackward0, np.sinc(a).astype(a.dtype), input, save=(input,))
+
+
+def _sinc_reduced(a: np.ndarray) -> np.ndarray:
+    """float16/bfloat16 sinc as PyTorch's kernel: ``sin(p) / p`` with ``p = pi * x`` in
+    float32 (a correctly rounded float32 sine), rounded once."""
+    x = a.astype(np.float32)
+    p = np.float32(np.pi) * x
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = np.sin(p.astype(np.float64)).astype(np.float32) / p
+    return np.where(x == 0, np.float32(1), r).astype(a.dtype)
 
 
 _array.register(log1p=np.log1p)
