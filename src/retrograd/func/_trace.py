@@ -55,7 +55,6 @@ _MAKERS = ("ones", "zeros", "full", "empty", "arange", "eye", "linspace", "logsp
            "ones_like", "zeros_like", "full_like", "empty_like")
 _DATA_MAKERS = ("tensor", "as_tensor")
 _NEW_METHODS = ("new_ones", "new_zeros", "new_full", "new_empty")
-_MADE: dict = {}  # (owner, name) -> original
 
 
 def _constant_maker(orig, data: bool):
@@ -72,16 +71,24 @@ def _constant_maker(orig, data: bool):
     return make_constant
 
 
-def _patch_makers(on: bool) -> None:
-    pkg = sys.modules[__name__.split(".")[0]]
-    targets = [(pkg, n, False) for n in _MAKERS] + [(pkg, n, True) for n in _DATA_MAKERS] + \
-        [(Tensor, n, False) for n in _NEW_METHODS]
-    for owner, name, data in targets:
-        if on:
-            orig = _MADE.setdefault((owner, name), getattr(owner, name))
-            setattr(owner, name, _constant_maker(orig, data))
-        else:
-            setattr(owner, name, _MADE[owner, name])
+_PATCHES: list = []  # (owner, name, original, stand-in), made once on first use
+
+
+def _patches() -> list:
+    if not _PATCHES:
+        pkg = sys.modules[__name__.split(".")[0]]
+        for name in _ESCAPES:
+            orig = _ORIGINAL[name] = getattr(Tensor, name)
+            _PATCHES.append((Tensor, name, orig, _escape_method(name)))
+        for name in _RECORDED:
+            orig = _ORIGINAL[name] = getattr(Tensor, name)
+            _PATCHES.append((Tensor, name, orig, _recorded_method(name)))
+        targets = [(pkg, n, False) for n in _MAKERS] + \
+            [(pkg, n, True) for n in _DATA_MAKERS] + [(Tensor, n, False) for n in _NEW_METHODS]
+        for owner, name, data in targets:
+            orig = getattr(owner, name)
+            _PATCHES.append((owner, name, orig, _constant_maker(orig, data)))
+    return _PATCHES
 
 
 class TensorMethod(Node):
@@ -198,15 +205,9 @@ class Tape:
 
     # -- recording -----------------------------------------------------------------------------
     def start(self) -> None:
-        if not _ORIGINAL:
-            for name in _ESCAPES + _RECORDED:
-                _ORIGINAL[name] = getattr(Tensor, name)
         if not ACTIVE:
-            for name in _ESCAPES:
-                setattr(Tensor, name, _escape_method(name))
-            for name in _RECORDED:
-                setattr(Tensor, name, _recorded_method(name))
-            _patch_makers(True)
+            for owner, name, _, stand_in in _patches():
+                setattr(owner, name, stand_in)
         else:
             ACTIVE[-1].paused += 1
         ACTIVE.append(self)
@@ -224,9 +225,8 @@ class Tape:
         if ACTIVE:
             ACTIVE[-1].paused -= 1
         else:
-            for name in _ESCAPES + _RECORDED:
-                setattr(Tensor, name, _ORIGINAL[name])
-            _patch_makers(False)
+            for owner, name, orig, _ in _PATCHES:
+                setattr(owner, name, orig)
 
     def observe(self, P, inputs, attrs, run):
         if self.paused or self.in_grad:
