@@ -224,9 +224,15 @@ class DistributedDataParallel(Module, Joinable):
         return out
 
     def _buffers_to_sync(self, wanted: bool = True) -> list:
+        """The module's buffers (less the ignored ones), listed once at construction as torch
+        does (not walked again at every forward)."""
         if not wanted:
             return []
-        return [b for n, b in self.module.named_buffers() if n not in self.parameters_to_ignore]
+        bufs = self.__dict__.get("_sync_buffer_list")
+        if bufs is None:
+            bufs = self.__dict__["_sync_buffer_list"] = [
+                b for n, b in self.module.named_buffers() if n not in self.parameters_to_ignore]
+        return bufs
 
     def _broadcast(self, tensors: list, src: int = 0) -> None:
         """Rank ``src``'s values into ``tensors`` on every rank, one broadcast per dtype
