@@ -108,6 +108,23 @@ OPS = {
     "abs": lambda lib, a: a.abs(), "sign": lambda lib, a: a.sign(),
     "not": lambda lib, a: ~a, "lshift": lambda lib, a: a << 1,
     "logical_and": lambda lib, a: lib.logical_and(a, a),
+    "max": lambda lib, a: a.max(), "min_dim": lambda lib, a: a.min(0).values,
+    "amax": lambda lib, a: a.amax(), "argmax": lambda lib, a: a.argmax(),
+    "clamp": lambda lib, a: a.clamp(0, 2), "clamp_max": lambda lib, a: a.clamp(max=2),
+    "relu": lambda lib, a: lib.relu(a), "flip": lambda lib, a: a.flip(0),
+    "nonzero": lambda lib, a: a.nonzero(), "topk": lambda lib, a: a.topk(1).values,
+    "gather": lambda lib, a: a.gather(0, lib.tensor([0])),
+    "scatter_value": lambda lib, a: a.scatter(0, lib.tensor([0]), 5),
+    "masked_fill": lambda lib, a: a.masked_fill(lib.tensor([True, False, True]), 0),
+    "dot": lambda lib, a: lib.dot(a, a), "cummax": lambda lib, a: a.cummax(0).values,
+    "index_select": lambda lib, a: a.index_select(0, lib.tensor([1])),
+    "tril": lambda lib, a: a.reshape(1, 3).tril(), "bincount": lambda lib, a: lib.bincount(a),
+    "median": lambda lib, a: a.median(), "kthvalue": lambda lib, a: a.kthvalue(1).values,
+    "sgn": lambda lib, a: a.sgn(),
+    # and what it keeps
+    "sort_desc": lambda lib, a: a.sort(descending=True).values, "unique": lambda lib, a: a.unique(),
+    "prod": lambda lib, a: a.prod(), "any": lambda lib, a: a.any(),
+    "where": lambda lib, a: lib.where(lib.tensor([True, False, True]), a, a),
 }
 
 

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._dtypes import WIDE_CHARS
 from .._tensor import Tensor, make
 from ..autograd.graph import Node
 from . import _array
 from ._apply import apply
 from ._array import add_at
+from ._base import not_implemented
 from ._core import arg_error, wrap_dim
 from .index_ops import IndexSelectBackward0
 from .shape import (
@@ -218,6 +220,8 @@ def flip(input, *dims) -> Tensor:  # noqa: A002
     tensor([[3, 4],
             [1, 2]])
     """
+    if input.__class__ is Tensor and input._data.dtype.char in WIDE_CHARS:
+        raise not_implemented("flip_cpu", input._data.dtype)  # uint16/32/64
     try:
         a = input._data
     except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
@@ -424,6 +428,8 @@ def tril(input, diagonal=0) -> Tensor:  # noqa: A002
     tensor([[1., 0.],
             [1., 1.]])
     """
+    if input.__class__ is Tensor and input._data.dtype.char in WIDE_CHARS:
+        raise not_implemented("tril", input._data.dtype)  # uint16/32/64
     return _tri(input, diagonal, TrilBackward0, "tril")
 
 
@@ -436,6 +442,8 @@ def triu(input, diagonal=0) -> Tensor:  # noqa: A002
     tensor([[1., 1.],
             [0., 1.]])
     """
+    if input.__class__ is Tensor and input._data.dtype.char in WIDE_CHARS:
+        raise not_implemented("triu", input._data.dtype)  # uint16/32/64
     return _tri(input, diagonal, TriuBackward0, "triu")
 
 

@@ -14,8 +14,9 @@ import math
 import numpy as np
 
 from .. import return_types
-from .._dtypes import FLOAT_CHARS, to_dtype
+from .._dtypes import FLOAT_CHARS, WIDE_CHARS, to_dtype
 from .._tensor import Tensor
+from ._base import not_implemented
 from ._core import arg_error, wrap, wrap_dim
 
 __all__ = [
@@ -41,6 +42,8 @@ def bincount(input, weights=None, minlength: int = 0) -> Tensor:  # noqa: A002
     >>> torch.bincount(torch.tensor([1, 1, 3]))
     tensor([0, 2, 0, 1])
     """
+    if input.__class__ is Tensor and input._data.dtype.char in WIDE_CHARS:
+        raise not_implemented("bincount_cpu", input._data.dtype)  # uint16/32/64
     try:
         a = input._data
     except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._dtypes import FROM_NP
+from .._dtypes import FROM_NP, WIDE_CHARS
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
 from ._apply import apply
 from ._array import add_at
+from ._base import not_implemented
 from ._core import Signatures, arg_error, scalar_value, wrap_dim
 from .indexing import (
     _as1d,
@@ -61,6 +62,8 @@ def index_select(input, dim, index) -> Tensor:  # noqa: A002
     tensor([[2, 0],
             [5, 3]])
     """
+    if input.__class__ is Tensor and input._data.dtype.char in WIDE_CHARS:
+        raise not_implemented("index_select", input._data.dtype)  # uint16/32/64
     try:
         a = input._data
         if not isinstance(index, (Tensor, np.ndarray)):
@@ -301,6 +304,8 @@ def masked_fill(input, mask, value, _inplace: bool = False) -> Tensor:  # noqa: 
     >>> torch.tensor([1., 2.]).masked_fill(torch.tensor([True, False]), 0.)
     tensor([0., 2.])
     """
+    if input.__class__ is Tensor and input._data.dtype.char in WIDE_CHARS:
+        raise not_implemented("masked_fill", input._data.dtype)  # uint16/32/64
     m = _mask_of(mask)
     if m.dtype.kind != "b":
         d = FROM_NP.get(m.dtype)  # a mask given as a list may hold a type retrograd lacks

@@ -13,13 +13,13 @@ import warnings
 
 import numpy as np
 
-from .._dtypes import FLOAT_CHARS
+from .._dtypes import FLOAT_CHARS, WIDE_CHARS
 from .._tensor import Tensor, make
 from ..autograd.graph import Node
 from . import _array
 from ._apply import apply
 from ._array import add_at
-from ._base import legacy
+from ._base import legacy, not_implemented
 from ._core import arg_error, ndarray, scalar_value
 from ._views import narrow, replay, select, slice_dim
 from .shape import alias, unsqueeze
@@ -618,6 +618,8 @@ def nonzero(input, *, as_tuple=False):  # noqa: A002
     tensor([[1],
             [3]])
     """
+    if input.__class__ is Tensor and input._data.dtype.char in WIDE_CHARS:
+        raise not_implemented("nonzero_count_cpu", input._data.dtype)  # uint16/32/64
     try:
         a = input._data
     except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)

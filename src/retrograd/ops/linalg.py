@@ -15,13 +15,14 @@ import warnings
 
 import numpy as np
 
-from .._dtypes import F32, FROM_NP, REDUCED
+from .._dtypes import F32, FROM_NP, REDUCED, WIDE_CHARS
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
 from . import shape as _shape
 from ._apply import apply, apply_binary, needs_grad, save_plan
 from ._autocast import fp32, lower_precision
+from ._base import not_implemented
 from ._core import arg_error, as_tensor_arg, tensor_arg, wrap_dim
 from .arithmetic import mul
 from .reduction import sum as _sum
@@ -249,6 +250,8 @@ def dot(input, other) -> Tensor:  # noqa: A002
     >>> torch.dot(torch.tensor([1., 2.]), torch.tensor([3., 4.]))
     tensor(11.)
     """
+    if input.__class__ is Tensor and input._data.dtype.char in WIDE_CHARS:
+        raise not_implemented("dot", input._data.dtype)  # uint16/32/64
     return _dot(DotBackward0, input, other)
 
 

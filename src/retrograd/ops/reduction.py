@@ -10,12 +10,13 @@ from __future__ import annotations
 import numpy as np
 
 from .. import return_types
-from .._dtypes import F32, FLOAT_CHARS, FROM_NP, REDUCED, to_dtype
+from .._dtypes import F32, FLOAT_CHARS, FROM_NP, REDUCED, WIDE_CHARS, to_dtype
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array, decomp
 from ._apply import apply, apply_multi, recording
 from ._autocast import fp32
+from ._base import not_implemented
 from ._core import Signatures, arg_error, float_array, wrap, wrap_dim, wrap_dims
 from .arithmetic import div
 from .compare import maximum, minimum
@@ -299,6 +300,9 @@ def max(input, dim=None, keepdim=False,
     values=tensor([5., 7.]),
     indices=tensor([1, 0]))
     """
+    if input.__class__ is Tensor and input._data.dtype.char in WIDE_CHARS:
+        raise not_implemented("max_all" if dim is None else "max_cpu",
+                              input._data.dtype)  # uint16/32/64
     if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch accepts
         dim = axis if axis is not None else dim
         keepdim = keepdims if keepdims is not None else keepdim
@@ -315,6 +319,9 @@ def min(input, dim=None, keepdim=False,
     >>> torch.tensor([3., 1., 2.]).min()
     tensor(1.)
     """
+    if input.__class__ is Tensor and input._data.dtype.char in WIDE_CHARS:
+        raise not_implemented("min_all" if dim is None else "min_cpu",
+                              input._data.dtype)  # uint16/32/64
     if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch accepts
         dim = axis if axis is not None else dim
         keepdim = keepdims if keepdims is not None else keepdim
@@ -352,6 +359,8 @@ def argmax(input, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tenso
     >>> torch.tensor([[1., 5.], [7., 2.]]).argmax(1)
     tensor([1, 0])
     """
+    if input.__class__ is Tensor and input._data.dtype.char in WIDE_CHARS:
+        raise not_implemented("argmax_cpu", input._data.dtype)  # uint16/32/64
     try:
         if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch accepts
             dim = axis if axis is not None else dim
@@ -369,6 +378,8 @@ def argmin(input, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tenso
     >>> torch.tensor([3., 1., 2.]).argmin()
     tensor(1)
     """
+    if input.__class__ is Tensor and input._data.dtype.char in WIDE_CHARS:
+        raise not_implemented("argmin_cpu", input._data.dtype)  # uint16/32/64
     try:
         if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch accepts
             dim = axis if axis is not None else dim
@@ -426,6 +437,8 @@ def amax(input, dim=(), keepdim=False, *, axis=None, keepdims=None) -> Tensor:  
     >>> torch.tensor([[1., 5.], [7., 2.]]).amax(0)
     tensor([7., 5.])
     """
+    if input.__class__ is Tensor and input._data.dtype.char in WIDE_CHARS:
+        raise not_implemented("max_values_cpu", input._data.dtype)  # uint16/32/64
     if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch accepts
         dim = axis if axis is not None else dim
         keepdim = keepdims if keepdims is not None else keepdim
@@ -439,6 +452,8 @@ def amin(input, dim=(), keepdim=False, *, axis=None, keepdims=None) -> Tensor:  
     >>> torch.tensor([[1., 5.], [7., 2.]]).amin(1)
     tensor([1., 2.])
     """
+    if input.__class__ is Tensor and input._data.dtype.char in WIDE_CHARS:
+        raise not_implemented("min_values_cpu", input._data.dtype)  # uint16/32/64
     if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch accepts
         dim = axis if axis is not None else dim
         keepdim = keepdims if keepdims is not None else keepdim
@@ -475,6 +490,8 @@ def aminmax(input, *, dim=None, keepdim=False):  # noqa: A002
     min=tensor(1.),
     max=tensor(3.))
     """
+    if input.__class__ is Tensor and input._data.dtype.char in WIDE_CHARS:
+        raise not_implemented("aminmax_cpu", input._data.dtype)  # uint16/32/64
     try:
         a = input._data
     except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
@@ -902,6 +919,8 @@ def count_nonzero(input, dim=None) -> Tensor:  # noqa: A002
     >>> torch.tensor([[0., 1.], [2., 3.]]).count_nonzero(0)
     tensor([1, 2])
     """
+    if input.__class__ is Tensor and input._data.dtype.char in WIDE_CHARS:
+        raise not_implemented("nonzero_count_cpu", input._data.dtype)  # uint16/32/64
     try:
         a = input._data
     except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)

@@ -9,12 +9,13 @@ import warnings
 
 import numpy as np
 
-from .._dtypes import FLOAT_CHARS
+from .._dtypes import FLOAT_CHARS, WIDE_CHARS
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
 from ._apply import apply, recording
 from ._array import add_at
+from ._base import not_implemented
 from ._core import Signatures, arg_error, scalar_value, wrap, wrap_dim
 from .arithmetic import NotImplementedBackward
 from .indexing import (
@@ -123,6 +124,8 @@ def gather(input, dim, index, *, sparse_grad: bool = False) -> Tensor:  # noqa: 
     tensor([[1, 1],
             [4, 3]])
     """
+    if input.__class__ is Tensor and input._data.dtype.char in WIDE_CHARS:
+        raise not_implemented("scatter_gather_tensor_cpu", input._data.dtype)  # uint16/32/64
     try:
         a = input._data
         if not isinstance(index, (Tensor, np.ndarray)):
@@ -172,6 +175,9 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None) -> Tensor: 
     tensor([[0., 0., 1.],
             [1., 0., 0.]])
     """
+    if input.__class__ is Tensor and input._data.dtype.char in WIDE_CHARS:
+        raise not_implemented("scatter_gather_tensor_cpu" if isinstance(src, Tensor) else
+                              "scatter_gather_scalar_cpu", input._data.dtype)  # uint16/32/64
     if src is None:
         src = value
     a = input._data

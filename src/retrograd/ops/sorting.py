@@ -13,11 +13,12 @@ from __future__ import annotations
 import numpy as np
 
 from .. import return_types
-from .._dtypes import F32, FLOAT_CHARS, REDUCED, to_dtype
+from .._dtypes import F32, FLOAT_CHARS, REDUCED, WIDE_CHARS, to_dtype
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
 from ._apply import apply, apply_multi
+from ._base import not_implemented
 from ._core import Signatures, arg_error, wrap, wrap_dim
 from ._views import slice_dim
 from .arithmetic import sub
@@ -146,6 +147,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A001, A002
     values=tensor([4., 3.]),
     indices=tensor([1, 3]))
     """
+    if input.__class__ is Tensor and input._data.dtype.char in WIDE_CHARS:
+        raise not_implemented("topk_cpu", input._data.dtype)  # uint16/32/64
     a = input._data
     d = wrap_dim(dim, a.ndim)
     n = a.shape[d] if a.ndim else 1
@@ -170,6 +173,8 @@ def kthvalue(input, k, dim=-1, keepdim=False):  # noqa: A002
     values=tensor(2.),
     indices=tensor(2))
     """
+    if input.__class__ is Tensor and input._data.dtype.char in WIDE_CHARS:
+        raise not_implemented("kthvalue_cpu", input._data.dtype)  # uint16/32/64
     a = input._data
     d = wrap_dim(dim, a.ndim)
     n = a.shape[d] if a.ndim else 1
@@ -230,6 +235,9 @@ def median(input, dim=None, keepdim=False):  # noqa: A002
     >>> torch.tensor([4., 1., 3., 2.]).median()
     tensor(2.)
     """
+    if input.__class__ is Tensor and input._data.dtype.char in WIDE_CHARS:
+        raise not_implemented("median_cpu" if dim is None else "median_out",
+                              input._data.dtype)  # uint16/32/64
     _check_median_dtype("median", input)
     if dim is None:
         return _median_whole(input, False)
@@ -268,6 +276,8 @@ def mode(input, dim=-1, keepdim=False):  # noqa: A002
     values=tensor(3.),
     indices=tensor(2))
     """
+    if input.__class__ is Tensor and input._data.dtype.char in WIDE_CHARS:
+        raise not_implemented("mode_cpu", input._data.dtype)  # uint16/32/64
     try:
         a = input._data
     except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
@@ -567,6 +577,8 @@ def cummax(input, dim):  # noqa: A002
     values=tensor([1., 3., 3.]),
     indices=tensor([0, 1, 1]))
     """
+    if input.__class__ is Tensor and input._data.dtype.char in WIDE_CHARS:
+        raise not_implemented("cummax_cpu", input._data.dtype)  # uint16/32/64
     return _cum_extreme(input, dim, True)
 
 
@@ -579,6 +591,8 @@ def cummin(input, dim):  # noqa: A002
     values=tensor([2., 2., 1.]),
     indices=tensor([0, 0, 2]))
     """
+    if input.__class__ is Tensor and input._data.dtype.char in WIDE_CHARS:
+        raise not_implemented("cummin_cpu", input._data.dtype)  # uint16/32/64
     return _cum_extreme(input, dim, False)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _sleef
-from .._dtypes import F32, FLOAT_CHARS, REDUCED, finfo, to_reduced
+from .._dtypes import F32, FLOAT_CHARS, REDUCED, WIDE_CHARS, finfo, to_reduced
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
@@ -282,8 +282,11 @@ def relu(input) -> Tensor:  # noqa: A002
     """
     try:
         d = input._data
-        if d.dtype.kind == "b":
-            raise RuntimeError("Boolean inputs not supported for relu")
+        if d.dtype.kind in "bu":  # (one test on the hot path) bool, and uint16/32/64
+            if d.dtype.kind == "b":
+                raise RuntimeError("Boolean inputs not supported for relu")
+            if d.dtype.itemsize > 1:
+                raise not_implemented("clamp_min_scalar_cpu", d.dtype)
         # float16/bfloat16 through the reduced path (ReluBackward0.reduced keeps -0.0)
         return apply_unary(ReluBackward0, input, None if d.dtype in REDUCED else d)
     except (AttributeError, TypeError):
@@ -384,6 +387,15 @@ class ClampBackward0(Node):
         return gx, glo, ghi
 
 
+def _clamp_kernel(lo, hi) -> str:
+    """The clamp kernel PyTorch names for a dtype it lacks one for."""
+    if isinstance(lo, Tensor) or isinstance(hi, Tensor):
+        return "clamp_cpu"
+    if lo is not None and hi is not None:
+        return "clamp_scalar_cpu"
+    return "clamp_min_scalar_cpu" if hi is None else "clamp_max_scalar_cpu"
+
+
 def clamp(input, min=None, max=None) -> Tensor:  # noqa: A001, A002
     """Clip values into ``[min, max]``; bounds are numbers or tensors.
 
@@ -391,6 +403,8 @@ def clamp(input, min=None, max=None) -> Tensor:  # noqa: A001, A002
     >>> torch.clamp(torch.tensor([-1., 0.5, 2.]), 0, 1)
     tensor([0.0000, 0.5000, 1.0000])
     """
+    if input.__class__ is Tensor and input._data.dtype.char in WIDE_CHARS:
+        raise not_implemented(_clamp_kernel(min, max), input._data.dtype)  # uint16/32/64
     try:
         if min is None and max is None:
             raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
@@ -884,6 +898,8 @@ def sgn(input) -> Tensor:  # noqa: A002
     >>> torch.sgn(torch.tensor([-2., 0., 3.]))
     tensor([-1.,  0.,  1.])
     """
+    if input.__class__ is Tensor and input._data.dtype.char in WIDE_CHARS:
+        raise not_implemented("sign_cpu", input._data.dtype)  # uint16/32/64
     try:
         a = input._data
     except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
@@ -982,6 +998,8 @@ def clamp_min(input, min) -> Tensor:  # noqa: A001, A002
     >>> torch.clamp_min(torch.tensor([-1., 2.]), 0.5)
     tensor([0.5000, 2.0000])
     """
+    if input.__class__ is Tensor and input._data.dtype.char in WIDE_CHARS:
+        raise not_implemented("clamp_min_scalar_cpu", input._data.dtype)  # uint16/32/64
     return _clamp_side(input, min, np.maximum, ClampMinBackward0, ClampMinBackward1)
 
 
