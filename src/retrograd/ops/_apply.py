@@ -363,7 +363,7 @@ def apply_binary(P, fwd, a: Tensor, b, **attrs) -> Tensor:
         ra = ea[0] is not None
         rb = eb[0] is not None
         if ra or rb:
-            node = P()
+            node = _new(P)  # P(), without type.__call__: primitives have no __init__
             if PROVENANCE:
                 f = _getframe(2)  # provenance.site, inlined: the op's caller
                 c = f.f_code
@@ -446,7 +446,7 @@ def apply_unary(P, x: Tensor, a=None, **attrs) -> Tensor:
         fn = x._grad_fn
         e = (fn, x._nr) if fn is not None and x._view is None else edge(x)
         if e[0] is not None:
-            node = P()
+            node = _new(P)
             if PROVENANCE:
                 f = _getframe(2)  # provenance.site, inlined: the op's caller
                 c = f.f_code
