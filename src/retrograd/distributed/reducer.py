@@ -22,7 +22,7 @@ Overlap. MPI moves a nonblocking collective on only inside MPI calls: an ``Iallr
 from a hook sits still while NumPy computes the rest of backward, and polling it from the later
 hooks (there are few: one per parameter) moved little of it (mpich, 2 ranks: 0% hidden).
 ``MPICH_ASYNC_PROGRESS=1`` gives each process a progress thread that spins, which on a machine
-with one core per rank took a core's worth of compute from each (3x slower steps). So, as
+with one core per rank took a core's worth of compute from each (2.5x fewer samples/s). So, as
 torch's ProcessGroupMPI and ProcessGroupGloo do, the allreduces run on a worker thread of the
 reducer, in MPI's blocking ``Allreduce`` on a communicator of its own: the hook only queues the
 bucket; MPI releases the GIL while it transfers and NumPy while it computes, so the transfer
