@@ -314,3 +314,59 @@ def test_raw_saved_version_check_still_applies_to_the_other_entries(torch):
         z.sum().backward()
 
     compare_error(run)
+
+
+def test_raw_saved_tensors_of_a_custom_function(torch):
+    def run(lib):
+        class Sq(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                out = a * a
+                ctx.save_for_backward(a, out, None)
+                return out
+
+            @staticmethod
+            def backward(ctx, g):
+                a, out, _ = ctx.saved_tensors
+                return 2 * a * g + 0 * out
+
+        log = []
+        x = lib.tensor(X, requires_grad=True)
+        s = Sq.apply(x)
+        raw = s.grad_fn._raw_saved_tensors
+        # the saved output reaches the pack hook without its history, as PyTorch keeps it
+        raw[1].register_hooks(lambda t: (log.append(t.grad_fn is None), t * 10)[1],
+                              lambda t: (log.append("unpack"), t)[1])
+        a, out, none = s.grad_fn.saved_tensors
+        s.sum().backward()
+        e = x.exp()
+        e.grad_fn._raw_saved_result.register_hooks(lambda t: (log.append(t.grad_fn), t)[1],
+                                                   lambda t: t)
+        return len(raw), log, a, out, none, x.grad
+
+    compare(run)
+
+
+@pytest.mark.parametrize("what", ["none_entry", "freed_function"])
+def test_raw_saved_errors_of_entries(torch, what):
+    def run(lib):
+        x = lib.tensor(X, requires_grad=True)
+        if what == "none_entry":  # mul by a constant tensor saves no self
+            m = x * lib.tensor(Y)
+            m.grad_fn._raw_saved_self.register_hooks(lambda t: t, lambda t: t)
+
+        class Id(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                ctx.save_for_backward(a)
+                return a * 1
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+
+        y = Id.apply(x)
+        y.sum().backward()
+        return y.grad_fn._raw_saved_tensors
+
+    compare_error(run)

@@ -18,9 +18,10 @@ have no raw form, as in PyTorch (AttributeError).
 
 from __future__ import annotations
 
-from .._tensor import Tensor
+from .._tensor import Tensor, make
 from . import saved as _saved
 from . import saved_attrs as _attrs
+from .function import BackwardCFunction
 from .saved_hooks import Packed, Plain
 
 __all__ = ["SavedTensor"]
@@ -58,7 +59,8 @@ class SavedTensor:
                 raise RuntimeError(_FREED)
             if out.__class__ is not tuple:  # packed already (saved_tensors_hooks, or here)
                 raise RuntimeError(_SET)
-            node._out = Packed(node.saved_output(True), pack_hook, unpack_hook, out=0)
+            node.saved_output(False)  # the version check
+            node._out = Packed(_output_tensor(out), pack_hook, unpack_hook, out=0)
             return
         saved = node._saved
         if saved is None:
@@ -66,18 +68,68 @@ class SavedTensor:
         entry = saved[self._slot]
         if entry.__class__ is Packed:
             raise RuntimeError(_SET)
-        if not isinstance(entry, Tensor):  # nothing saved there (None), or a number
-            return
+        if entry is None:
+            raise RuntimeError(_NONE)
+        kinds = node.__dict__.get("_saved_kinds")
+        if not isinstance(entry, Tensor) and not (kinds and kinds[self._slot] == "out"):
+            return  # a number saved beside the tensors: nothing to pack
         entries = list(saved)
         if not node._packed:
             # The node's entries now unpack one by one: the others as before (Plain).
             for i, (t, v) in enumerate(zip(saved, node._versions)):
-                if isinstance(t, Tensor):
+                if kinds and kinds[i] == "out":
+                    entries[i] = _PlainOutput(t, node._saved_out_nr(t[0]))
+                elif isinstance(t, Tensor):
                     entries[i] = Plain(t, v)
-        entries[self._slot] = Packed(entry, pack_hook, unpack_hook)
+        if kinds and kinds[self._slot] == "out":  # a custom Function's saved output
+            nr = node._saved_out_nr(entry[0])
+            entries[self._slot] = Packed(_output_tensor(entry), pack_hook, unpack_hook, out=nr)
+        else:
+            entries[self._slot] = Packed(entry, pack_hook, unpack_hook)
         node._saved = tuple(entries)
         node._versions = (None,) * len(entries)
         node._packed = True
+
+
+_NONE = "Calling register_hooks on a saved tensor with value None is forbidden"
+
+
+def _output_tensor(out) -> Tensor:
+    """A saved output as the pack hook sees it: its values and version, no grad_fn (PyTorch
+    keeps outputs without their history: no reference cycle)."""
+    t = make(out[0])
+    t._vc = out[1]
+    return t
+
+
+class _PlainOutput(Plain):
+    """A custom Function's saved output without hooks, beside an entry that has some."""
+
+    __slots__ = ("nr",)
+
+    def __init__(self, entry, nr: int) -> None:
+        super().__init__(entry, entry[2])
+        self.nr = nr
+
+    def get(self, node, as_tensor: bool):
+        arr, vc, version = self.t
+        if vc[0] != version:
+            raise RuntimeError(_saved.output_modified_msg(arr, vc, version, node, self.nr))
+        if not as_tensor:
+            return arr
+        if node._out_rg[self.nr]:
+            return _saved.unpacked_output(arr, vc, node, self.nr)
+        r = make(arr)
+        r._vc = vc
+        return r
+
+
+def raw_saved_tensors(node) -> tuple:
+    """A custom Function node's ``_raw_saved_tensors``: one SavedTensor per saved entry."""
+    if node._saved is None:
+        raise RuntimeError(_saved.freed_msg(node))
+    cache = node.__dict__.setdefault("_raw_saved", {})
+    return tuple(cache.setdefault(i, SavedTensor(node, i)) for i in range(len(node._saved)))
 
 
 def raw_saved_attr(node, attr: str) -> SavedTensor:
@@ -106,6 +158,7 @@ def _install() -> None:
         attr = "_raw_saved_" + name
         setattr(_saved.SavedTensors, attr,
                 property(lambda node, a=attr: raw_saved_attr(node, a)))
+    BackwardCFunction._raw_saved_tensors = property(raw_saved_tensors)
 
 
 _install()
