@@ -365,6 +365,21 @@ def test_vmap_batches_by_rules_or_loops_faithfully():
         assert how["path"] == path, (name, how)
         np.testing.assert_allclose(got.detach().numpy(), loop(fn), rtol=1e-12, err_msg=name)
 
+    # grad mode as traced: vmap(grad) under no_grad, and no_grad inside the function
+    with retrograd.no_grad():
+        got, how, _ = _vmap_path(retrograd.func.grad(lambda a: a.sin().sum()), x)
+    assert how["path"] == "rules"
+    np.testing.assert_allclose(got.numpy(), x.cos().numpy(), rtol=1e-12)
+
+    def detached_twice(a):
+        with retrograd.no_grad():
+            b = a * 2
+        return (b * a).sum()
+
+    got, how, _ = _vmap_path(retrograd.func.grad(detached_twice), x)
+    assert how["path"] == "rules"
+    np.testing.assert_allclose(got.numpy(), 2 * x.numpy(), rtol=1e-12)
+
     # backward() inside: the trace stops before it accumulates, so .grad is the loop's
     w.grad = None
     got, how, _ = _vmap_path(lambda a: _backward_sum(a, w), x)

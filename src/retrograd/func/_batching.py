@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from .._creation import ones_like
 from .._tensor import Tensor
+from ..autograd.grad_mode import state
 from ..autograd.graph import Node
 from ..ops.shape import expand
 from . import _transforms
@@ -64,7 +65,7 @@ def replay(tape, phys_inputs, n: int):
     for e in tape.entries:
         kind = e[0]
         if kind == "op":
-            _, P, in_refs, attr_refs, out_ids = e
+            _, P, in_refs, attr_refs, out_ids, grad_mode = e
             ins = [get(r) for r in in_refs]
             attrs = {k: get(r) for k, r in attr_refs.items()}
             if not any(b for _, b in ins) and not any(b for _, b in attrs.values()):
@@ -76,18 +77,24 @@ def replay(tape, phys_inputs, n: int):
             if rule is None:
                 raise NoRule(name)
             ctx = Batch(n, [tape.meta[i] for i in out_ids], attrs)
-            out = rule(ctx, P, [x for x, _ in ins], [b for _, b in ins])
+            prev = state.grad_enabled
+            state.grad_enabled = grad_mode  # as the traced call ran (no_grad inside, say)
+            try:
+                out = rule(ctx, P, [x for x, _ in ins], [b for _, b in ins])
+            finally:
+                state.grad_enabled = prev
             if out is None:
                 raise NoRule(name)
             outs = out if isinstance(out, tuple) else (out,)
             if len(outs) != len(out_ids):
                 raise NoRule(name)
             for i, o in zip(out_ids, outs):
-                shape, dtype, _ = tape.meta[i]
+                shape, dtype, rg = tape.meta[i]
                 d = o._data
-                if d.shape != (n,) + tuple(shape) or d.dtype != dtype:
-                    raise NoRule(f"{name} (its rule gave {d.shape} {d.dtype}, "
-                                 f"expected {(n,) + tuple(shape)} {dtype})")
+                if d.shape != (n,) + tuple(shape) or d.dtype != dtype or o.requires_grad != rg:
+                    raise NoRule(f"{name} (its rule gave {d.shape} {d.dtype} requires_grad="
+                                 f"{o.requires_grad}, expected {(n,) + tuple(shape)} {dtype} "
+                                 f"requires_grad={rg})")
                 vals[i] = (o, True)
         elif kind == "leaf":
             _, src, i = e

@@ -201,6 +201,8 @@ def _products(ctx, P, ins, bat):
 def _add_product(ctx, P, ins, bat):
     (x, m1, m2), (bx, b1, b2) = ins, bat
     beta, alpha = ctx.attr("_beta", 1), ctx.attr("_alpha", 1)
+    if beta == 0:
+        return None  # the input is ignored but still differentiated (to zeros): the loop
     kind = linalg.MvBackward0 if P is linalg.AddmvBackward0 else linalg.MmBackward0
     out = _product(kind, m1, m2, b1, b2) if b1 or b2 else \
         ctx.full(_product(kind, m1, m2, False, False), True)

@@ -28,6 +28,7 @@ import sys
 import numpy as np
 
 from .._tensor import Tensor
+from ..autograd.grad_mode import state
 from ..autograd.graph import Node
 from ..ops import _apply
 from . import _transforms
@@ -270,7 +271,7 @@ class Tape:
                 self.bad = "a primitive returned a non-tensor"
                 return
             out_refs.append(self.new(o))
-        self.entries.append(("op", P, in_refs, attr_refs, tuple(out_refs)))
+        self.entries.append(("op", P, in_refs, attr_refs, tuple(out_refs), state.grad_enabled))
 
     # -- the transforms' entries (func._transforms calls these while a tape traces) ------------
     def leaf(self, x, t) -> None:
@@ -345,7 +346,8 @@ def same_program(t1: Tape, t2: Tape) -> bool:
         if e1[0] != e2[0]:
             return False
         if e1[0] == "op":
-            if e1[1] is not e2[1] or e1[3].keys() != e2[3].keys() or len(e1[2]) != len(e2[2]):
+            if e1[1] is not e2[1] or e1[3].keys() != e2[3].keys() or len(e1[2]) != len(e2[2]) \
+                    or e1[5] != e2[5]:
                 return False
             pairs = list(zip(e1[2], e2[2])) + [(e1[3][k], e2[3][k]) for k in e1[3]]
         elif e1[0] == "leaf":
