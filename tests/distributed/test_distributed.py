@@ -196,6 +196,11 @@ def test_bucket_assignment_matches_torch(torch):
         want, _ = tdist._compute_bucket_assignment_by_size(tensors, limits)
         sizes = [t.numel() * t.element_size() for t in tensors]
         assert bucket_assignment(sizes, [str(d) for d in kinds], limits) == want
+        # re-bucketing: the tensors in gradient order, buckets left in the order they formed
+        want, _ = tdist._compute_bucket_assignment_by_size(tensors, limits, [False] * k,
+                                                           list(range(k)))
+        assert bucket_assignment(sizes, [str(d) for d in kinds], limits,
+                                 ready_order=True) == want, (numels, kinds, limits)
 
 
 CASES = [(10, 3, r, sh, d) for r in range(3) for sh in (False, True) for d in (False, True)]
