@@ -348,6 +348,40 @@ def erff(a) -> np.ndarray:
         return np.where(np.signbit(a), -z, z)
 
 
+def _toward0(x):
+    """One unit in the last place toward zero (zero stays)."""
+    return np.where(x == 0, _f32(0), (x.view(_i32) - _i32(1)).view(_f32))
+
+
+def fmodf(x, y) -> np.ndarray:
+    """SLEEF's ``fmodf`` (``Sleef_fmodf8``) of float32 values: exact, except that a quotient
+    beyond float32's range gives NaN (the reciprocal-based steps overflow).
+
+    >>> float(fmodf(np.float32(7.5), np.float32(2.0)))
+    1.5
+    >>> float(fmodf(np.float32(3e38), np.float32(1e-30)))
+    nan
+    """
+    x, y = np.broadcast_arrays(np.asarray(x, _f32), np.asarray(y, _f32))
+    with np.errstate(all="ignore"):
+        nu, de = np.abs(x), np.abs(y)
+        o = de < _f32(2.0 ** -126)
+        nu = np.where(o, nu * _f32(2.0 ** 25), nu)
+        de = np.where(o, de * _f32(2.0 ** 25), de)
+        s = np.where(o, _f32(2.0 ** -25), _f32(1))
+        rde = _toward0(_f32(1) / de)
+        r = (nu, np.zeros_like(nu))
+        for _ in range(8):  # enough for float32's range, 22 bits a step
+            q = np.trunc(_toward0(r[0]) * rde)
+            q = np.where((_f32(3) * de > r[0]) & (r[0] >= de), _f32(2), q)
+            q = np.where((_f32(2) * de > r[0]) & (r[0] >= de), _f32(1), q)
+            r = _normalize(_add2_f2f2(r, _mul_ff(q, -de)))
+        ret = np.where(r[0] + r[1] == de, _f32(0), (r[0] + r[1]) * s)
+        ret = np.where(np.signbit(x), -ret, ret)
+        ret = np.where(nu < de, x, ret)
+        return np.where(de == 0, _f32(np.nan), ret).astype(_f32)
+
+
 def sigmoidf(d) -> np.ndarray:
     """PyTorch's reduced-precision sigmoid, ``1 / (1 + exp(-x))`` in float32 with SLEEF's exp.
 

@@ -708,17 +708,36 @@ def _not_differentiable(op, out, *inputs):
     return apply(NotImplementedBackward, out, *inputs, _op=op)
 
 
+def _fmod_reduced(a, b):
+    """float16/bfloat16 fmod as torch's loop: SLEEF's fmodf (NaN for a quotient beyond float32)
+    on the vectorised part, the exact ``std::fmod`` on the last ``n % 32`` elements (the part
+    a 32-element vector step leaves), in float32. (torch splits tensors of over 32768
+    elements among threads, each chunk with its own tail: the single-chunk rule is kept.)"""
+    a, b = np.broadcast_arrays(a.astype(F32), np.asarray(b).astype(F32))
+    out = _sleef.fmodf(a, b)
+    tail = out.size % 32
+    if tail:
+        flat = out.reshape(-1)
+        flat[-tail:] = np.fmod(a.reshape(-1)[-tail:], b.reshape(-1)[-tail:])
+    return out
+
+
 def _fmod_array(a, b):
+    if a.dtype in REDUCED:
+        return _fmod_reduced(a, b).astype(a.dtype)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.fmod(a, b)
 
 
 def _remainder_array(a, b):
     # PyTorch: fmod, then shifted by b where the signs of the result and b differ (keeps -0.0).
+    rd = a.dtype if a.dtype in REDUCED else None
+    if rd is not None:  # float32 inside (SLEEF's fmodf), one rounding
+        a, b = a.astype(F32), np.asarray(b).astype(F32)
     with np.errstate(divide="ignore", invalid="ignore"):
-        m = np.fmod(a, b)
+        m = _fmod_reduced(a, b) if rd is not None else np.fmod(a, b)
         fix = (m != 0) & ((m < 0) != (np.asarray(b) < 0))
-        return np.where(fix, m + b, m).astype(m.dtype, copy=False)
+        return np.where(fix, m + b, m).astype(rd or m.dtype, copy=False)
 
 
 def _mod_op(name, fn, cls0, cls1, quotient):
