@@ -148,6 +148,29 @@ def test_hvp_reverse_over_forward_matches_torch(torch, dtype):
     compare(lambda lib: F(lib).hvp(lambda z: lib.tensor(1.0), t(lib, A), t(lib, A)))
 
 
+_HVP_FNS = {
+    "log_softmax": lambda L, x: L.nn.functional.log_softmax(x, 1)[:, 0].sum(),
+    "cross_entropy": lambda L, x: L.nn.functional.cross_entropy(x, L.tensor([0, 3, 1])),
+    "layer_norm": lambda L, x: (L.nn.functional.layer_norm(x, (4,)) ** 3).sum(),
+    "max_pool": lambda L, x: L.nn.functional.max_pool2d(x.reshape(1, 1, 3, 4) ** 2, 2).sum(),
+    "index_cumsum": lambda L, x: (x[1:, ::2] ** 3).sum() + (x.cumsum(1) ** 2).sum(),
+    "where_var": lambda L, x: L.where(x > 0, x ** 2, x.sin()).sum() + x.var(1).sum(),
+    "norm_prod": lambda L, x: x.norm() + x.prod(),
+    "sort_gelu": lambda L, x: (L.sort(x, 1)[0] * x).sum() + L.nn.functional.gelu(x).sum(),
+    "inplace": lambda L, x: (x * 1).mul_(2).add_(1).pow(3).sum(),
+    "attention": lambda L, x: L.nn.functional.scaled_dot_product_attention(
+        x.reshape(1, 3, 4), x.reshape(1, 3, 4), x.reshape(1, 3, 4)).pow(2).sum(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_HVP_FNS))
+def test_hvp_through_many_ops_matches_torch(torch, name):
+    # Reverse-over-forward needs every op's forward rule, differentiable once more.
+    f = _HVP_FNS[name]
+    x, v = np.random.default_rng(7).standard_normal((2, 3, 4))
+    compare(lambda lib: F(lib).hvp(lambda z: f(lib, z), t(lib, x), t(lib, v)))
+
+
 def test_hvp_create_graph_reaches_inputs_and_v(torch):
     def run(lib):
         x = t(lib, A, requires_grad=True)
