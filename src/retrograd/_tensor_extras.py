@@ -73,9 +73,12 @@ def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool =
     tensor([[1.],
             [1.]])
     """
-    T = A.mT if transpose else A
-    x = linalg.solve_triangular(T, b, upper=upper != transpose, unitriangular=unitriangular)
-    return _TRIANGULAR((x, A.clone()))
+    def solve(b: Tensor, A: Tensor) -> tuple:  # noqa: N803
+        T = A.mT if transpose else A  # noqa: N806
+        x = linalg.solve_triangular(T, b, upper=upper != transpose, unitriangular=unitriangular)
+        return x, A.clone()
+
+    return _TRIANGULAR(fused("TriangularSolveBackward0", solve, b, A))
 
 
 def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:  # noqa: A002

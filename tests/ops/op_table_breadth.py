@@ -86,6 +86,11 @@ OPS = [
     OpInfo("lstsq", lambda lib, a, b: lib.linalg.lstsq(a, b).solution, [((4, 3), (4, 2))]),
     OpInfo("lu_factor", lambda lib, a: lib.linalg.lu_factor(a).LU, [((3, 3),), ((2, 3, 3),)]),
     OpInfo("lu", lambda lib, a: lib.stack(lib.linalg.lu(a)[1:]), [((3, 3),)]),
+    OpInfo("linalg_lu_L", lambda lib, a: lib.linalg.lu(a).L, [((3, 3),)]),
+    OpInfo("linalg_lu_U", lambda lib, a: lib.linalg.lu(a).U, [((3, 3),), ((2, 3, 4),)]),
+    OpInfo("lu_unpack", lambda lib, a: lib.lu_unpack(*lib.linalg.lu_factor(a)).U, [((3, 3),)]),
+    OpInfo("triangular_solve", lambda lib, b, a: lib.triangular_solve(
+        b, a.triu() + 3 * lib.eye(3, dtype=a.dtype)).solution, [((3, 2), (3, 3))]),
     OpInfo("lu_solve", lambda lib, a, b: lib.linalg.lu_solve(
         *lib.linalg.lu_factor(a + 3 * lib.eye(3, dtype=a.dtype)), b), [((3, 3), (3, 2))]),
     OpInfo("householder_product", lambda lib, a, t: lib.linalg.householder_product(a, t),

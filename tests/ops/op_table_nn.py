@@ -277,6 +277,9 @@ OPS = [
     OpInfo("embedding_bag_max",
            lambda lib, w: F(lib).embedding_bag(_long(lib, [[1, 2], [4, 0]]), w, mode="max"),
            [((5, 2),)]),
+    OpInfo("conv_tbc", lambda lib, x, w, b: F(lib).conv_tbc(x, w, b, 1),
+           [((5, 2, 3), (2, 3, 4), (4,))]),
+    OpInfo("rrelu_eval", lambda lib, x: F(lib).rrelu(x, 0.1, 0.3), [((3, 4),)], positive_gap=0.1),
     OpInfo("pdist", lambda lib, x: F(lib).pdist(x), [((4, 3),)],
            no_gradgrad="PyTorch's pdist has no second derivative"),
 ]

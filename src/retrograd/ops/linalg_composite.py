@@ -379,8 +379,10 @@ def lu(A, *, pivot: bool = True):  # noqa: N803
     >>> (P @ L @ U).tolist()
     [[1.0, 2.0], [3.0, 4.0]]
     """
-    _, _, P, L, U = _lu_parts(A, pivot)
-    return _lu((P, L, U))
+    if not recording(A):
+        return _lu(tuple(_lu_parts(A, pivot)[2:]))
+    return _lu(fused("LinalgLuBackward0", lambda A: tuple(_lu_parts(A, pivot)[2:]), A,
+                     differentiable=[False, True, True]))
 
 
 def _perm_of(pivots: np.ndarray, m: int) -> np.ndarray:
@@ -406,12 +408,15 @@ def lu_unpack(LU_data, LU_pivots, unpack_data: bool = True, unpack_pivots: bool 
     m, n = LU_data.shape[-2:]
     k = min(m, n)
     eye_k = wrap(np.eye(m, k, dtype=LU_data.detach().numpy().dtype))
-    L = tril(LU_data[..., :, :k], -1) + eye_k
-    U = triu(LU_data[..., :k, :])
     perm = _perm_of(LU_pivots.numpy(), m)
     eye = np.eye(m, dtype=LU_data.detach().numpy().dtype)
     P = wrap(np.ascontiguousarray(np.swapaxes(eye[perm], -1, -2)))
-    return return_types_lu_unpack((P, L, U))
+
+    def unpack(LU) -> tuple:  # noqa: N803
+        return P, tril(LU[..., :, :k], -1) + eye_k, triu(LU[..., :k, :])
+
+    return return_types_lu_unpack(fused("LuUnpackBackward0", unpack, LU_data,
+                                        differentiable=[False, True, True]))
 
 
 return_types_lu_unpack = _named("lu_unpack", ("P", "L", "U"))

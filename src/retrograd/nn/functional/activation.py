@@ -14,6 +14,7 @@ from retrograd import Tensor
 
 from ...ops import nn_activation as _A
 from ...ops._autocast import lower_precision
+from ...ops.fused import fused
 from ...ops.inplace import apply_inplace
 
 __all__ = [
@@ -316,7 +317,11 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,  # noqa
     tensor([-0.7500,  2.0000])
     """
     if not training:
-        return leaky_relu(input, (lower + upper) / 2, inplace)
+        if inplace:
+            return leaky_relu(input, (lower + upper) / 2, inplace)
+        # as PyTorch: one RreluWithNoiseBackward0 node (ops/fused.py)
+        return fused("RreluWithNoiseBackward0",
+                     lambda x: leaky_relu(x, (lower + upper) / 2), input)
     # as PyTorch's kernel: one float64 uniform slope per non-positive element, in order, between
     # the bounds rounded to the input's computing type (float32 below float64); that kernel is
     # built without fused multiply-adds, so the affine map rounds twice
@@ -329,7 +334,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,  # noqa
     noise[negative] = slopes.to(input.dtype)
     if inplace:
         return input.mul_(noise)
-    return input * noise
+    return fused("RreluWithNoiseBackward0", lambda x: x * noise, input)
 
 
 def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,  # noqa: A002

@@ -654,6 +654,9 @@ def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tenso
         raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
     if weight.shape[2] != bias.shape[0]:
         raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
-    y = torch.nn.functional.conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias,
-                                   padding=pad)
-    return y.permute(2, 0, 1)
+    def conv(input: Tensor, weight: Tensor, bias: Tensor) -> Tensor:  # noqa: A002
+        y = torch.nn.functional.conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias,
+                                       padding=pad)
+        return y.permute(2, 0, 1)
+
+    return fused("ConvTbcBackward0", conv, input, weight, bias)
