@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from . import linalg
+from ._ranges import arange
 from ._settings import strided
 from ._tensor import Tensor, make
 from .ops._autocast import fp32
@@ -54,6 +55,12 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:  # noqa: A002
     if bool((input <= (p - 1) / 2).any()):
         raise RuntimeError("All elements must be greater than (p-1)/2")
     def mvlgamma(x: Tensor) -> Tensor:
+        if x.dtype.name in ("bfloat16", "float16"):
+            # PyTorch's composite, rounded as it rounds: the p arguments x - i/2 in the dtype,
+            # their lgamma summed in float32, then the constant.
+            shifts = arange(-p * 0.5 + 0.5, 0.5, 0.5, dtype=x.dtype)
+            return (shifts + x.unsqueeze(-1)).lgamma().sum(-1) + \
+                p * (p - 1) / 4 * math.log(math.pi)
         out = x.lgamma()
         for i in range(1, p):
             out = out + (x - i / 2).lgamma()
