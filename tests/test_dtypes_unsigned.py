@@ -160,3 +160,15 @@ def test_checkpoints_exchange_with_torch(torch, n, tmp_path):
     save_safetensors({"a": rg.tensor(vals, dtype=getattr(rg, n))}, buf)
     buf.seek(0)
     assert load_safetensors(buf)["a"].tolist() == vals
+
+
+def test_cat_promotes_as_torch(torch):
+    # cat takes PyTorch's promotion over all pairs (NumPy's would make float16 + int64 float64)
+    import itertools
+
+    names = ["bool", "uint8", "int8", "int16", "int64", "float16", "bfloat16", "float32",
+             "uint16", "uint32", "uint64"]
+    for a, b in itertools.product(names, names):
+        r, t = both(torch, lambda lib, a=a, b=b: lib.cat([lib.ones(2, dtype=getattr(lib, a)),
+                                                          lib.ones(1, dtype=getattr(lib, b))]))
+        assert r == t, (a, b)

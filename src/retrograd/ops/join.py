@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._dtypes import FROM_NP, promote_types
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
@@ -30,8 +31,11 @@ def _tensors(tensors, name: str) -> list:
 def _common(ts) -> np.dtype:
     dt = ts[0]._data.dtype
     for t in ts[1:]:
-        if t._data.dtype != dt:
-            return np.result_type(*[t._data for t in ts])
+        if t._data.dtype != dt:  # PyTorch's promotion (not NumPy's: float16 with int64 is
+            r = FROM_NP[dt]      # float16; uint16/32/64 mix with no other integer)
+            for u in ts[1:]:
+                r = promote_types(r, FROM_NP[u._data.dtype])
+            return r.np
     return dt
 
 
