@@ -382,6 +382,32 @@ def fmodf(x, y) -> np.ndarray:
         return np.where(de == 0, _f32(np.nan), ret).astype(_f32)
 
 
+_EXP_OVERFLOW = _f32(88.72283935546875)  # exp(x) is beyond float32 above this
+
+
+def sinhf(d) -> np.ndarray:
+    """SLEEF's ``sinhf_u10`` as it rounds for float16/bfloat16: it forms ``exp(|x|)`` first,
+    so it is infinite as soon as that overflows (NumPy's stays finite up to 89.4).
+
+    >>> float(sinhf(np.float32(89.0)))
+    inf
+    """
+    d = np.asarray(d, _f32)
+    with np.errstate(over="ignore"):
+        return np.where(np.abs(d) > _EXP_OVERFLOW, np.copysign(_f32(np.inf), d), np.sinh(d))
+
+
+def coshf(d) -> np.ndarray:
+    """SLEEF's ``coshf_u10`` as it rounds for float16/bfloat16 (see ``sinhf``).
+
+    >>> float(coshf(np.float32(-89.0)))
+    inf
+    """
+    d = np.asarray(d, _f32)
+    with np.errstate(over="ignore"):
+        return np.where(np.abs(d) > _EXP_OVERFLOW, _f32(np.inf), np.cosh(d))
+
+
 def sigmoidf(d) -> np.ndarray:
     """PyTorch's reduced-precision sigmoid, ``1 / (1 + exp(-x))`` in float32 with SLEEF's exp.
 

@@ -556,6 +556,7 @@ class AtanBackward0(Node):
 
 class SinhBackward0(Node):
     forward = np.sinh
+    reduced = staticmethod(_sleef.sinhf)  # float16/bfloat16: SLEEF's float32, as torch
     saves = "input"
 
     def backward(self, xp, g):
@@ -565,6 +566,7 @@ class SinhBackward0(Node):
 
 class CoshBackward0(Node):
     forward = np.cosh
+    reduced = staticmethod(_sleef.coshf)  # float16/bfloat16: SLEEF's float32, as torch
     saves = "input"
 
     def backward(self, xp, g):
