@@ -120,7 +120,10 @@ OPS = {
     "index_select": lambda lib, a: a.index_select(0, lib.tensor([1])),
     "tril": lambda lib, a: a.reshape(1, 3).tril(), "bincount": lambda lib, a: lib.bincount(a),
     "median": lambda lib, a: a.median(), "kthvalue": lambda lib, a: a.kthvalue(1).values,
-    "sgn": lambda lib, a: a.sgn(),
+    "sgn": lambda lib, a: a.sgn(), "matmul_mv": lambda lib, a: a.reshape(1, 3) @ a,
+    "mm": lambda lib, a: a.reshape(3, 1) @ a.reshape(1, 3),
+    "bmm": lambda lib, a: lib.bmm(a.reshape(1, 3, 1), a.reshape(1, 1, 3)),
+    "searchsorted": lambda lib, a: lib.searchsorted(a, a), "isin": lambda lib, a: lib.isin(a, a),
     # and what it keeps
     "sort_desc": lambda lib, a: a.sort(descending=True).values, "unique": lambda lib, a: a.unique(),
     "prod": lambda lib, a: a.prod(), "any": lambda lib, a: a.any(),

@@ -105,7 +105,8 @@ WIDE_MISSING = {
     "less": "lt_cpu", "less_equal": "le_cpu", "greater": "gt_cpu", "greater_equal": "ge_cpu",
     "bitwise_left_shift": "lshift_cpu", "bitwise_right_shift": "rshift_cpu", "neg": "neg_cpu",
     "abs": "abs_cpu", "sign": "sign_cpu", "bitwise_not": "bitwise_not_cpu",
-    "floor_divide": "div_floor_cpu",
+    "floor_divide": "div_floor_cpu", "DotBackward0": "dot", "MvBackward0": "addmv_impl_cpu",
+    "MmBackward0": "addmm_impl_cpu_", "BmmBackward0": "bmm",
 }
 
 

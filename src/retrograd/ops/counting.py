@@ -144,6 +144,8 @@ def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool =
     >>> torch.isin(torch.tensor([1, 2, 3]), torch.tensor([2, 5]))
     tensor([False,  True, False])
     """
+    if elements.__class__ is Tensor and elements._data.dtype.char in WIDE_CHARS:
+        raise not_implemented("isin_default_cpu", elements._data.dtype)  # uint16/32/64
     a, b = _arr(elements), _arr(test_elements)
     return wrap(np.asarray(np.isin(a, b, invert=invert)))
 

@@ -677,6 +677,8 @@ def searchsorted(sorted_sequence, input, *, out_int32: bool = False,  # noqa: A0
     >>> torch.searchsorted(torch.tensor([1, 3, 5, 7]), torch.tensor([3, 6]), right=True)
     tensor([2, 3])
     """
+    if sorted_sequence.__class__ is Tensor and sorted_sequence._data.dtype.char in WIDE_CHARS:
+        raise not_implemented("searchsorted_out_cpu", sorted_sequence._data.dtype)  # uint16/32/64
     seq = sorted_sequence._data
     vals, scalar = _values_arg(input)
     if side is not None:
