@@ -157,16 +157,26 @@ FIRST_ARG = [
     "isneginf", "isposinf", "isreal", "logical_not", "mode", "nan_to_num", "nanmean", "nonzero",
     "sgn", "sign", "signbit", "sort", "squeeze", "t", "trace", "unbind", "unique",
     "unique_consecutive", "tril", "triu", "max", "min", "amax", "amin", "median", "nanmedian",
-    "floor", "ceil", "trunc", "round", "exp_", "abs_", "sigmoid_", "relu_",
+    "floor", "ceil", "trunc", "round", "exp_", "abs_", "sigmoid_", "relu_", "bitwise_not",
+    "fliplr", "flipud", "positive",
 ]
 
 
-@pytest.mark.parametrize("name", FIRST_ARG)
+# ... and with a second argument (the number 1).
+FIRST_ARG_OF_TWO = [
+    "chunk", "constant_pad_nd", "heaviside", "kron", "kthvalue", "nextafter", "roll", "take",
+    "take_along_dim", "tile", "topk", "softmax", "cumsum", "unsqueeze", "sum", "argmax",
+    "diagonal",
+]
+
+
+@pytest.mark.parametrize("name, more", [(n, ()) for n in FIRST_ARG]
+                         + [(n, (1,)) for n in FIRST_ARG_OF_TWO])
 @pytest.mark.parametrize("bad", ["list", "None", "str"])
-def test_non_tensor_first_argument_as_in_torch(torch, name, bad):
+def test_non_tensor_first_argument_as_in_torch(torch, name, more, bad):
     def outcome(lib):
         try:
-            getattr(lib, name)(BAD[bad](lib))
+            getattr(lib, name)(BAD[bad](lib), *more)
         except Exception as e:  # noqa: BLE001 - the exception is what is compared
             return type(e).__name__, str(e).splitlines()[0].replace("retrograd", "torch")
         return ("ok",)

@@ -181,9 +181,13 @@ def bitwise_not(input) -> Tensor:  # noqa: A002
     >>> ~torch.tensor([0, 5])
     tensor([-1, -6])
     """
-    if input._data.dtype.char in FLOAT_CHARS or input._data.dtype.char in WIDE_CHARS:
-        raise not_implemented("bitwise_not_cpu", input._data.dtype)
-    return wrap(np.invert(input._data))
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("bitwise_not", "input", 1, input) from None
+    if a.dtype.char in FLOAT_CHARS or a.dtype.char in WIDE_CHARS:
+        raise not_implemented("bitwise_not_cpu", a.dtype)
+    return wrap(np.invert(a))
 
 
 def logical_not(input) -> Tensor:  # noqa: A002
@@ -212,7 +216,10 @@ def logical_and(input, other) -> Tensor:  # noqa: A002
     tensor([False,  True, False])
     """
     _no_wide("logical_and", input)
-    return wrap(broadcasting(np.logical_and, input._data, as_tensor_arg(other)._data))
+    try:
+        return wrap(broadcasting(np.logical_and, input._data, as_tensor_arg(other)._data))
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("logical_and", "input", 1, input) from None
 
 
 def logical_or(input, other) -> Tensor:  # noqa: A002
@@ -223,7 +230,10 @@ def logical_or(input, other) -> Tensor:  # noqa: A002
     tensor([False,  True])
     """
     _no_wide("logical_or", input)
-    return wrap(broadcasting(np.logical_or, input._data, as_tensor_arg(other)._data))
+    try:
+        return wrap(broadcasting(np.logical_or, input._data, as_tensor_arg(other)._data))
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("logical_or", "input", 1, input) from None
 
 
 def logical_xor(input, other) -> Tensor:  # noqa: A002
@@ -234,7 +244,10 @@ def logical_xor(input, other) -> Tensor:  # noqa: A002
     tensor([ True, False,  True])
     """
     _no_wide("logical_xor", input)
-    return wrap(broadcasting(np.logical_xor, input._data, as_tensor_arg(other)._data))
+    try:
+        return wrap(broadcasting(np.logical_xor, input._data, as_tensor_arg(other)._data))
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("logical_xor", "input", 1, input) from None
 
 
 def isnan(input) -> Tensor:  # noqa: A002

@@ -85,7 +85,10 @@ def tile(input, dims) -> Tensor:  # noqa: A002
     tensor([[1, 2, 1, 2]])
     """
     reps = parse_shape((dims,))
-    n = input._data.ndim
+    try:
+        n = input._data.ndim
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("tile", "input", 1, input) from None
     if len(reps) < n:
         reps = (1,) * (n - len(reps)) + reps
     return repeat(input, reps)
@@ -245,7 +248,11 @@ def fliplr(input) -> Tensor:  # noqa: A002
     tensor([[2, 1],
             [4, 3]])
     """
-    if input._data.ndim < 2:
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("fliplr", "input", 1, input) from None
+    if a.ndim < 2:
         raise RuntimeError("Input must be >= 2-d.")
     return flip(input, (1,))
 
@@ -257,7 +264,11 @@ def flipud(input) -> Tensor:  # noqa: A002
     >>> torch.tensor([1, 2, 3]).flipud()
     tensor([3, 2, 1])
     """
-    if input._data.ndim < 1:
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("flipud", "input", 1, input) from None
+    if a.ndim < 1:
         raise RuntimeError("Input must be >= 1-d.")
     return flip(input, (0,))
 
@@ -280,7 +291,10 @@ def roll(input, shifts, dims=None) -> Tensor:  # noqa: A002
     >>> torch.tensor([1, 2, 3, 4]).roll(1)
     tensor([4, 1, 2, 3])
     """
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("roll", "input", 1, input) from None
     sh = _dims_arg(shifts, "shifts")
     if dims is None:
         if len(sh) != 1:

@@ -239,7 +239,10 @@ def heaviside(input, values) -> Tensor:  # noqa: A002
     >>> torch.heaviside(torch.tensor([-1., 0., 2.]), torch.tensor([0.5]))
     tensor([0.0000, 0.5000, 1.0000])
     """
-    a, v = input._data, values._data
+    try:
+        a, v = input._data, values._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("heaviside", "input", 1, input) from None
     if a.dtype != v.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes")
     # PyTorch's kernel: ``values`` at 0, else ``input > 0`` (so NaN gives 0, not NumPy's NaN)
@@ -254,7 +257,10 @@ def nextafter(input, other) -> Tensor:  # noqa: A002
     >>> torch.nextafter(torch.tensor([1.0]), torch.tensor([2.0])) > 1
     tensor([True])
     """
-    a, b = input._data, other._data
+    try:
+        a, b = input._data, other._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("nextafter", "input", 1, input) from None
     return wrap(np.nextafter(a, b.astype(a.dtype)))
 
 

@@ -623,7 +623,7 @@ def nonzero(input, *, as_tuple=False):  # noqa: A002
     try:
         a = input._data
     except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
-        raise arg_error('nonzero', "input", 1, input) from None
+        raise arg_error("nonzero", "input", 1, input) from None
     if as_tuple:
         if a.ndim == 0:
             return (make(np.zeros(int(a != 0), np.int64)),)

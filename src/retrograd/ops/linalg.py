@@ -581,7 +581,10 @@ def kron(input, other) -> Tensor:  # noqa: A002
     tensor([[1., 2., 0., 0.],
             [0., 0., 1., 2.]])
     """
-    sa, sb = input._data.shape, other._data.shape
+    try:
+        sa, sb = input._data.shape, other._data.shape
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("kron", "input", 1, input) from None
     nd = max(len(sa), len(sb))
     sa = (1,) * (nd - len(sa)) + sa
     sb = (1,) * (nd - len(sb)) + sb

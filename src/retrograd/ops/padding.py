@@ -11,6 +11,7 @@ from . import _array
 from ._apply import apply
 from ._autocast import fp32
 from ._autocast import state as autocast_state
+from ._core import arg_error
 from .copies import index_dims
 
 
@@ -47,7 +48,10 @@ class ConstantPadNdBackward0(Node):
 def constant_pad_nd(input, pad, value=0) -> Tensor:  # noqa: A002
     """``input`` padded with ``value``: ``pad`` lists (before, after) pairs from the last dim;
     negative amounts crop."""
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("constant_pad_nd", "input", 1, input) from None
     pad = tuple(int(p) for p in pad)
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")

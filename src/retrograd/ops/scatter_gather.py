@@ -419,7 +419,10 @@ def take(input, index) -> Tensor:  # noqa: A002
     >>> torch.take(torch.tensor([[1, 2], [3, 4]]), torch.tensor([0, 3, -1]))
     tensor([1, 4, 4])
     """
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("take", "input", 1, input) from None
     idx = _flat_index("take", _idx_of(index), a.size)
     return apply(TakeBackward0, a.reshape(-1)[idx], input, _idx=idx)
 
@@ -480,7 +483,10 @@ def take_along_dim(input, indices, dim=None) -> Tensor:  # noqa: A002
         raise RuntimeError(
             f"torch.take_along_dim(): dtype of indices should be Long but got {_legacy(idx)}"
         )
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("take_along_dim", "input", 1, input) from None
     if dim is None:
         return gather(reshape(input, -1), 0, idx.reshape(-1))
     if a.ndim != idx.ndim:

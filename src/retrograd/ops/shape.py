@@ -1062,7 +1062,10 @@ def chunk(input, chunks, dim=0) -> tuple:  # noqa: A002
     >>> [c.tolist() for c in torch.arange(5).chunk(3)]
     [[0, 1], [2, 3], [4]]
     """
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("chunk", "input", 1, input) from None
     if a.ndim == 0:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if not hasattr(chunks, "__index__"):
@@ -1087,7 +1090,10 @@ def tensor_split(input, indices_or_sections, dim=0) -> tuple:  # noqa: A002
     >>> [t.tolist() for t in torch.arange(5).tensor_split([1, 3])]
     [[0], [1, 2], [3, 4]]
     """
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("tensor_split", "input", 1, input) from None
     if a.ndim == 0:
         raise RuntimeError(
             "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims"

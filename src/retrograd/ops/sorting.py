@@ -147,9 +147,12 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A001, A002
     values=tensor([4., 3.]),
     indices=tensor([1, 3]))
     """
-    if input.__class__ is Tensor and input._data.dtype.char in WIDE_CHARS:
-        raise not_implemented("topk_cpu", input._data.dtype)  # uint16/32/64
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("topk", "input", 1, input) from None
+    if a.dtype.char in WIDE_CHARS:
+        raise not_implemented("topk_cpu", a.dtype)  # uint16/32/64
     d = wrap_dim(dim, a.ndim)
     n = a.shape[d] if a.ndim else 1
     if not 0 <= k <= n:
@@ -173,9 +176,12 @@ def kthvalue(input, k, dim=-1, keepdim=False):  # noqa: A002
     values=tensor(2.),
     indices=tensor(2))
     """
-    if input.__class__ is Tensor and input._data.dtype.char in WIDE_CHARS:
-        raise not_implemented("kthvalue_cpu", input._data.dtype)  # uint16/32/64
-    a = input._data
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("kthvalue", "input", 1, input) from None
+    if a.dtype.char in WIDE_CHARS:
+        raise not_implemented("kthvalue_cpu", a.dtype)  # uint16/32/64
     d = wrap_dim(dim, a.ndim)
     n = a.shape[d] if a.ndim else 1
     if not 1 <= k <= n:

@@ -944,7 +944,11 @@ def positive(input) -> Tensor:  # noqa: A002
     >>> torch.positive(torch.tensor([-1.]))
     tensor([-1.])
     """
-    if input._data.dtype.kind == "b":
+    try:
+        a = input._data
+    except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
+        raise arg_error("positive", "input", 1, input) from None
+    if a.dtype.kind == "b":
         raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return input
 
