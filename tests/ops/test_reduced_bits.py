@@ -42,6 +42,8 @@ UNARY = {
 _UNARY_GAPS = {("multigammaln", "float16"), ("i0", "float16")}  # i0: Cephes in float32
 
 BINARY = {
+    "add_alpha": lambda lib, a, b: lib.add(a, b, alpha=2.5),
+    "sub_alpha": lambda lib, a, b: lib.sub(a, b, alpha=-1.5),
     "xlogy": lambda lib, a, b: lib.xlogy(a, b),
     "floor_divide": lambda lib, a, b: lib.floor_divide(a, b),
     "div_floor": lambda lib, a, b: lib.div(a, b, rounding_mode="floor"),

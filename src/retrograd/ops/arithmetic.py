@@ -164,8 +164,35 @@ def add(input, other, *, alpha=1) -> Tensor:  # noqa: A002
     if not isinstance(input, Tensor):
         input = tensor_arg("add", "input", 1, input)
     if alpha != 1:
-        return apply_binary(AddBackward0, lambda x, y: x + alpha * y, input, other, _alpha=alpha)
+        return apply_binary(AddBackward0, _alpha_fwd(input, other, alpha), input, other,
+                            _alpha=alpha)
     return apply_binary(AddBackward0, np.add, input, other)
+
+
+def _alpha_fwd(a, b, alpha):
+    """``x + alpha * y``; with a float16/bfloat16 operand, fused in float32 as PyTorch's
+    vectorised kernel (``fmadd``), which keeps ``alpha * y`` from overflowing on its own. For
+    float16, the last ``n % 32`` elements (the scalar tail of torch's loop) round
+    ``alpha * y`` to float16 before the sum, as ``c10::Half`` arithmetic does."""
+    dts = {a._data.dtype} | ({b._data.dtype} if isinstance(b, Tensor) else set())
+    if not dts & REDUCED:
+        return lambda x, y: x + alpha * y
+    half = dts == {np.dtype(np.float16)}
+    w = F32.type(alpha)
+
+    def fwd(x, y):
+        if x.dtype != F32 or np.asarray(y).dtype != F32:
+            return x + alpha * y
+        out = fma32(y, w, x)
+        tail = out.size % 32 if half else 0
+        if tail:
+            xs, ys = np.broadcast_arrays(x, y)
+            t = (w * ys.reshape(-1)[-tail:]).astype(np.float16).astype(F32)
+            out = np.array(out, copy=True)
+            out.reshape(-1)[-tail:] = xs.reshape(-1)[-tail:] + t
+        return out
+
+    return fwd
 
 
 def sub(input, other, *, alpha=1) -> Tensor:  # noqa: A002
@@ -179,7 +206,8 @@ def sub(input, other, *, alpha=1) -> Tensor:  # noqa: A002
         input = tensor_arg("sub", "input", 1, input)
     _check_bool_sub(input, other)
     if alpha != 1:
-        return apply_binary(SubBackward0, lambda x, y: x - alpha * y, input, other, _alpha=alpha)
+        return apply_binary(SubBackward0, _alpha_fwd(input, other, -alpha), input, other,
+                            _alpha=alpha)
     return apply_binary(SubBackward0, np.subtract, input, other)
 
 
