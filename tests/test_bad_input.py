@@ -124,6 +124,10 @@ LIST_CASES = [
     "lib.clamp(x, min='0')", "lib.clamp(x, max=[1.])", "lib.softmax(x, dim='a')",
     "lib.sum(x, dim='a')", "lib.sum(x, keepdim='a')", "lib.where(b, x, other=[1.])",
     "lib.cumsum(x, dim=1.5)", "lib.transpose(x, 0, dim1='a')",
+    # methods: PyTorch counts positions after self and leaves self out of "got (...)"
+    "x.index_select(0, [0])", "x.gather(1, [[0]])", "x.matmul([[1.]])", "x.sum('a')",
+    "x.softmax('a')", "x.transpose(0, 'a')", "x.unsqueeze(1.5)", "x.argmax(1.5)",
+    "x.cumsum('a')", "x.mean('a')", "x.clamp(min='0')", "x.sum(1, 'a')", "x.pow([1.])",
 ]
 
 

@@ -302,9 +302,9 @@ def arg_error(fname: str, arg: str, pos, value, expected: str = "Tensor") -> Typ
     >>> arg_error("exp", "input", 1, [1.0])
     TypeError("exp(): argument 'input' (position 1) must be Tensor, not list")
     """
-    f = sys._getframe(1)
+    f = op = sys._getframe(1)
     while f is not None and f.f_code.co_filename.startswith(_PACKAGE):
-        f = f.f_back
+        op, f = f, f.f_back
     if f is not None and _BINARY_OP is not None and pos == 2:
         code = f.f_code.co_code
         if code[f.f_lasti] == _BINARY_OP and code[f.f_lasti + 1] in _NB_OPS:
@@ -312,9 +312,59 @@ def arg_error(fname: str, arg: str, pos, value, expected: str = "Tensor") -> Typ
             sym = "** or pow()" if sym == "**" else sym  # (Python's wording)
             return TypeError(f"unsupported operand type(s) for {sym}: 'Tensor' and "
                              f"'{type(value).__name__}'")
+    if pos and pos > 1 and _called_as_method(op):
+        pos -= 1  # x.index_select(0, [0]): PyTorch counts the arguments after self
     where = f" (position {pos})" if pos else ""
     return TypeError(f"{fname}(): argument '{arg}'{where} must be {expected}, not "
                      f"{type(value).__name__}")
+
+
+_LOADS = ("LOAD_FAST", "LOAD_NAME", "LOAD_GLOBAL", "LOAD_DEREF")
+
+
+def _called_as_method(op) -> bool:
+    """Whether the op running in frame ``op`` was called as a method of its first argument
+    (``x.sum("a")``, not ``torch.sum(x, "a")``), read from the caller's bytecode: the
+    callable of the call in progress was loaded as an attribute of a plain variable holding
+    that argument. False when it cannot tell. Only error paths ask."""
+    caller = op.f_back
+    code = op.f_code
+    if caller is None or not (code.co_argcount or code.co_flags & 0x04):  # (0x04: *args)
+        return False
+    try:
+        if code.co_argcount:
+            first = op.f_locals[code.co_varnames[0]]
+        else:  # a wrapper taking *args (autocast's)
+            first = op.f_locals[code.co_varnames[code.co_kwonlyargcount]][0]
+        instrs = list(dis.get_instructions(caller.f_code))
+        k = max(i for i, ins in enumerate(instrs) if ins.offset <= caller.f_lasti)
+        if not instrs[k].opname.startswith("CALL"):
+            return False  # (3.11: the call's cache entries sit after its offset; fine)
+        need = instrs[k].arg or 0
+        k -= 1
+        while k >= 0 and instrs[k].opname in ("PRECALL", "KW_NAMES"):
+            k -= 1
+        while need > 0 and k >= 0:  # walk back over the instructions that pushed the arguments
+            ins = instrs[k]
+            if ins.opname.startswith(("JUMP", "POP_JUMP", "FOR_ITER", "CALL", "PRECALL")) and \
+                    need > 0 and ins.opname != "CALL":
+                return False
+            need -= dis.stack_effect(ins.opcode, ins.arg if ins.opcode >= dis.HAVE_ARGUMENT
+                                     else None, jump=False)
+            k -= 1
+        if need != 0 or k < 1 or instrs[k].opname not in ("LOAD_METHOD", "LOAD_ATTR"):
+            return False
+        src = instrs[k - 1]
+        if src.opname not in _LOADS:
+            return False
+        name = src.argval
+        if src.opname == "LOAD_FAST" or src.opname == "LOAD_DEREF":
+            obj = caller.f_locals.get(name)
+        else:
+            obj = caller.f_locals.get(name, caller.f_globals.get(name))
+        return obj is first
+    except (KeyError, ValueError, TypeError, IndexError):
+        return False
 
 
 _OPERATORS = (dis.opmap.get("COMPARE_OP"), _BINARY_OP)
@@ -343,7 +393,9 @@ class Signatures:
 
     Ops call ``check`` only where they already failed (in an ``except`` clause), so that a
     correct call costs nothing; if the arguments do fit, ``check`` returns and the op re-raises
-    its own error. A type ending in ``?`` also accepts None.
+    its own error. A type ending in ``?`` also accepts None. How the user called the op
+    (keywords, a method of the tensor) is read from the call in the user's code, so that the
+    message names keywords and counts positions after ``self`` as PyTorch's does.
 
     >>> sig = Signatures("softmax", "Tensor input, int dim, torch.dtype? dtype = None")
     >>> sig.check([1.0], 0)
@@ -383,8 +435,10 @@ class Signatures:
         overloads = self._params()
         args = list(args)
         kwargs = {k: v for k, v in kwargs.items() if v is not None}
-        op = sys._getframe(1)
-        names = _keywords_of_call(op.f_back)
+        op = outer = sys._getframe(1)
+        while outer.f_back is not None and outer.f_back.f_code.co_filename.startswith(_PACKAGE):
+            outer = outer.f_back  # (a method's wrapper, a helper): the call the user wrote
+        names = _keywords_of_call(outer.f_back)
         if names:
             params = op.f_code.co_varnames[:op.f_code.co_argcount]
             for i in range(min(len(args), len(params)) - 1, -1, -1):
@@ -414,9 +468,14 @@ class Signatures:
                 return
             if sum(p[2] is None and not p[1].endswith("?") for p in o) <= n <= len(o):
                 plausible.append(o)
+        method = _called_as_method(outer)  # x.sum("a"): PyTorch leaves self out
         if len(plausible) == 1 or len(overloads) == 1:
-            raise TypeError(self.name + _mismatch((plausible or overloads)[0], args, kwargs))
-        got = [_type_name(a) for a in args] + [f"{k}={_type_name(v)}" for k, v in kwargs.items()]
+            raise TypeError(self.name + _mismatch((plausible or overloads)[0], args, kwargs,
+                                                  method))
+        got = [_type_name(a) for a in args[method:]] + [f"{k}={_type_name(v)}"
+                                                         for k, v in kwargs.items()]
+        if method and not args[1:] and kwargs:
+            got.append("")  # x.clamp(min="0"): PyTorch writes "got (min=str, )"
         lines = "".join(f" * ({o.replace('?', '')})\n" for o in self.overloads)
         raise TypeError(f"{self.name}() received an invalid combination of arguments - got "
                         f"({', '.join(got)}), but expected one of:\n{lines}")
@@ -485,7 +544,7 @@ def _fits(kind: str, v) -> bool:
     return True
 
 
-def _mismatch(params, args, kwargs) -> str | None:
+def _mismatch(params, args, kwargs, method: bool = False) -> str | None:
     """Why ``args``/``kwargs`` do not fit ``params`` (PyTorch's message after the op's name),
     or None if they fit."""
     positional = [p for p in params if not p[3]]
@@ -503,7 +562,7 @@ def _mismatch(params, args, kwargs) -> str | None:
         if v is None and not given:
             return f"() missing 1 required positional arguments: \"{pname}\""
         if not _fits(kind, v):
-            where = f" (position {i + 1})" if given else ""
+            where = f" (position {i + 1 - method})" if given else ""
             return f"(): argument '{pname}'{where} must be {kind.rstrip('?')}, not {_type_name(v)}"
     return None
 
