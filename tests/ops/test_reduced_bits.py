@@ -22,6 +22,8 @@ UNARY = {
     "sigmoid": lambda lib, a: lib.sigmoid(a),
     "expit": lambda lib, a: lib.special.expit(a),
     "relu": lambda lib, a: lib.relu(a),
+    "leaky_relu": lambda lib, a: lib.nn.functional.leaky_relu(a, 0.2),
+    "rrelu_eval": lambda lib, a: lib.nn.functional.rrelu(a, 0.1, 0.3),
     "sinh": lambda lib, a: lib.sinh(a),
     "cosh": lambda lib, a: lib.cosh(a),
     "i0": lambda lib, a: lib.i0(a),

@@ -164,6 +164,9 @@ def celu(input, alpha=1.0, result=False) -> Tensor:  # noqa: A002
 
 
 def _leaky_relu_array(a, negative_slope):
+    if a.dtype in REDUCED:  # float32 inside, the slope too, one rounding (as PyTorch)
+        x = a.astype(F32)
+        return np.where(x > 0, x, x * F32.type(negative_slope)).astype(a.dtype)
     return np.where(a > 0, a, a * np.asarray(negative_slope, a.dtype))
 
 
