@@ -128,6 +128,12 @@ LIST_CASES = [
     "x.index_select(0, [0])", "x.gather(1, [[0]])", "x.matmul([[1.]])", "x.sum('a')",
     "x.softmax('a')", "x.transpose(0, 'a')", "x.unsqueeze(1.5)", "x.argmax(1.5)",
     "x.cumsum('a')", "x.mean('a')", "x.clamp(min='0')", "x.sum(1, 'a')", "x.pow([1.])",
+    # sizes that are no ints, dtypes that are no dtypes (issue 9's examples)
+    "x.view(6.0)", "x.reshape(6.0)", "x.view(2, 3.0)", "x.reshape(3, 2.0)", "x.chunk('2')",
+    "lib.ones(2, dtype='float32')", "lib.zeros(2, dtype='float32')",
+    "lib.empty(2, dtype='float32')", "lib.full((2,), 1., dtype='float32')",
+    "lib.zeros_like(x, dtype='float32')", "lib.full_like(x, 1., dtype='float32')",
+    "lib.ones(2, requires_grad=1)", "lib.tensor([1.], dtype='float32')",
 ]
 
 

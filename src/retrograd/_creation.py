@@ -161,10 +161,12 @@ def parse_size(args: tuple, kwargs: dict, name: str, varargs: bool = True, pos: 
     return shape
 
 
-def resolve_dtype(dt: Any, out: Tensor | None, default: dtype) -> dtype:
-    """The dtype a factory produces: ``dtype=`` if given, else ``out``'s, else ``default``."""
+def resolve_dtype(dt: Any, out: Tensor | None, default: dtype, name: str = "") -> dtype:
+    """The dtype a factory produces: ``dtype=`` if given, else ``out``'s, else ``default``.
+    ``name``, the factory, prefixes PyTorch's error for a dtype that is no dtype."""
     if isinstance(dt, str):
-        raise TypeError(f"argument 'dtype' must be torch.dtype, not {type_name(dt)}")
+        prefix = f"{name}(): " if name else ""
+        raise TypeError(f"{prefix}argument 'dtype' must be torch.dtype, not {type_name(dt)}")
     if dt is not None:
         dt = to_dtype(dt)
         if out is not None and isinstance(out, Tensor) and out.dtype is not dt:
@@ -595,7 +597,7 @@ def zeros(*size: Any, out: Tensor | None = None, dtype: Any = None, layout: Any 
     """
     check_device(device)
     shape = parse_size(size, kwargs, "zeros")
-    dt = resolve_dtype(dtype, out, get_default_dtype())
+    dt = resolve_dtype(dtype, out, get_default_dtype(), "zeros")
     return finish(np.zeros(shape, dt.np), requires_grad, out, "zeros")
 
 
@@ -610,7 +612,7 @@ def ones(*size: Any, out: Tensor | None = None, dtype: Any = None, layout: Any =
     """
     check_device(device)
     shape = parse_size(size, kwargs, "ones")
-    dt = resolve_dtype(dtype, out, get_default_dtype())
+    dt = resolve_dtype(dtype, out, get_default_dtype(), "ones")
     return finish(np.ones(shape, dt.np), requires_grad, out, "ones")
 
 
@@ -625,7 +627,7 @@ def empty(*size: Any, out: Tensor | None = None, dtype: Any = None, layout: Any 
     """
     check_device(device)
     shape = parse_size(size, kwargs, "empty")
-    dt = resolve_dtype(dtype, out, get_default_dtype())
+    dt = resolve_dtype(dtype, out, get_default_dtype(), "empty")
     return finish(np.empty(shape, dt.np), requires_grad, out, "empty")
 
 
@@ -693,12 +695,12 @@ def full(size: Any, fill_value: Any, *, out: Tensor | None = None, dtype: Any = 
     check_device(device)
     shape = parse_size((size,), {}, "full", varargs=False)
     value, inferred = _fill_scalar(fill_value, "full")
-    dt = resolve_dtype(dtype, out, inferred)
+    dt = resolve_dtype(dtype, out, inferred, "full")
     return finish(np.full(shape, scalar_to(value, dt), dt.np), requires_grad, out, "full")
 
 
-def _like_dtype(input: Tensor, dt: Any) -> dtype:  # noqa: A002
-    return input.dtype if dt is None else to_dtype(dt)
+def _like_dtype(input: Tensor, dt: Any, name: str) -> dtype:  # noqa: A002
+    return input.dtype if dt is None else resolve_dtype(dt, None, input.dtype, name)
 
 
 def zeros_like(input: Tensor, *, dtype: Any = None, layout: Any = None,  # noqa: A002
@@ -712,7 +714,7 @@ def zeros_like(input: Tensor, *, dtype: Any = None, layout: Any = None,  # noqa:
     """
     check_tensor_arg(input, "zeros_like")
     check_device(device)
-    dt = _like_dtype(input, dtype)
+    dt = _like_dtype(input, dtype, "zeros_like")
     return finish(np.zeros(input._data.shape, dt.np), requires_grad)
 
 
@@ -728,7 +730,7 @@ def ones_like(input: Tensor, *, dtype: Any = None, layout: Any = None,  # noqa: 
     """
     check_tensor_arg(input, "ones_like")
     check_device(device)
-    dt = _like_dtype(input, dtype)
+    dt = _like_dtype(input, dtype, "ones_like")
     return finish(np.ones(input._data.shape, dt.np), requires_grad)
 
 
@@ -743,7 +745,7 @@ def empty_like(input: Tensor, *, dtype: Any = None, layout: Any = None,  # noqa:
     """
     check_tensor_arg(input, "empty_like")
     check_device(device)
-    dt = _like_dtype(input, dtype)
+    dt = _like_dtype(input, dtype, "empty_like")
     return finish(np.empty(input._data.shape, dt.np), requires_grad)
 
 
@@ -759,7 +761,7 @@ def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None,  # noqa: A00
     check_tensor_arg(input, "full_like")
     check_device(device)
     value, _ = _fill_scalar(fill_value, "full_like")
-    dt = _like_dtype(input, dtype)
+    dt = _like_dtype(input, dtype, "full_like")
     arr = np.full(input._data.shape, scalar_to(value, dt), dt.np)
     return finish(arr, requires_grad)
 

@@ -33,8 +33,13 @@ _UNSQUEEZE = Signatures("unsqueeze", "Tensor input, int dim")
 _FLATTEN = Signatures("flatten", "Tensor input, int start_dim = 0, int end_dim = -1")
 
 
-def parse_shape(args) -> tuple:
-    """``f(2, 3)``, ``f((2, 3))`` and ``f([2, 3])`` all mean the shape (2, 3)."""
+def parse_shape(args, name: str = "", arg: str = "size") -> tuple:
+    """``f(2, 3)``, ``f((2, 3))`` and ``f([2, 3])`` all mean the shape (2, 3). ``name`` (the
+    op) and ``arg`` (PyTorch's name of the argument) word the error for a size that is no int.
+
+    >>> parse_shape(((2, 3),))
+    (2, 3)
+    """
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = args[0]
     try:
@@ -43,9 +48,26 @@ def parse_shape(args) -> tuple:
         # PyTorch refuses a float or a string where a size is expected (int() would take it).
         for i, s in enumerate(args):
             if not hasattr(s, "__index__"):
-                raise TypeError(f"argument 'size' must be tuple of ints, but found element of "
-                                f"type {type(s).__name__} at pos {i}") from None
+                raise _size_error(name, arg, args, i, type(s).__name__) from None
         raise
+
+
+def _size_error(name: str, arg: str, args, i: int, got: str) -> TypeError:
+    """PyTorch's wording for a size element that is no int, as its argument parser gives it."""
+    if not name:
+        return TypeError(f"argument '{arg}' must be tuple of ints, but found element of type "
+                         f"{got} at pos {i}")
+    if len(args) == 1:
+        if name == "view":  # view(dtype) is the other overload
+            return TypeError(
+                f"view() received an invalid combination of arguments - got ({got}), but "
+                f"expected one of:\n * (torch.dtype dtype)\n      didn't match because some of "
+                f"the arguments have invalid types: (!{got}!)\n * (tuple of ints size)\n      "
+                f"didn't match because some of the arguments have invalid types: (!{got}!)\n")
+        return TypeError(f"{name}(): argument '{arg}' (position 1) must be tuple of ints, not "
+                         f"{got}")
+    return TypeError(f"{name}(): argument '{arg}' failed to unpack the object at pos {i + 1} "
+                     f"with error \"type must be tuple of ints,but got {got}\"")
 
 
 def _infer_shape(shape: tuple, numel: int) -> tuple:
@@ -94,7 +116,7 @@ def view(input, *shape) -> Tensor:  # noqa: A002
         if isinstance(shape[0], _dt):
             raise NotImplementedError("retrograd does not implement view(dtype)")
     a = input._data
-    shape = _infer_shape(parse_shape(shape), a.size)
+    shape = _infer_shape(parse_shape(shape, "view"), a.size)
     try:
         out = np.reshape(a, shape, copy=False)
     except ValueError:
@@ -130,7 +152,7 @@ def reshape(input, *shape) -> Tensor:  # noqa: A002
         a = input._data
     except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
         raise arg_error("reshape", "input", 1, input) from None
-    shape = _infer_shape(parse_shape(shape), a.size)
+    shape = _infer_shape(parse_shape(shape, "reshape", "shape"), a.size)
     try:
         out = np.reshape(a, shape, copy=False)
     except ValueError:
