@@ -33,6 +33,7 @@ from .validate import check_grad, count_grads, materialize
 __all__ = ["run_backward"]
 
 ndarray = np.ndarray
+_NP_SCALARS = frozenset((np.float16, np.float32, np.float64, np.int64, np.bool_))
 
 
 def _root_edges(outputs) -> list:
@@ -148,8 +149,11 @@ class _Pass:
             for (nxt, nr), g, m in zip(nf, grads, meta):
                 if nxt is not None and g is not None and (not pruned or nxt in reach):
                     a = g._data if create_graph and g.__class__ is Tensor else g
-                    if a.__class__ is not ndarray or a.shape != m[0] or a.dtype is not m[1]:
-                        # (check_grad also turns NumPy scalars, 0-d results, into arrays.)
+                    if a.__class__ is ndarray or a.__class__ in _NP_SCALARS:
+                        # (0-d results of NumPy ops are NumPy scalars: as good as arrays.)
+                        if a.shape != m[0] or a.dtype is not m[1]:
+                            g = check_grad(fn, grads, g, m, xp)
+                    else:
                         g = check_grad(fn, grads, g, m, xp)
                     if nxt._n_out == 1:
                         old = bufs.get(nxt)
