@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import retrograd
+from retrograd.ops.unary import tanh_backward
 
 DTYPES = ["bfloat16", "float16"]
 
@@ -44,6 +45,8 @@ UNARY = {
 _UNARY_GAPS = {("multigammaln", "float16"), ("i0", "float16")}  # i0: Cephes in float32
 
 BINARY = {
+    "tanh_backward": lambda lib, a, b: (tanh_backward(a, b) if lib is retrograd
+                                        else lib.ops.aten.tanh_backward(a, b)),
     "add_alpha": lambda lib, a, b: lib.add(a, b, alpha=2.5),
     "sub_alpha": lambda lib, a, b: lib.sub(a, b, alpha=-1.5),
     "xlogy": lambda lib, a, b: lib.xlogy(a, b),

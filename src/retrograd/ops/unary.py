@@ -140,6 +140,13 @@ def _tanh_backward(g, y):
     return g - (g * y) * y  # g * (1 - y²) without a slow scalar-array op
 
 
+def _tanh_backward_reduced(g, y):
+    """float16/bfloat16 as torch's kernel: ``g * (1 - y * y)`` in float32, rounded once."""
+    y = y.astype(F32)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return (g.astype(F32) * (F32.type(1) - y * y)).astype(g.dtype)
+
+
 class TanhBackward0(Node):
     forward = np.tanh
     saves = "result"
@@ -155,6 +162,7 @@ class TanhBackwardBackward0(Node):
     each a pass over the data and a node to walk in the next backward."""
 
     forward = staticmethod(_tanh_backward)
+    reduced = staticmethod(_tanh_backward_reduced)
     saves = ((1,), (0, 1))  # d/dg reads y; d/dy reads g and y
 
     def backward(self, xp, gg):
