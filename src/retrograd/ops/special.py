@@ -345,8 +345,17 @@ class ErfinvBackward0(Node):
         return g * (0.5 * _SQRT_PI * xp.exp(y * y))
 
 
+def _lgamma_reduced(x):
+    """lgamma of float16/bfloat16 values in float32, infinite where SLEEF's ``lgammaf`` (torch's
+    kernel) overflows: it forms ``x log x`` first, beyond float32 from about 4.05e36."""
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        big = x.astype(np.float64) * np.log(np.abs(x.astype(np.float64))) > 3.4028234663852886e38
+        return np.where(big, np.float32(np.inf), _lgamma(x)).astype(np.float32)
+
+
 class LgammaBackward0(Node):
     forward = staticmethod(_lgamma)
+    reduced = staticmethod(_lgamma_reduced)  # float16/bfloat16: torch's float32 overflow
     saves = "input"
 
     def backward(self, xp, g):
