@@ -192,3 +192,45 @@ def test_non_tensor_first_argument_as_in_torch(torch, name, more, bad):
         return ("ok",)
 
     assert outcome(retrograd) == outcome(torch)
+
+
+# Every public function of torch's namespace that retrograd provides, called with a list and
+# with None as its only argument: where torch raises TypeError, so must retrograd (not an
+# AttributeError from inside, not a result). The functions that take tensors are checked by
+# retrograd._argcheck; settings functions that take a flag are what is left.
+NOT_CHECKED_YET = {
+    "device", "no_grad", "scalar_tensor", "set_anomaly_enabled", "set_autocast_cache_enabled",
+    "set_autocast_cpu_dtype", "set_autocast_cpu_enabled", "set_default_dtype",
+    "set_deterministic_debug_mode", "set_grad_enabled", "get_autocast_dtype",
+    "is_autocast_enabled", "manual_seed", "set_default_device", "get_device_module", "finfo",
+    "iinfo", "broadcast_shapes", "memory_format", "layout", "einsum", "cat", "concat",
+    "concatenate", "chain_matmul",
+}
+
+
+def _public_functions(torch):
+    for name in sorted(dir(torch)):
+        if name.startswith("_") or name[0].isupper() or name in NOT_CHECKED_YET:
+            continue
+        if callable(getattr(torch, name, None)) and hasattr(retrograd, name):
+            yield name
+
+
+def test_functions_taking_tensors_refuse_lists_and_none_as_torch(torch):
+    import warnings
+
+    differ = []
+    for name in _public_functions(torch):
+        for arg in ([1.0, 2.0], None):
+            outcome = {}
+            for lib in (torch, retrograd):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    try:
+                        getattr(lib, name)(arg)
+                        outcome[lib] = "ok"
+                    except Exception as e:  # noqa: BLE001 - the exception is what is compared
+                        outcome[lib] = type(e).__name__
+            if outcome[torch] == "TypeError" and outcome[retrograd] != "TypeError":
+                differ.append((name, arg, outcome[retrograd]))
+    assert differ == []

@@ -196,6 +196,11 @@ from ._legacy import *  # noqa: E402, F403
 _legacy.install()
 __all__ += _legacy.__all__
 
+# Functions that take tensors refuse anything else with PyTorch's TypeError.
+from . import _argcheck  # noqa: E402
+
+_argcheck.install()
+
 # Last: a torch name retrograd lacks fails saying so (retrograd does not implement torch.fft ...).
 from . import _missing  # noqa: E402
 
