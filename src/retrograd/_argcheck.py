@@ -20,8 +20,10 @@ TypeError: nansum(): argument 'input' (position 1) must be Tensor, not list
 from __future__ import annotations
 
 import functools
+import numbers
 import sys
 
+from ._dtypes import dtype
 from ._tensor import Tensor
 from .ops._core import Signatures
 from .ops.unary import _CLAMP
@@ -41,8 +43,48 @@ TENSOR_FIRST = dict.fromkeys((
 # Functions with several signatures: PyTorch's "invalid combination of arguments" text.
 OVERLOADED = {"clamp": _CLAMP, "clip": Signatures("clip", *_CLAMP.overloads)}
 # Functions taking one sequence of tensors, and functions taking tensors as *args.
-TENSOR_SEQUENCE = ("column_stack", "dstack", "hstack", "row_stack", "stack", "vstack")
-TENSOR_VARARGS = ("atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "broadcast_tensors")
+TENSOR_SEQUENCE = ("column_stack", "dstack", "hstack", "row_stack", "stack", "vstack", "cat",
+                   "concat", "concatenate")
+TENSOR_VARARGS = ("atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "broadcast_tensors",
+                  "chain_matmul")
+
+
+def _is_bool(v) -> bool:
+    return v.__class__ is bool
+
+
+def _is_dtype(v) -> bool:
+    return isinstance(v, dtype)
+
+
+def _is_str(v) -> bool:
+    return isinstance(v, str)
+
+
+# Settings and queries whose first argument has a type: (test, PyTorch's message; {t} is the
+# type name given).
+TYPED_FIRST = {
+    "set_anomaly_enabled": (_is_bool, "set_anomaly_enabled(): argument 'enabled' (position 1) "
+                                      "must be bool, not {t}"),
+    "set_autocast_cache_enabled": (_is_bool, "enabled must be a bool (got {t})"),
+    "set_autocast_cpu_enabled": (_is_bool, "enabled must be a bool (got {t})"),
+    "set_autocast_cpu_dtype": (_is_dtype, "dtype must be a torch.dtype (got {t})"),
+    "set_default_dtype": (_is_dtype, "invalid dtype object: only floating-point types are "
+                                     "supported as the default type"),
+    "scalar_tensor": (lambda v: isinstance(v, (numbers.Number, Tensor)),
+                      "scalar_tensor(): argument 's' (position 1) must be Number, not {t}"),
+    "get_autocast_dtype": (_is_str, "get_autocast_dtype(): argument 'device_type' (position 1) "
+                                    "must be str, not {t}"),
+    "is_autocast_enabled": (_is_str, "is_autocast_enabled(): argument 'device_type' "
+                                     "(position 1) must be str, not {t}"),
+    "finfo": (_is_dtype, "finfo(): argument 'type' (position 1) must be torch.dtype, not {t}"),
+    "iinfo": (_is_dtype, "iinfo(): argument 'type' (position 1) must be torch.dtype, not {t}"),
+    "manual_seed": (lambda v: isinstance(v, (str, bytes, numbers.Real)) or hasattr(v, "__int__"),
+                    "int() argument must be a string, a bytes-like object or a real number, "
+                    "not '{t}'"),
+    "set_deterministic_debug_mode": (lambda v: isinstance(v, (str, int)),
+                                     "debug_mode must be str or int, but got <class '{t}'>"),
+}
 
 
 def _not_tensor(value) -> bool:
@@ -72,6 +114,15 @@ def _overloaded(fn, sig: Signatures):
     def checked(*args, **kwargs):
         if args and _not_tensor(args[0]):
             sig.check(*args, **kwargs)  # raises: no signature takes a non-tensor input
+        return fn(*args, **kwargs)
+    return checked
+
+
+def _typed(fn, test, message: str):
+    @functools.wraps(fn)
+    def checked(*args, **kwargs):
+        if args and not test(args[0]):
+            raise TypeError(message.format(t=type(args[0]).__name__))
         return fn(*args, **kwargs)
     return checked
 
@@ -110,6 +161,8 @@ def install() -> None:
         setattr(ns, name, _first(getattr(ns, name), name, arg))
     for name, sig in OVERLOADED.items():
         setattr(ns, name, _overloaded(getattr(ns, name), sig))
+    for name, (test, message) in TYPED_FIRST.items():
+        setattr(ns, name, _typed(getattr(ns, name), test, message))
     for name in TENSOR_SEQUENCE:
         setattr(ns, name, _sequence(getattr(ns, name), name))
     for name in TENSOR_VARARGS:
