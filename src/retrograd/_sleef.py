@@ -124,6 +124,30 @@ def _div(n, d):
     return s, _fma(s, v, _fma(n[1], t, u))
 
 
+def _add2_ff2(x, y):
+    s = x + y[0]
+    v = s - x
+    return s, ((x - (s - v)) + (y[0] - v)) + y[1]
+
+
+def _sub_f2f(x, y):
+    s = x[0] - y
+    return s, ((x[0] - s) - y) + x[1]
+
+
+def _sub_f2f2(x, y):  # |x| >= |y|
+    s = x[0] - y[0]
+    return s, (((x[0] - s) - y[0]) + x[1]) - y[1]
+
+
+def _sqrt_f2(d):
+    """``dfsqrt_vf2_vf``: sqrt(d) as a double-float, one Newton step from float32's sqrt."""
+    t = np.sqrt(d)
+    r = _f32(1) / t
+    q = _mul_f2f2(_add2_ff2(d, _mul_ff(t, t)), (r, r * _fnma(t, r, _f32(1))))
+    return q[0] * _f32(0.5), q[1] * _f32(0.5)
+
+
 # -- the functions ----------------------------------------------------------------------------
 
 _R_LN2 = _f32(1.442695040888963407359924681001892137426645954152985934135449406931)
@@ -417,6 +441,35 @@ def sigmoidf(d) -> np.ndarray:
     d = np.asarray(d, _f32)
     with np.errstate(all="ignore"):
         return _f32(1) / (_f32(1) + expf(-d))
+
+
+_ASIN_P = tuple(_f32(v) for v in (0.4197454825e-1, 0.2424046025e-1, 0.4547423869e-1,
+                                  0.7495029271e-1, 0.1666677296e+0))
+
+
+def asinf(d) -> np.ndarray:
+    """SLEEF's ``asinf_u1`` (``Sleef_asinf8_u10``): a polynomial in x**2 below 0.5, above it
+    ``pi/2 - 2 asin(sqrt((1 - |x|) / 2))`` with the square root and the subtraction from pi/4
+    in double-float.
+
+    >>> lookup(asinf, np.array([0.136474609375], np.float16))  # NumPy's float32 gives 0.1368
+    array([0.137], dtype=float16)
+    """
+    d = np.asarray(d, _f32)
+    with np.errstate(all="ignore"):
+        a = np.abs(d)
+        o = a < _f32(0.5)
+        x2 = np.where(o, d * d, (_f32(1) - a) * _f32(0.5))
+        sq = _sqrt_f2(x2)
+        one = a == _f32(1)
+        x = (np.where(o, a, np.where(one, _f32(0), sq[0])), np.where(o | one, _f32(0), sq[1]))
+        u = np.full_like(d, _ASIN_P[0])
+        for c in _ASIN_P[1:]:
+            u = _fma(u, x2, c)
+        u = u * (x2 * x[0])
+        y = _sub_f2f(_sub_f2f2((_f32(3.1415927410125732422 / 4),
+                                _f32(-8.7422776573475857731e-08 / 4)), x), u)
+        return np.copysign(np.where(o, u + x[0], (y[0] + y[1]) * _f32(2)), d)
 
 
 # -- lookup tables ----------------------------------------------------------------------------

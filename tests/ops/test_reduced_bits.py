@@ -20,6 +20,7 @@ UNARY = {
     "exp": lambda lib, a: lib.exp(a),
     "log": lambda lib, a: lib.log(a),
     "sin": lambda lib, a: lib.sin(a),
+    "asin": lambda lib, a: lib.asin(a),
     "sigmoid": lambda lib, a: lib.sigmoid(a),
     "expit": lambda lib, a: lib.special.expit(a),
     "relu": lambda lib, a: lib.relu(a),

@@ -537,6 +537,7 @@ class TanBackward0(Node):
 
 class AsinBackward0(Node):
     forward = staticmethod(_quiet(np.arcsin))
+    reduced = staticmethod(_sleef.asinf)  # float16/bfloat16: SLEEF's float32, as torch
     saves = "input"
 
     def backward(self, xp, g):
