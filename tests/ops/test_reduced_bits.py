@@ -44,8 +44,7 @@ UNARY = {
 }
 
 # float16 lgamma (SLEEF's lgammaf_u1, not reproduced) still differs for a few values there.
-_UNARY_GAPS = {("multigammaln", "float16"), ("lgamma", "float16"),
-               ("i0", "float16")}  # i0: Cephes in float32
+_UNARY_GAPS = {("multigammaln", "float16"), ("lgamma", "float16")}
 
 BINARY = {
     "tanh_backward": lambda lib, a, b: (tanh_backward(a, b) if lib is retrograd
@@ -88,7 +87,7 @@ def _assert_same_bits(out, ref, inputs):
 @pytest.mark.parametrize("name", list(UNARY))
 def test_unary_every_value(torch, name, dtype):
     if (name, dtype) in _UNARY_GAPS:
-        pytest.skip("float16: lgamma (SLEEF's lgammaf), i0 (Cephes in float32) not reproduced")
+        pytest.skip("float16: lgamma (SLEEF's lgammaf) not reproduced")
     x = _values(dtype)
     fn = UNARY[name]
     with np.errstate(all="ignore"):
