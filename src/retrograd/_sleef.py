@@ -523,6 +523,46 @@ def i0f(d) -> np.ndarray:
         return np.where(x <= _f32(8), lo, hi)
 
 
+_PSI_A = tuple(_f32(v) for v in (8.33333333333333333333E-2, -2.10927960927960927961E-2,
+                                 7.57575757575757575758E-3, -4.16666666666666666667E-3,
+                                 3.96825396825396825397E-3, -8.33333333333333333333E-3,
+                                 8.33333333333333333333E-2))
+
+
+def _digamma_pos(x):
+    """``calc_digamma`` for x > 0: the recurrence up to 10, then the asymptotic series."""
+    res = np.zeros_like(x)
+    for _ in range(10):  # float32 adds 1 to a positive x at most 10 times before 10
+        m = x < _f32(10)
+        res = np.where(m, res - _f32(1) / x, res)
+        x = np.where(m, x + _f32(1), x)
+    z = _f32(1) / (x * x)
+    p = np.zeros_like(x)
+    for c in _PSI_A:  # polevl, its step fused
+        p = _fma(p, z, c)
+    y = np.where(x < _f32(1e17), z * p, _f32(0))
+    out = res + np.log(x.astype(np.float64)).astype(_f32) - (_f32(0.5) / x) - y
+    return np.where(x == _f32(10), res + _f32(2.25175258906672110764), out)
+
+
+def digammaf(d) -> np.ndarray:
+    """torch's ``calc_digamma(float)`` (Cephes's psi), which its float16/bfloat16 kernel runs:
+    the reflection ``psi(1 - x) - pi / tan(pi frac(x))`` (in float64, rounded) below zero,
+    glibc's ``logf`` as float64's log rounded.
+
+    >>> lookup(digammaf, np.array([0.0748291015625, -1.0], np.float16))  # NumPy's: -13.83
+    array([-13.82,    nan], dtype=float16)
+    """
+    x = np.asarray(d, _f32)
+    with np.errstate(all="ignore"):
+        neg = x < 0
+        r = np.fmod(x.astype(np.float64), 1.0)
+        cot = (np.pi / np.tan(np.pi * r)).astype(_f32)
+        pos = _digamma_pos(np.where(neg, _f32(1) - x, x))
+        out = np.where(neg & (x == np.trunc(x)), _f32(np.nan), np.where(neg, pos - cot, pos))
+        return np.where(x == 0, np.copysign(_f32(np.inf), -x), out)
+
+
 # -- lookup tables ----------------------------------------------------------------------------
 
 _TABLES: dict = {}

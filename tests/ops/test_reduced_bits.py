@@ -30,6 +30,7 @@ UNARY = {
     "cosh": lambda lib, a: lib.cosh(a),
     "i0": lambda lib, a: lib.i0(a),
     "lgamma": lambda lib, a: lib.lgamma(a),
+    "digamma": lambda lib, a: lib.digamma(a),
     "erf": lambda lib, a: lib.erf(a),
     "ndtr": lambda lib, a: lib.special.ndtr(a),
     "sinc": lambda lib, a: lib.special.sinc(a),

@@ -365,6 +365,7 @@ class LgammaBackward0(Node):
 
 class DigammaBackward0(Node):
     forward = staticmethod(_digamma)
+    reduced = staticmethod(_sleef.digammaf)  # float16/bfloat16: torch's float32 kernel
     saves = "input"
 
     def backward(self, xp, g):
