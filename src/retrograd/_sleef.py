@@ -563,6 +563,59 @@ def digammaf(d) -> np.ndarray:
         return np.where(x == 0, np.copysign(_f32(np.inf), -x), out)
 
 
+_ATAN_P = tuple(_f32(v) for v in (
+    -0.00176397908944636583328247, 0.0107900900766253471374512, -0.0309564601629972457885742,
+    0.0577365085482597351074219, -0.0838950723409652709960938, 0.109463557600975036621094,
+    -0.142626821994781494140625, 0.199983194470405578613281))
+_HALF_PI_DF = (_f32(1.5707963705062866211), _f32(-4.3711388286737928865e-08))
+
+
+def _mulsign(x, y):
+    return np.where(np.signbit(y), -x, x)
+
+
+def _atan2k(y, x):
+    """``atan2kf_u1`` for y >= 0: the quadrant in q, ``atan(s)`` with |s| <= 1 in double-float."""
+    q = np.where(x < 0, _f32(-2), _f32(0))
+    x = np.abs(x)
+    p = x < y
+    q = np.where(p, q + _f32(1), q)
+    zero = np.zeros_like(x)
+    s = _div((np.where(p, -x, y), zero), (np.where(p, y, x), zero))
+    t = _normalize(_squ(s))
+    u = np.full_like(x, _ATAN_P[0])
+    for c in _ATAN_P[1:]:
+        u = _fma(u, t[0], c)
+    t = _mul_f2f2(t, _add_ff(_f32(-0.333332866430282592773438), u * t[0]))
+    t = _mul_f2f2(s, _add_ff2(_f32(1), t))
+    return _add_f2f2(_mul_f2f(_HALF_PI_DF, q), t)
+
+
+def _isinf2(d, m):  # m with d's sign where d is infinite, else 0
+    return np.where(np.isinf(d), np.where(np.signbit(d), -np.abs(m), m), _f32(0))
+
+
+def atan2f(y, x) -> np.ndarray:
+    """SLEEF's ``atan2f_u1`` (``Sleef_atan2f8_u10``), torch's float16/bfloat16 atan2 kernel
+    (NumPy's float32 arctan2 rounds this example to 1.5703125 in float16).
+
+    >>> float(atan2f(np.float32(53120.0), np.float32(-0.240478515625)).astype(np.float16))
+    1.5712890625
+    """
+    y, x = np.broadcast_arrays(np.asarray(y, _f32), np.asarray(x, _f32))
+    with np.errstate(all="ignore"):
+        o = np.abs(x) < _f32(2.9387372783541830947e-39)  # 1 / FLT_MAX: scaled, as SLEEF
+        x = np.where(o, x * _f32(1 << 24), x)
+        y = np.where(o, y * _f32(1 << 24), y)
+        d = _atan2k(np.abs(y), x)
+        r = _mulsign(d[0] + d[1], x)
+        hp = _f32(np.pi / 2)
+        r = np.where(np.isinf(x) | (x == 0), hp - _isinf2(x, _mulsign(hp, x)), r)
+        r = np.where(np.isinf(y), hp - _isinf2(x, _mulsign(_f32(np.pi / 4), x)), r)
+        r = np.where(y == 0, np.where(np.signbit(x), _f32(np.pi), _f32(0)), r)
+        return np.where(np.isnan(x) | np.isnan(y), _f32(np.nan), _mulsign(r, y))
+
+
 # -- lookup tables ----------------------------------------------------------------------------
 
 _TABLES: dict = {}

@@ -62,6 +62,7 @@ BINARY = {
     "heaviside": lambda lib, a, b: lib.heaviside(a, b),
     "remainder": lambda lib, a, b: lib.remainder(a, b),
     "fmod": lambda lib, a, b: lib.fmod(a, b),
+    "atan2": lambda lib, a, b: lib.atan2(a, b),
 }
 
 

@@ -494,7 +494,13 @@ def _tensor_other(name, other) -> None:
         )
 
 
+def _atan2_reduced(a, b):
+    """atan2 of two float16/bfloat16 arrays as torch's kernel: SLEEF's float32 atan2."""
+    return _sleef.atan2f(a.astype(F32), b.astype(F32)).astype(a.dtype)
+
+
 class Atan2Backward0(Node):
+    reduced = staticmethod(_atan2_reduced)  # float16/bfloat16 as torch's kernel
     saves = ((0, 1), (0, 1))
 
     def backward(self, xp, g):
