@@ -205,9 +205,18 @@ NOT_CHECKED_YET = {
 }
 
 
+# Functions that change global state when they accept the argument (print options, threads,
+# flags, files) are not called, unless retrograd._argcheck checks them (they raise first).
+_STATEFUL = ("set_", "use_", "save", "load", "seed", "compile")
+
+
 def _public_functions(torch):
+    from retrograd._argcheck import TYPED_FIRST
+
     for name in sorted(dir(torch)):
         if name.startswith("_") or name[0].isupper() or name in NOT_CHECKED_YET:
+            continue
+        if name.startswith(_STATEFUL) and name not in TYPED_FIRST:
             continue
         if callable(getattr(torch, name, None)) and hasattr(retrograd, name):
             yield name
