@@ -616,6 +616,63 @@ def atan2f(y, x) -> np.ndarray:
         return np.where(np.isnan(x) | np.isnan(y), _f32(np.nan), _mulsign(r, y))
 
 
+_EXP2_P = tuple(_f32(v) for v in (0.1535920892e-3, 0.1339262701e-2, 0.9618384764e-2,
+                                  0.5550347269e-1, 0.2402264476e+0, 0.6931471825e+0))
+
+
+def exp2f(d) -> np.ndarray:
+    """SLEEF's ``exp2f`` (``Sleef_exp2f8_u10``): ``2**q (1 + s P(s))`` with q = rint(d).
+
+    >>> float(exp2f(np.float32(-0.5)))
+    0.7071067690849304
+    """
+    d = np.asarray(d, _f32)
+    with np.errstate(all="ignore"):
+        u = np.rint(d)
+        q = _rint_i(u)
+        s = d - u
+        p = np.full_like(d, _EXP2_P[0])
+        for c in _EXP2_P[1:]:
+            p = _fma(p, s, c)
+        p = _fma(p, s, _f32(1))
+        h = q >> 1
+        p = (p * _pow2i(h)) * _pow2i(q - h)
+        p = np.where(d >= _f32(128), _f32(np.inf), p)
+        return np.where(d < _f32(-150), _f32(0), p)
+
+
+_LOG1P_P = (_f32(0.3027294874), _f32(0.3996108174), _f32(0.6666694880))
+
+
+def _log1pf_unit(d):
+    """SLEEF's ``log1pf`` (``Sleef_log1pf8_u10``) for 0 <= d <= 1, where none of its special
+    cases apply: ``e log 2 + 2 atanh(m / (2 + m))`` in double-float."""
+    e = ((((d + _f32(1)) * _f32(1 / 0.75)).view(_i32) >> 23) & 0xFF) - 0x7F
+    t = _pow2i(-e)
+    m = _fma(d, t, t - _f32(1))
+    s = _mul_f2f(_LOG2_DF, e.astype(_f32))
+    x = _div((m, np.zeros_like(m)), _add_ff(_f32(2), m))
+    x2 = x[0] * x[0]
+    p = _fma(_fma(np.full_like(d, _LOG1P_P[0]), x2, _LOG1P_P[1]), x2, _LOG1P_P[2])
+    s = _add_f2f2(s, (x[0] * _f32(2), x[1] * _f32(2)))
+    s = _add_f2f(s, (x2 * x[0]) * p)
+    return s[0] + s[1]
+
+
+def logaddexp2f(a, b) -> np.ndarray:
+    """torch's float16/bfloat16 logaddexp2 kernel in float32: ``max + log1p(exp2(-|a - b|))
+    / log(2)`` with SLEEF's exp2 and log1p, the last product and sum fused.
+
+    >>> float(logaddexp2f(np.float32(0.0218505859375), np.float32(1.953125)))  # NumPy: 2.2890625
+    2.289062738418579
+    """
+    a, b = np.broadcast_arrays(np.asarray(a, _f32), np.asarray(b, _f32))
+    with np.errstate(all="ignore"):
+        m = np.where(np.isnan(a) | np.isnan(b), _f32(np.nan), np.maximum(a, b))
+        r = _fma(_log1pf_unit(exp2f(-np.abs(a - b))), _f32(1 / np.log(2.0)), m)
+        return np.where((a == b) & np.isinf(a), a, r)
+
+
 # -- lookup tables ----------------------------------------------------------------------------
 
 _TABLES: dict = {}

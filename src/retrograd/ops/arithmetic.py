@@ -540,8 +540,14 @@ class LogaddexpBackward0(Node):
 _LN2 = float(np.log(2.0))
 
 
+def _logaddexp2_reduced(a, b):
+    """logaddexp2 of two float16/bfloat16 arrays as torch's kernel (SLEEF's exp2, log1p)."""
+    return _sleef.logaddexp2f(a.astype(F32), b.astype(F32)).astype(a.dtype)
+
+
 class Logaddexp2Backward0(Node):
     forward = np.logaddexp2
+    reduced = staticmethod(_logaddexp2_reduced)  # float16/bfloat16 as torch's kernel
     saves = ((0, 1), (0, 1))
 
     def backward(self, xp, g):
