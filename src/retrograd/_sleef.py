@@ -673,6 +673,46 @@ def logaddexp2f(a, b) -> np.ndarray:
         return np.where((a == b) & np.isinf(a), a, r)
 
 
+# gammafk's polynomial and series coefficients for 0.5 <= x <= 1.2 and for 1.2 < x < 2.3
+_LGAMMA_U = tuple((_f32(p), _f32(q)) for p, q in (
+    (0.9435157776e+0, 0.1102489550e-3), (0.8670063615e+0, 0.8160019934e-4),
+    (0.4826702476e+0, 0.1528468856e-3), (-0.8855129778e-1, -0.2355068718e-3),
+    (0.1013825238e+0, 0.4962242092e-3), (-0.1493408978e+0, -0.1193488017e-2),
+    (0.1697509140e+0, 0.2891599433e-2), (-0.2072454542e+0, -0.7385451812e-2),
+    (0.2705872357e+0, 0.2058077045e-1)))
+_LGAMMA_Z = tuple((_f32(p), _f32(q)) for p, q in (
+    (-0.400686534596170958447352690395e+0, -0.673523028297382446749257758235e-1),
+    (0.822466960142643054450325495997e+0, 0.322467033928981157743538726901e+0),
+    (-0.577215665946766039837398973297e+0, 0.422784335087484338986941629852e+0)))
+
+
+def _add2_f2f(x, y):
+    s = x[0] + y
+    v = s - x[0]
+    return s, ((x[0] - (s - v)) + (y - v)) + x[1]
+
+
+def lgammaf_mid(a) -> np.ndarray:
+    """SLEEF's ``lgammaf_u1`` (``Sleef_lgammaf8_u10``, torch's float16/bfloat16 lgamma) for
+    0.5 <= a < 2.3, where ``gammafk`` needs neither reflection nor Stirling's series: a
+    polynomial in ``t = a - 1`` (to 1.2) or ``a - 2``, finished in double-float.
+
+    >>> float(lgammaf_mid(np.float32(2.263671875)))  # under float16's midpoint 0.13275146484375
+    0.1327514499425888
+    """
+    a = np.asarray(a, _f32)
+    o0 = a <= _f32(1.2)
+    t = _normalize(_add2_f2f((a, np.zeros_like(a)), np.where(o0, _f32(-1), _f32(-2))))[0]
+    u = np.where(o0, *_LGAMMA_U[0])
+    for c in _LGAMMA_U[1:]:
+        u = _fma(u, t, np.where(o0, *c))
+    z = _add2_f2f(_mul_ff(u, t), np.where(o0, *_LGAMMA_Z[0]))
+    for c in _LGAMMA_Z[1:]:
+        z = _add2_f2f(_mul_f2f(z, t), np.where(o0, *c))
+    z = _mul_f2f(z, t)
+    return z[0] + z[1]
+
+
 # -- lookup tables ----------------------------------------------------------------------------
 
 _TABLES: dict = {}

@@ -44,8 +44,6 @@ UNARY = {
     "fmod_number": lambda lib, a: a.fmod(-0.7),
 }
 
-# float16 lgamma (SLEEF's lgammaf_u1, not reproduced) still differs for a few values there.
-_UNARY_GAPS = {("multigammaln", "float16"), ("lgamma", "float16")}
 
 BINARY = {
     "tanh_backward": lambda lib, a, b: (tanh_backward(a, b) if lib is retrograd
@@ -101,8 +99,6 @@ def _assert_same_bits(out, ref, inputs):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("name", list(UNARY))
 def test_unary_every_value(torch, name, dtype):
-    if (name, dtype) in _UNARY_GAPS:
-        pytest.skip("float16: lgamma (SLEEF's lgammaf) not reproduced")
     x = _values(dtype)
     fn = UNARY[name]
     with np.errstate(all="ignore"):

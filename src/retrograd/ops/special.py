@@ -347,10 +347,14 @@ class ErfinvBackward0(Node):
 
 def _lgamma_reduced(x):
     """lgamma of float16/bfloat16 values in float32, infinite where SLEEF's ``lgammaf`` (torch's
-    kernel) overflows: it forms ``x log x`` first, beyond float32 from about 4.05e36."""
+    kernel) overflows: it forms ``x log x`` first, beyond float32 from about 4.05e36; SLEEF's
+    algorithm itself between 0.5 and 2.3."""
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         big = x.astype(np.float64) * np.log(np.abs(x.astype(np.float64))) > 3.4028234663852886e38
-        return np.where(big, np.float32(np.inf), _lgamma(x)).astype(np.float32)
+        out = np.where(big, np.float32(np.inf), _lgamma(x)).astype(np.float32)
+        # SLEEF's own steps where they alone decide float16's last bit (x = 2.2637 ...)
+        mid = (x >= np.float32(0.5)) & (x < np.float32(2.3))
+        return np.where(mid, _sleef.lgammaf_mid(x), out)
 
 
 class LgammaBackward0(Node):
