@@ -495,8 +495,18 @@ def _tensor_other(name, other) -> None:
 
 
 def _atan2_reduced(a, b):
-    """atan2 of two float16/bfloat16 arrays as torch's kernel: SLEEF's float32 atan2."""
-    return _sleef.atan2f(a.astype(F32), b.astype(F32)).astype(a.dtype)
+    """atan2 of two float16/bfloat16 arrays as torch's loop: SLEEF's float32 atan2 on the
+    vectorised part, libm's ``atan2f`` (NumPy's float32 arctan2) on the last ``n % 32``
+    elements, as ``_fmod_reduced``."""
+    rd = a.dtype
+    a, b = np.broadcast_arrays(a.astype(F32), b.astype(F32))
+    out = _sleef.atan2f(a, b)
+    tail = out.size % 32
+    if tail:
+        flat = out.reshape(-1)
+        with np.errstate(invalid="ignore"):
+            flat[-tail:] = np.arctan2(a.reshape(-1)[-tail:], b.reshape(-1)[-tail:])
+    return out.astype(rd)
 
 
 class Atan2Backward0(Node):
