@@ -6,9 +6,10 @@ vectorised kernels (``Vectorized<BFloat16>``/``Vectorized<Half>``) take ``exp``,
 steps into fused multiply-adds), while NumPy's float32 functions are other approximations. The
 two differ by one unit in the last place of float32 now and then, and when that unit decides how
 the value rounds to 8 or 11 bits the reduced-precision results differ. This module evaluates
-SLEEF's algorithms (``expf``, ``logf_u1``, ``sinf_u1``) with the same float32 operations in the
-same order (fused multiply-adds emulated exactly, ``_rng_math.fma32``), so the rounded results
-agree bit for bit.
+SLEEF's algorithms (``expf``, ``logf_u1``, ``sinf_u1``, ``asinf_u1``, ``atan2f_u1``, ``exp2f``,
+``log1pf``, part of ``lgammaf_u1``) and ATen's own float32 kernels (``calc_i0``,
+``calc_digamma``) with the same float32 operations in the same order (fused multiply-adds
+emulated exactly, ``_rng_math.fma32``), so the rounded results agree bit for bit.
 
 A 16-bit dtype has only 65,536 values, so an op is evaluated once per dtype on every bit pattern
 and kept as a lookup table (128 KiB); a call is then one indexing, faster than computing
