@@ -50,6 +50,9 @@ BINARY = {
                                         else lib.ops.aten.tanh_backward(a, b)),
     "add_alpha": lambda lib, a, b: lib.add(a, b, alpha=2.5),
     "sub_alpha": lambda lib, a, b: lib.sub(a, b, alpha=-1.5),
+    # alpha not exact in the dtype: PyTorch rounds it to the dtype first
+    "add_alpha_inexact": lambda lib, a, b: lib.add(a, b, alpha=-0.3),
+    "sub_alpha_inexact": lambda lib, a, b: lib.sub(a, b, alpha=0.1),
     "xlogy": lambda lib, a, b: lib.xlogy(a, b),
     "floor_divide": lambda lib, a, b: lib.floor_divide(a, b),
     "div_floor": lambda lib, a, b: lib.div(a, b, rounding_mode="floor"),

@@ -170,26 +170,28 @@ def add(input, other, *, alpha=1) -> Tensor:  # noqa: A002
 
 
 def _alpha_fwd(a, b, alpha):
-    """``x + alpha * y``; with a float16/bfloat16 operand, fused in float32 as PyTorch's
-    vectorised kernel (``fmadd``), which keeps ``alpha * y`` from overflowing on its own. For
-    float16, the last ``n % 32`` elements (the scalar tail of torch's loop) round
-    ``alpha * y`` to float16 before the sum, as ``c10::Half`` arithmetic does."""
+    """``x + alpha * y``; with float16/bfloat16 tensors, as PyTorch's kernel: ``alpha`` is
+    first rounded to that dtype, the vectorised part is fused in float32 (``fmadd``, which
+    also keeps ``alpha * y`` from overflowing on its own), and the last ``n % 32`` elements
+    (the scalar tail of torch's loop) round ``alpha * y`` to the dtype before the sum, as
+    ``c10::Half``/``c10::BFloat16`` arithmetic does."""
     dts = {a._data.dtype} | ({b._data.dtype} if isinstance(b, Tensor) else set())
     if not dts & REDUCED:
         return lambda x, y: x + alpha * y
-    half = dts == {np.dtype(np.float16)}
-    w = F32.type(alpha)
+    rd = next(iter(dts)) if len(dts) == 1 and isinstance(b, Tensor) else None
+    w = F32.type(alpha) if rd is None else F32.type(np.asarray(alpha, F32).astype(rd))
 
     def fwd(x, y):
         if x.dtype != F32 or np.asarray(y).dtype != F32:
             return x + alpha * y
-        out = fma32(y, w, x)
-        tail = out.size % 32 if half else 0
-        if tail:
-            xs, ys = np.broadcast_arrays(x, y)
-            t = (w * ys.reshape(-1)[-tail:]).astype(np.float16).astype(F32)
-            out = np.array(out, copy=True)
-            out.reshape(-1)[-tail:] = xs.reshape(-1)[-tail:] + t
+        with np.errstate(over="ignore"):  # inf, as in PyTorch, without NumPy's warning
+            out = fma32(y, w, x)
+            tail = out.size % 32 if rd is not None else 0
+            if tail:
+                xs, ys = np.broadcast_arrays(x, y)
+                t = (w * ys.reshape(-1)[-tail:]).astype(rd).astype(F32)
+                out = np.array(out, copy=True)
+                out.reshape(-1)[-tail:] = xs.reshape(-1)[-tail:] + t
         return out
 
     return fwd

@@ -146,7 +146,11 @@ def _addcdiv_(t: Tensor, a: Tensor, b: Tensor, value: float = 1.0) -> Tensor:
 
 
 def _lerp_(t: Tensor, end: Tensor, weight: float) -> Tensor:
-    # PyTorch's lerp formula, composed (measured faster here than Tensor.lerp_)
+    # PyTorch's lerp formula, composed (measured faster here than Tensor.lerp_). Not for
+    # float16/bfloat16: add_ rounds its alpha to the dtype (as PyTorch's add kernel does),
+    # while lerp's kernel keeps the weight in float32.
+    if t.dtype in (torch.bfloat16, torch.float16):
+        return t.lerp_(end, weight)
     if weight < 0.5:
         return t.add_(end - t, alpha=weight)
     return t.copy_(end - (end - t) * (1 - weight))
