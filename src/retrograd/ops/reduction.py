@@ -359,16 +359,7 @@ def argmax(input, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tenso
     >>> torch.tensor([[1., 5.], [7., 2.]]).argmax(1)
     tensor([1, 0])
     """
-    if input.__class__ is Tensor and input._data.dtype.char in WIDE_CHARS:
-        raise not_implemented("argmax_cpu", input._data.dtype)  # uint16/32/64
-    try:
-        if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch accepts
-            dim = axis if axis is not None else dim
-            keepdim = keepdims if keepdims is not None else keepdim
-        return _arg(input, dim, keepdim, np.argmax, "argmax")
-    except (AttributeError, TypeError):
-        _ARGMAX.check(input, dim, keepdim)
-        raise
+    return _arg_op(input, dim, keepdim, axis, keepdims, np.argmax, _ARGMAX)
 
 
 def argmin(input, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:  # noqa: A002
@@ -378,15 +369,21 @@ def argmin(input, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tenso
     >>> torch.tensor([3., 1., 2.]).argmin()
     tensor(1)
     """
+    return _arg_op(input, dim, keepdim, axis, keepdims, np.argmin, _ARGMIN)
+
+
+def _arg_op(input, dim, keepdim, axis, keepdims, fn, sig):  # noqa: A002
+    """argmax/argmin: PyTorch's checks and NumPy's argument names, then ``_arg``."""
+    name = sig.name
     if input.__class__ is Tensor and input._data.dtype.char in WIDE_CHARS:
-        raise not_implemented("argmin_cpu", input._data.dtype)  # uint16/32/64
+        raise not_implemented(f"{name}_cpu", input._data.dtype)  # uint16/32/64
     try:
         if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch accepts
             dim = axis if axis is not None else dim
             keepdim = keepdims if keepdims is not None else keepdim
-        return _arg(input, dim, keepdim, np.argmin, "argmin")
+        return _arg(input, dim, keepdim, fn, name)
     except (AttributeError, TypeError):
-        _ARGMIN.check(input, dim, keepdim)
+        sig.check(input, dim, keepdim)
         raise
 
 
