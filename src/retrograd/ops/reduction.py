@@ -41,6 +41,16 @@ def _keep_shape(shape, dims):
     return tuple(1 if i in dims else s for i, s in enumerate(shape))
 
 
+def numpy_names(dim, keepdim, axis, keepdims) -> tuple:
+    """``(dim, keepdim)`` from NumPy's names ``axis=``/``keepdims=``, which PyTorch accepts
+    too; the reductions call this only when one of them is given.
+
+    >>> numpy_names(None, False, 1, True)
+    (1, True)
+    """
+    return (axis if axis is not None else dim), (keepdims if keepdims is not None else keepdim)
+
+
 def _norm_dims(dim, ndim):
     """``dim`` as a tuple of non-negative ints, or None for all (an empty tuple means all too)."""
     if dim is None:
@@ -96,9 +106,8 @@ def sum(input, dim=None, keepdim=False,
     tensor([4., 6.])
     """
     try:
-        if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch accepts
-            dim = axis if axis is not None else dim
-            keepdim = keepdims if keepdims is not None else keepdim
+        if axis is not None or keepdims is not None:
+            dim, keepdim = numpy_names(dim, keepdim, axis, keepdims)
         a = input._data
         if dtype is not None:
             a = a.astype(to_dtype(dtype).np)
@@ -140,9 +149,8 @@ def mean(input, dim=None, keepdim=False,
     tensor(3.)
     """
     try:
-        if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch accepts
-            dim = axis if axis is not None else dim
-            keepdim = keepdims if keepdims is not None else keepdim
+        if axis is not None or keepdims is not None:
+            dim, keepdim = numpy_names(dim, keepdim, axis, keepdims)
         a = input._data
         if dtype is not None:
             a = a.astype(to_dtype(dtype).np)
@@ -303,9 +311,8 @@ def max(input, dim=None, keepdim=False,
     if input.__class__ is Tensor and input._data.dtype.char in WIDE_CHARS:
         raise not_implemented("max_all" if dim is None else "max_cpu",
                               input._data.dtype)  # uint16/32/64
-    if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch accepts
-        dim = axis if axis is not None else dim
-        keepdim = keepdims if keepdims is not None else keepdim
+    if axis is not None or keepdims is not None:
+        dim, keepdim = numpy_names(dim, keepdim, axis, keepdims)
     if isinstance(dim, Tensor):
         return _max_min(input, None, keepdim, True, other=dim)
     return _max_min(input, dim, keepdim, True, other)
@@ -322,9 +329,8 @@ def min(input, dim=None, keepdim=False,
     if input.__class__ is Tensor and input._data.dtype.char in WIDE_CHARS:
         raise not_implemented("min_all" if dim is None else "min_cpu",
                               input._data.dtype)  # uint16/32/64
-    if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch accepts
-        dim = axis if axis is not None else dim
-        keepdim = keepdims if keepdims is not None else keepdim
+    if axis is not None or keepdims is not None:
+        dim, keepdim = numpy_names(dim, keepdim, axis, keepdims)
     if isinstance(dim, Tensor):
         return _max_min(input, None, keepdim, False, other=dim)
     return _max_min(input, dim, keepdim, False, other)
@@ -378,9 +384,8 @@ def _arg_op(input, dim, keepdim, axis, keepdims, fn, sig):  # noqa: A002
     if input.__class__ is Tensor and input._data.dtype.char in WIDE_CHARS:
         raise not_implemented(f"{name}_cpu", input._data.dtype)  # uint16/32/64
     try:
-        if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch accepts
-            dim = axis if axis is not None else dim
-            keepdim = keepdims if keepdims is not None else keepdim
+        if axis is not None or keepdims is not None:
+            dim, keepdim = numpy_names(dim, keepdim, axis, keepdims)
         return _arg(input, dim, keepdim, fn, name)
     except (AttributeError, TypeError):
         sig.check(input, dim, keepdim)
@@ -436,9 +441,8 @@ def amax(input, dim=(), keepdim=False, *, axis=None, keepdims=None) -> Tensor:  
     """
     if input.__class__ is Tensor and input._data.dtype.char in WIDE_CHARS:
         raise not_implemented("max_values_cpu", input._data.dtype)  # uint16/32/64
-    if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch accepts
-        dim = axis if axis is not None else dim
-        keepdim = keepdims if keepdims is not None else keepdim
+    if axis is not None or keepdims is not None:
+        dim, keepdim = numpy_names(dim, keepdim, axis, keepdims)
     return _amax_amin(input, dim, keepdim, True)
 
 
@@ -451,9 +455,8 @@ def amin(input, dim=(), keepdim=False, *, axis=None, keepdims=None) -> Tensor:  
     """
     if input.__class__ is Tensor and input._data.dtype.char in WIDE_CHARS:
         raise not_implemented("min_values_cpu", input._data.dtype)  # uint16/32/64
-    if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch accepts
-        dim = axis if axis is not None else dim
-        keepdim = keepdims if keepdims is not None else keepdim
+    if axis is not None or keepdims is not None:
+        dim, keepdim = numpy_names(dim, keepdim, axis, keepdims)
     return _amax_amin(input, dim, keepdim, False)
 
 
@@ -650,9 +653,8 @@ def prod(input, dim=None, keepdim=False,
     >>> torch.tensor([[1., 2.], [3., 4.]]).prod(1)
     tensor([ 2., 12.])
     """
-    if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch accepts
-        dim = axis if axis is not None else dim
-        keepdim = keepdims if keepdims is not None else keepdim
+    if axis is not None or keepdims is not None:
+        dim, keepdim = numpy_names(dim, keepdim, axis, keepdims)
     if dtype is not None and input.requires_grad and input._data.dtype != to_dtype(dtype).np:
         # Cast differentiably first: the saved input must lead back to ``input``.
         input = cast(input, to_dtype(dtype).np)  # noqa: A001
@@ -791,9 +793,8 @@ def var(input, dim=None, unbiased=None, keepdim=False,
     >>> torch.tensor([1., 2., 3., 4.]).var()
     tensor(1.6667)
     """
-    if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch accepts
-        dim = axis if axis is not None else dim
-        keepdim = keepdims if keepdims is not None else keepdim
+    if axis is not None or keepdims is not None:
+        dim, keepdim = numpy_names(dim, keepdim, axis, keepdims)
     return _var_std("var", input, dim, unbiased, keepdim, correction, False, False)
 
 
@@ -805,9 +806,8 @@ def std(input, dim=None, unbiased=None, keepdim=False,
     >>> torch.tensor([1., 3.]).std()
     tensor(1.4142)
     """
-    if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch accepts
-        dim = axis if axis is not None else dim
-        keepdim = keepdims if keepdims is not None else keepdim
+    if axis is not None or keepdims is not None:
+        dim, keepdim = numpy_names(dim, keepdim, axis, keepdims)
     return _var_std("std", input, dim, unbiased, keepdim, correction, True, False)
 
 
@@ -890,9 +890,8 @@ def all(input, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor: 
     >>> torch.tensor([1, 0]).all()
     tensor(False)
     """
-    if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch accepts
-        dim = axis if axis is not None else dim
-        keepdim = keepdims if keepdims is not None else keepdim
+    if axis is not None or keepdims is not None:
+        dim, keepdim = numpy_names(dim, keepdim, axis, keepdims)
     return _logical_reduce(np.all, input, dim, keepdim)
 
 
@@ -903,9 +902,8 @@ def any(input, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor: 
     >>> torch.tensor([[0, 0], [0, 1]]).any(1)
     tensor([False,  True])
     """
-    if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch accepts
-        dim = axis if axis is not None else dim
-        keepdim = keepdims if keepdims is not None else keepdim
+    if axis is not None or keepdims is not None:
+        dim, keepdim = numpy_names(dim, keepdim, axis, keepdims)
     return _logical_reduce(np.any, input, dim, keepdim)
 
 
