@@ -56,7 +56,9 @@ def _seed_grads(outputs, grad_outputs):
                         "grad can be implicitly created only for real scalar outputs but got "
                         f"{out.dtype!r}".replace("retrograd.", "torch.")
                     )
-            g = make(np.ones_like(out._data))
+            a = out._data
+            # (np.ones_like costs microseconds of Python; a 0-d root is the common case.)
+            g = make(np.array(1, a.dtype) if a.ndim == 0 else np.ones_like(a))
         elif not isinstance(g, Tensor):
             raise TypeError(
                 f"gradients can be either Tensors or None, but got {type(g).__name__}"

@@ -28,6 +28,7 @@ from . import anomaly_mode  # a module reference: anomaly_mode imports ops (a cy
 from .grad_mode import state
 from .graph import AccumulateGrad
 from .multi_hook import passes
+from .prune import reaching, runs
 from .validate import check_grad, count_grads, materialize
 
 __all__ = ["run_backward"]
@@ -67,7 +68,8 @@ class _Pass:
         # Arrays that user code saw (hooks, roots, captures) or that a leaf took as its .grad:
         # a leaf must copy these rather than take them, so no two tensors share a gradient.
         self.given: set = set()
-        self.capture = None      # {edge: [input index, ...]}
+        self.capture = None      # {edge: [input index, ...]} when non-leaves are captured
+        self.leaf_capture = None  # the same, whenever there are inputs
         self.captured = []
         self.reach = None        # nodes from which a target can be reached (None: all)
         self.run_targets = ()
@@ -78,22 +80,27 @@ class _Pass:
         """The walk. Returns the captured gradients of ``inputs`` when not accumulating."""
         root_edges = self.root_edges = _root_edges(outputs)
         if self.inputs is not None:
-            capture = self.capture = {}
+            capture = {}
             for i, t in enumerate(self.inputs):
                 capture.setdefault(edge(t), []).append(i)
             targets = {fn for fn, _ in capture}
-            self.reach = _reaching(root_edges, targets)
-            # backward(inputs=) runs a non-leaf input's own node too (its outputs go nowhere),
-            # as PyTorch does; autograd.grad stops at it.
-            self.run_targets = targets if self.accumulate else ()
+            reach = self.reach = reaching(root_edges, targets)
             self.captured = [None] * len(self.inputs)
+            if all(fn.__class__ is AccumulateGrad for fn in targets) and \
+                    all(fn in reach for fn, _ in root_edges):
+                # Only leaves to capture, and every root leads to one: the pruned routing
+                # alone keeps the walk on course, and nodes take its fast path.
+                self.leaf_capture = capture
+            else:
+                self.capture = self.leaf_capture = capture
+                # backward(inputs=) runs a non-leaf input's own node too (its outputs go
+                # nowhere), as PyTorch does; autograd.grad stops at it.
+                self.run_targets = targets if self.accumulate else ()
         prev_mode, prev_pass = state.grad_enabled, passes.current
         state.grad_enabled = self.create_graph
         passes.current = self
         try:
-            # Backward formulas meet 0/0 and inf legitimately (PyTorch is silent about them).
-            with np.errstate(all="ignore"):
-                self._walk(root_edges, seeds)
+            _quiet_walk(self, root_edges, seeds)
         finally:
             state.grad_enabled, passes.current = prev_mode, prev_pass
             anomaly_mode.state.current = None
@@ -174,7 +181,7 @@ class _Pass:
             if single:
                 buf = buf[0]
         grads = None
-        if buf is not None and (not pruned or _runs(fn, reach) or fn in run_targets):
+        if buf is not None and (not pruned or runs(fn, reach) or fn in run_targets):
             if not single and fn._materialize and any(g is None for g in buf):
                 buf = materialize(fn, buf, xp)
             args = (buf,) if single else buf
@@ -272,8 +279,8 @@ class _Pass:
         hooks = d.get("_hooks") if d else None
         if hooks:
             g = self._run_hooks(hooks, g)
-        if self.capture is not None:
-            idx = self.capture.get((fn, 0))
+        if self.leaf_capture is not None:
+            idx = self.leaf_capture.get((fn, 0))
             if idx is None:
                 return  # not one of the inputs: leave its .grad alone
             if not self.accumulate:
@@ -315,6 +322,11 @@ class _Pass:
             old._vc[0] += 1
 
 
+# Backward formulas meet 0/0 and inf legitimately (PyTorch is silent about them). errstate as a
+# decorator: entering a new errstate object per pass costs more than the whole decorated call.
+_quiet_walk = np.errstate(all="ignore")(_Pass._walk)
+
+
 def _deliver(bufs, heap, fn, nr, g) -> None:
     """Add ``g`` to output ``nr`` of ``fn``'s buffer, queueing ``fn`` on its first gradient."""
     if fn._n_out == 1:
@@ -330,35 +342,3 @@ def _deliver(bufs, heap, fn, nr, g) -> None:
         buf = bufs[fn] = [None] * fn._n_out
         heappush(heap, (-fn._seq, fn))
     buf[nr] = g if buf[nr] is None else buf[nr] + g
-
-
-def _runs(fn, reach) -> bool:
-    """With targets, a node runs only if one of its inputs leads to a target."""
-    for nxt, _ in fn.next_functions:
-        if nxt is not None and nxt in reach:
-            return True
-    return False
-
-
-def _reaching(root_edges, targets) -> set:
-    """The nodes from which some target can be reached (targets included)."""
-    reach = set()
-    done = set()
-    for root, _ in root_edges:
-        if root in done:
-            continue
-        done.add(root)
-        stack = [(root, iter(root.next_functions))]
-        while stack:
-            fn, it = stack[-1]
-            for nxt, _ in it:
-                if nxt is not None and nxt not in done:
-                    done.add(nxt)
-                    stack.append((nxt, iter(nxt.next_functions)))
-                    break
-            else:
-                stack.pop()
-                if fn in targets or any(n is not None and n in reach
-                                        for n, _ in fn.next_functions):
-                    reach.add(fn)
-    return reach
