@@ -45,6 +45,25 @@ def _mat2_grad(xp, m1, g, transposed: bool):
     return xp.matmul(xp.transpose(m1, -1, -2), g)
 
 
+def _vec_grads(a, b, g, a_vec: bool) -> tuple:
+    """The gradients of ``mv`` (``a`` a matrix) or ``dot``/``vdot`` (``a`` a vector; ``g`` 0-d)
+    on arrays: the same products as the matrix formula, written on the vectors directly (no
+    lifting to matrices and back, which costs more than the product on small operands)."""
+    ga = gb = None
+    if a_vec:  # dot: g * b and a * g (matmul with an inner dim of 1, as the matrix formula)
+        g2 = g.reshape(1, 1)
+        if b is not None:
+            ga = _array.matmul(g2, b[None])[0]
+        if a is not None:
+            gb = _array.matmul(a[:, None], g2)[:, 0]
+        return ga, gb
+    if b is not None:  # the outer product g b^T
+        ga = _array.matmul(g[:, None], b[None])
+    if a is not None:  # a^T g: a matrix-vector product
+        gb = _array.matmul(a.T, g)
+    return ga, gb
+
+
 class MmBackward0(Node):
     """Also the formula of every other matmul case (see the module docstring). ``_vecs`` says
     which operands are vectors; ``_mat2_t`` that ``b`` is a transposed view (``linear``)."""
@@ -57,6 +76,8 @@ class MmBackward0(Node):
     def backward(self, xp, g):
         a, b = self.saved(xp.TENSORS)
         a_vec, b_vec = self._vecs
+        if b_vec and not xp.TENSORS:
+            return _vec_grads(a, b, g, a_vec)
         if b_vec:
             g = xp.unsqueeze(g, -1)
         if a_vec:
