@@ -350,13 +350,20 @@ def ddp_checks(r: int, n: int) -> None:
         dist.all_gather_object(got, m[1].running_mean.tolist())
         assert got[0] == got[1], got
 
-    for cap, as_view in ((None, False), (0.0005, True)):
+    # Both ranks are on this machine: buckets in shared memory unless RETROGRAD_DDP_SHM=0 or
+    # with bucket views; the other configurations reduce through MPI's allreduce.
+    for cap, as_view, shm in ((None, False, True), (None, False, False), (0.0005, True, False)):
         @check(f"DDP: 20 steps equal single-process training on the global batch "
-               f"(bucket_cap_mb={cap}, gradient_as_bucket_view={as_view})")
-        def _(cap=cap, as_view=as_view):
+               f"(bucket_cap_mb={cap}, gradient_as_bucket_view={as_view}, shared memory {shm})")
+        def _(cap=cap, as_view=as_view, shm=shm):
             ref = mlp(1)
             model = mlp(1 + r)                 # DDP's broadcast makes the replicas equal
-            ddp = DDP(model, bucket_cap_mb=cap, gradient_as_bucket_view=as_view)
+            os.environ["RETROGRAD_DDP_SHM"] = "1" if shm else "0"
+            try:
+                ddp = DDP(model, bucket_cap_mb=cap, gradient_as_bucket_view=as_view)
+            finally:
+                del os.environ["RETROGRAD_DDP_SHM"]
+            assert (ddp.reducer._shm is not None) == shm
             assert len(ddp.reducer.bucket_indices) == 1     # torch's first iteration
             opt = torch.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9)
             ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1, momentum=0.9)

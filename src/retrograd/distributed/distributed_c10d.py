@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._tensor import Tensor
-from . import _mpi
+from . import _mpi, _shm
 from ._mpi import ReduceOp, Work, agree, array_of, buf, contiguous, describe
 
 __all__ = [
@@ -258,6 +258,7 @@ def destroy_process_group(group=None) -> None:
     """Free ``group``'s communicator; with no argument, every group and the default one."""
     if group is None or group is _state.world:
         pg = _default()
+        _shm.free_all()   # DDP's shared-memory windows (collective, as this call)
         for g in _state.groups:
             g._comm.Free()
         _state.world, _state.groups = None, []
