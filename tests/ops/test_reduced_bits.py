@@ -131,3 +131,18 @@ def test_atan2_scalar_tail(torch, n):
                                       _tensor(retrograd, b, "float16")),
                       torch.atan2(_tensor(torch, a, "float16"), _tensor(torch, b, "float16")),
                       [a, b])
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "rsub", "fmod", "remainder", "eq", "lt", "mul"])
+def test_float16_number_through_float32(torch, op):
+    """A Python float meets a float16 tensor rounded to float32 first, then to float16, as
+    ``c10::Half`` converts it: 1 + 2**-11 + 2**-40 becomes 1.0 (float32's rounding lands on a
+    float16 tie, which goes to even), not 1 + 2**-10 (``mul`` keeps it in float32)."""
+    x = np.array([1.0, 2.0, -1.0, 1.0009765625], np.float32)
+    v = 1 + 2**-11 + 2**-40
+    out = getattr(retrograd, op)(_tensor(retrograd, x, "float16"), v)
+    ref = getattr(torch, op)(_tensor(torch, x, "float16"), v)
+    if ref.dtype == torch.bool:
+        assert out.tolist() == ref.tolist()
+    else:
+        _assert_same_bits(out, ref, [x])

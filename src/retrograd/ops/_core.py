@@ -87,6 +87,7 @@ _INT_RANGE = {np.dtype(t).char: (int(np.iinfo(t).min), int(np.iinfo(t).max))
               for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
                         np.uint64)}
 _SCALARS_CACHE: dict = {}
+_F16 = np.dtype(np.float16)
 
 
 # Binary ops whose CPU kernel keeps a Python scalar in float32 with a reduced-precision tensor
@@ -162,7 +163,9 @@ def scalar_array(value, dtype) -> np.ndarray:
     """A Python number as a read-only 0-d array of a float tensor's dtype.
 
     NumPy handles a 0-d array of the same dtype twice as fast as a Python float, and the
-    result is the same: PyTorch, too, casts a scalar to the tensor's dtype before the op.
+    result is the same: PyTorch, too, casts a scalar to the tensor's dtype before the op
+    (to float16 through float32, as ``c10::Half`` converts a double: rounding it directly
+    differs where float32's rounding lands on a float16 tie).
     """
     if value == 0 or value != value:
         # Not cached: 0.0 and -0.0 are equal keys but different numbers, and nan != nan.
@@ -174,7 +177,8 @@ def scalar_array(value, dtype) -> np.ndarray:
     if arr is None:
         if len(_SCALARS_CACHE) > 4096:
             _SCALARS_CACHE.clear()
-        arr = np.array(value, dtype=dtype)
+        arr = np.array(F32.type(value) if dtype == _F16 and value.__class__ is float else value,
+                       dtype=dtype)
         arr.flags.writeable = False
         _SCALARS_CACHE[key] = arr
     return arr
