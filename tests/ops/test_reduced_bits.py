@@ -133,6 +133,50 @@ def test_atan2_scalar_tail(torch, n):
                       [a, b])
 
 
+# ``x + alpha * number``: PyTorch converts the number to the tensor's dtype (through float32)
+# and rounds alpha to it, then runs the same kernel as for two tensors of that dtype. The
+# (number, alpha) pairs include values whose direct rounding to float16 differs from the
+# rounding through float32 (1 + 2**-11 + 2**-40).
+NUMBER_ALPHA = [(0.1, -0.3), (1.3, 0.01), (-2.7, 0.7), (300.5, -0.3), (1 + 2**-11 + 2**-40, 3),
+                (1e-3, 1 + 2**-8 + 2**-30)]
+
+NUMBER_OPS = {
+    "add": lambda lib, t, s, a: lib.add(t, s, alpha=a),
+    "sub": lambda lib, t, s, a: lib.sub(t, s, alpha=a),
+    "rsub": lambda lib, t, s, a: lib.rsub(t, s, alpha=a),
+    "add_": lambda lib, t, s, a: t.clone().add_(s, alpha=a),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", list(NUMBER_OPS))
+def test_alpha_number_every_value(torch, op, dtype):
+    """Every value of the dtype in one call (65,536 elements: no scalar tail, and at most two
+    of torch's 32,768-element chunks, each a multiple of 32), then some of the values where
+    torch's scalar tail rounds otherwise than its vectorised loop, in calls of 31 elements
+    (all tail). torch takes its scalar loop for every element of a strided input: that shows
+    which values those are."""
+    x = _values(dtype)
+    fn = NUMBER_OPS[op]
+    checked = 0
+    with np.errstate(all="ignore"):
+        rt, tt = _tensor(retrograd, x, dtype), _tensor(torch, x, dtype)
+        strided = torch.stack([tt, tt], 1)[:, 0]
+        for s, a in NUMBER_ALPHA:
+            ref = fn(torch, tt, s, a)
+            _assert_same_bits(fn(retrograd, rt, s, a), ref, [x])
+            # (add_ on a clone would make the input contiguous: the out-of-place add shows it)
+            scalar_loop = NUMBER_OPS["add" if op == "add_" else op](torch, strided, s, a)
+            diff = np.nonzero((scalar_loop != ref).numpy() & ~ref.isnan().numpy())[0]
+            checked += diff.size > 0
+            pick = np.random.default_rng(0).permutation(diff)[:62]
+            for k in range(0, pick.size, 31):
+                xs = x[pick[k:k + 31]]
+                _assert_same_bits(fn(retrograd, _tensor(retrograd, xs, dtype), s, a),
+                                  fn(torch, _tensor(torch, xs, dtype), s, a), [xs])
+    assert checked >= 4  # most pairs have values where the two loops differ
+
+
 @pytest.mark.parametrize("op", ["add", "sub", "rsub", "fmod", "remainder", "eq", "lt", "mul"])
 def test_float16_number_through_float32(torch, op):
     """A Python float meets a float16 tensor rounded to float32 first, then to float16, as

@@ -170,31 +170,55 @@ def add(input, other, *, alpha=1) -> Tensor:  # noqa: A002
 
 
 def _alpha_fwd(a, b, alpha):
-    """``x + alpha * y``; with float16/bfloat16 tensors, as PyTorch's kernel: ``alpha`` is
-    first rounded to that dtype, the vectorised part is fused in float32 (``fmadd``, which
-    also keeps ``alpha * y`` from overflowing on its own), and the last ``n % 32`` elements
-    (the scalar tail of torch's loop) round ``alpha * y`` to the dtype before the sum, as
-    ``c10::Half``/``c10::BFloat16`` arithmetic does."""
-    dts = {a._data.dtype} | ({b._data.dtype} if isinstance(b, Tensor) else set())
-    if not dts & REDUCED:
+    """``x + alpha * y``; with a float16/bfloat16 result, as PyTorch's kernel (``_fused``).
+    A Python number ``y`` (a wrapped scalar) is no exception: PyTorch converts it to the
+    tensor's dtype before the kernel, which then runs as for two tensors of that dtype."""
+    ad = a._data
+    if isinstance(b, Tensor):
+        bd = b._data
+        if ad.dtype not in REDUCED and bd.dtype not in REDUCED:
+            return lambda x, y: x + alpha * y
+        rd = ad.dtype if ad.dtype == bd.dtype else \
+            binary_result(FROM_NP[ad.dtype], ad.ndim == 0, FROM_NP[bd.dtype], bd.ndim == 0).np
+    elif ad.dtype not in REDUCED:
         return lambda x, y: x + alpha * y
-    rd = next(iter(dts)) if len(dts) == 1 and isinstance(b, Tensor) else None
-    w = F32.type(alpha) if rd is None else F32.type(np.asarray(alpha, F32).astype(rd))
+    else:
+        rd = ad.dtype if b.__class__ in (int, float, bool) else None
+    if rd in REDUCED:
+        w = _reduced_alpha(alpha, rd)
+    else:  # a float32 result of a float16/bfloat16 operand: fused in float32, no tail
+        w, rd = F32.type(alpha), None
 
     def fwd(x, y):
         if x.dtype != F32 or np.asarray(y).dtype != F32:
             return x + alpha * y
-        with np.errstate(over="ignore"):  # inf, as in PyTorch, without NumPy's warning
-            out = fma32(y, w, x)
-            tail = out.size % 32 if rd is not None else 0
-            if tail:
-                xs, ys = np.broadcast_arrays(x, y)
-                t = (w * ys.reshape(-1)[-tail:]).astype(rd).astype(F32)
-                out = np.array(out, copy=True)
-                out.reshape(-1)[-tail:] = xs.reshape(-1)[-tail:] + t
-        return out
+        return _fused(x, y, w, rd)
 
     return fwd
+
+
+def _reduced_alpha(alpha, rd) -> np.float32:
+    """``alpha`` as PyTorch's add kernel holds it for dtype ``rd``: ``alpha.to<scalar_t>()``
+    (through float32), then widened to float32 for the arithmetic."""
+    return F32.type(np.asarray(alpha, F32).astype(rd))
+
+
+def _fused(x, y, w, rd):
+    """``x + w * y`` on float32 arrays as PyTorch's CPU add kernel computes it for dtype
+    ``rd`` (aten/src/ATen/native/ufunc/add.h): the vectorised part is ``fmadd(y, w, x)``, one
+    rounding in float32 (which also keeps ``w * y`` from overflowing on its own); for a
+    float16/bfloat16 ``rd`` the last ``n % 32`` elements (the scalar tail of torch's loop)
+    round ``w * y`` to the dtype before the sum, as ``c10::Half``/``c10::BFloat16``
+    arithmetic does. The caller rounds the result to ``rd``."""
+    with np.errstate(over="ignore"):  # inf, as in PyTorch, without NumPy's warning
+        out = fma32(y, w, x)
+        tail = out.size % 32 if rd is not None else 0
+        if tail:
+            xs, ys = np.broadcast_arrays(x, y)
+            t = (w * ys.reshape(-1)[-tail:]).astype(rd).astype(F32)
+            out = np.array(out, copy=True)
+            out.reshape(-1)[-tail:] = xs.reshape(-1)[-tail:] + t
+    return out
 
 
 def sub(input, other, *, alpha=1) -> Tensor:  # noqa: A002
@@ -236,7 +260,13 @@ def rsub(input, other, *, alpha=1) -> Tensor:  # noqa: A002
     ad, b = operands(input, other)
     if ad.dtype.char in WIDE_CHARS:
         raise not_implemented("add_stub", ad.dtype)
-    out = b - alpha * ad if alpha != 1 else b - ad
+    if alpha != 1 and ad.dtype in REDUCED:
+        # PyTorch's sub(other, input, alpha): its add kernel with the number as ``self``
+        out = _fused(b.astype(F32), ad.astype(F32), _reduced_alpha(-alpha, ad.dtype), ad.dtype)
+        with np.errstate(over="ignore"):
+            out = out.astype(ad.dtype)
+    else:
+        out = b - alpha * ad if alpha != 1 else b - ad
     if alpha != 1:
         return apply(RsubBackward1, out, input, _alpha=alpha)
     return apply(RsubBackward1, out, input)
