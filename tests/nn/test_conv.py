@@ -92,6 +92,46 @@ def test_conv_transpose1d(torch, kw):
              **kw)
 
 
+@pytest.mark.parametrize("requires_grad", [(True, False, False), (False, True, True)])
+@pytest.mark.parametrize("shapes,kw", [([(2, 3, 7, 8), (4, 3, 3, 2), (4,)], dict(padding=(1, 2))),
+                                       ([(2, 3, 9), (4, 3, 3), None], dict(dilation=2))])
+def test_stride1_conv_partial_grads(torch, shapes, kw, requires_grad):
+    """A stride-1 convolution whose weight is frozen (input gradient only, through the transposed
+    convolution) or whose input needs no gradient (weight gradient only, from the columns)."""
+    name = "conv2d" if len(shapes[0]) == 4 else "conv1d"
+    run_both(torch, *same_call(torch, f"nn.functional.{name}", **kw), _arrays(shapes, np.float64),
+             tol=TOL[np.float64], requires_grad=list(requires_grad))
+
+
+def _direct_conv_transpose(x, w, p, d, op):
+    """The definition, summed term by term: input pixel (iy, ix) and kernel tap (i, j) add
+    ``x * w`` at output (iy + i * d0 - p0, ix + j * d1 - p1)."""
+    n, ci, hi, wi = x.shape
+    co, kh, kw = w.shape[1:]
+    h = hi - 1 - 2 * p[0] + d[0] * (kh - 1) + op[0] + 1
+    wd = wi - 1 - 2 * p[1] + d[1] * (kw - 1) + op[1] + 1
+    out = np.zeros((n, co, h + 2 * p[0], wd + 2 * p[1]))
+    for i in range(kh):
+        for j in range(kw):
+            contrib = np.einsum("nchw,co->nohw", x, w[:, :, i, j])
+            out[:, :, i * d[0]:i * d[0] + hi, j * d[1]:j * d[1] + wi] += contrib
+    return out[:, :, p[0]:p[0] + h, p[1]:p[1] + wd]
+
+
+@pytest.mark.parametrize("p,d,op", [((0, 0), (1, 1), (0, 0)), ((1, 2), (2, 1), (1, 0)),
+                                    ((2, 0), (1, 3), (0, 2)), ((0, 1), (1, 1), (0, 0))])
+def test_stride1_transposed_conv_is_its_definition(p, d, op):
+    """The stride-1 one-group transposed convolution (every stride-1 convolution's input gradient
+    too) is one GEMM and a two-stage col2im whose shifted runs spill zero padding across planes:
+    it equals the direct sum of its definition (float64, no torch needed)."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((3, 4, 5, 6))
+    w = rng.standard_normal((4, 2, 3, 2))
+    y = F.conv_transpose2d(rg.tensor(x), rg.tensor(w), padding=p, dilation=d, output_padding=op)
+    np.testing.assert_allclose(y.numpy(), _direct_conv_transpose(x, w, p, d, op), rtol=1e-12,
+                               atol=1e-12)
+
+
 def test_conv_grad_fn_edges(torch):
     x = rg.randn(2, 3, 6, 6, requires_grad=True)
     w = rg.randn(4, 3, 3, 3, requires_grad=True)
