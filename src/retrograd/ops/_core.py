@@ -149,14 +149,23 @@ def reduced_binary(P, fwd, a: Tensor, b):
 def reduced_unary(P, a: np.ndarray) -> np.ndarray:
     """A unary pointwise op on a float16/bfloat16 array: computed in float32 and rounded once,
     as PyTorch's kernels do. An op whose kernel takes a SLEEF function there declares the
-    float32 reproduction as ``P.reduced`` (see ``_sleef``), applied through a lookup table."""
+    float32 reproduction as ``P.reduced`` (see ``_sleef``), applied through a lookup table. An
+    op whose scalar loop rounds otherwise (on the last ``n % 32`` elements, which torch's
+    32-element vector steps leave) declares that loop as ``P.reduced_tail`` (in the dtype)."""
     f = getattr(P, "reduced", None)
     if f is not None:
-        return lookup(f, a)
-    out = P.forward(a.astype(F32))
-    if out.__class__ is not ndarray:
-        out = asarray(out)
-    return out.astype(a.dtype) if out.dtype == F32 else out
+        out = lookup(f, a)
+    else:
+        out = P.forward(a.astype(F32))
+        if out.__class__ is not ndarray:
+            out = asarray(out)
+        if out.dtype == F32:
+            out = out.astype(a.dtype)
+    tail = getattr(P, "reduced_tail", None)
+    if tail is not None and out.size % 32:
+        k = out.size % 32
+        out.reshape(-1)[-k:] = tail(a.reshape(-1)[-k:])
+    return out
 
 
 def scalar_array(value, dtype) -> np.ndarray:

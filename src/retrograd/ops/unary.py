@@ -517,8 +517,17 @@ class Log1PBackward0(Node):
         return g / (x + 1)
 
 
+def _rsqrt_tail(a):
+    """float16/bfloat16 rsqrt in torch's scalar loop: ``1 / std::sqrt(x)`` in ``c10::Half``
+    (``c10::BFloat16``) arithmetic rounds the square root to the dtype before dividing (its
+    vector loop divides in float32 and rounds once)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (F32.type(1) / np.sqrt(a.astype(F32)).astype(a.dtype).astype(F32)).astype(a.dtype)
+
+
 class RsqrtBackward0(Node):
     forward = staticmethod(_rsqrt)
+    reduced_tail = staticmethod(_rsqrt_tail)
     saves = "result"
 
     def backward(self, xp, g):
