@@ -1,29 +1,30 @@
-"""DDP's buckets in node shared memory: gradient averaging without MPI's point-to-point copies
-when every rank of the process group runs on one machine.
+"""DDP's gradient averaging through node shared memory, for process groups whose ranks all run
+on one machine (up to ``MAX_RANKS`` of them): no MPI point-to-point copies.
 
 Between processes of one node, MPICH's allreduce moves each message with a single-copy kernel
 transfer (CMA, ``process_vm_readv``) that pins the pages of the peer on every call: on the MLP
 of ``bench/bench_distributed.py`` (2.7 MB of float32 gradients in two buckets, 2 ranks) those
 allreduces took 1.7 ms a step (profile: ``follow_page_pte`` the largest item), after a 0.3 ms
-pass scaling the gradients, against about 1.0 ms for the scheme here, scaling included. The
-buckets live in an MPI-3 shared-memory window (``MPI_Win_allocate_shared`` on the group's
-communicator; no other channel):
+pass scaling the gradients in place. Here each rank has a slot in an MPI-3 shared-memory window
+(``MPI_Win_allocate_shared`` on the group's communicator; no other channel) with room for every
+gradient:
 
-- each rank's slot holds its buckets; the reducer's hooks write the scaled gradients there, as
-  they write them into a private bucket otherwise (the copy is the scaling pass);
-- per bucket, once every rank has written it (a barrier), rank ``k`` sums chunk ``k`` of every
-  rank's slot, in rank order, into the shared result; after the last bucket a second barrier,
-  and every rank copies the result back into its ``.grad``.
+- the reducer's hook copies each gradient, scaled by 1/world_size, into this rank's slot (the
+  copy is the scaling pass);
+- per bucket, once every rank has written it (a barrier), every rank sums the bucket's entries
+  of all slots, in rank order, straight into its own ``.grad`` arrays.
 
-Each element is summed once, by one rank, so the result is bitwise the same on every rank.
-Every rank issues the same barriers in the same order (one per bucket, one at the end).
-Nothing is written before it is safe: a slot is rewritten only after the end barrier of the
-previous backward (so no rank is still summing from it), the result only after the first
-barrier of the next one (so no rank is still copying from it).
+The sum is the same operations on the same values in the same order on every rank, so the
+averages are bitwise equal across ranks; no result is copied back and one barrier per bucket
+is the only synchronisation. (Each rank reads every slot, so the traffic grows with the number
+of ranks: beyond ``MAX_RANKS`` MPI's allreduce is used.) There are two sets of slots, used in
+turn by successive backward passes: a rank may write the next backward's gradients while a
+slower one still sums this one's, and a slot is rewritten only two backward passes later, once
+every rank has passed the first barrier of the one in between (so has finished reading it).
 
-``RETROGRAD_DDP_SHM=0`` turns it off (then each bucket goes through MPI's allreduce). The
-windows stay allocated until ``destroy_process_group``: freeing a window is collective, which
-the garbage collector of each rank, running when it likes, cannot be.
+``RETROGRAD_DDP_SHM=0`` turns it off. The windows stay allocated until
+``destroy_process_group``: freeing a window is collective, which the garbage collector of each
+rank, running when it likes, cannot be.
 """
 
 from __future__ import annotations
@@ -35,10 +36,11 @@ import numpy as np
 
 from . import _mpi
 
-__all__ = ["SharedBuckets", "free_all"]
+__all__ = ["MAX_RANKS", "SharedGrads", "free_all"]
 
+MAX_RANKS = 4
 _ALIGN = 64
-_live: list = []     # every SharedBuckets of this process, freed together by free_all
+_live: list = []     # every SharedGrads of this process, freed together by free_all
 
 
 def _up(n: int) -> int:
@@ -50,76 +52,60 @@ def free_all() -> None:
     were made in the same order on every rank)."""
     while _live:
         shm = _live.pop(0)
-        shm._buckets, shm._seg = [], None
+        shm.slots = [[], []]
         shm.freed = True
         shm._win.Unlock_all()
         shm._win.Free()
 
 
-class SharedBuckets:
-    """Each rank's bucket slots and the shared result, in one window of ``comm``'s node."""
+class SharedGrads:
+    """Two sets of per-rank slots in one shared window of ``comm``'s node, each slot holding
+    one entry per tensor (``slots[parity][rank][i]``, an array of tensor ``i``'s shape)."""
 
     @classmethod
-    def create(cls, comm, nbytes: int, count: int):
-        """For buckets of ``count`` tensors of ``nbytes`` in all; collective over ``comm``.
-        None where shared memory does not apply (ranks on several nodes, or turned off)."""
-        if os.environ.get("RETROGRAD_DDP_SHM", "1") == "0" or comm.Get_size() < 2:
+    def create(cls, comm, arrays: list):
+        """Slots for tensors like ``arrays``; collective over ``comm``. None where shared
+        memory does not apply (ranks on several nodes, too many, or turned off)."""
+        n = comm.Get_size()
+        if os.environ.get("RETROGRAD_DDP_SHM", "1") == "0" or not 2 <= n <= MAX_RANKS:
             return None
         MPI = _mpi._MPI
         node = comm.Split_type(MPI.COMM_TYPE_SHARED, key=comm.Get_rank())
-        whole = node.Get_size() == comm.Get_size()
+        whole = node.Get_size() == n
         node.Free()
-        return cls(comm, _up(nbytes) + _ALIGN * count) if whole else None
+        return cls(comm, arrays) if whole else None
 
-    def __init__(self, comm, stride: int) -> None:
+    def __init__(self, comm, arrays: list) -> None:
         MPI = _mpi._MPI
         n, r = comm.Get_size(), comm.Get_rank()
-        self._comm, self._n, self._r = comm, n, r
-        self._stride = stride     # bytes of one slot: enough for any bucketing of the tensors
-        # One segment, all of it on rank 0 (so that it is contiguous): n slots, then the result.
-        self._win = MPI.Win.Allocate_shared(stride * (n + 1) if r == 0 else 0, 1, comm=comm)
+        self._comm = comm
+        offsets, stride = [], 0
+        for a in arrays:
+            offsets.append(stride)
+            stride += _up(a.nbytes)
+        # One segment, all of it on rank 0 (so that it is contiguous): 2 x n slots.
+        self._win = MPI.Win.Allocate_shared(2 * n * stride if r == 0 else 0, 1, comm=comm)
         self._win.Lock_all(MPI.MODE_NOCHECK)
-        self._seg = np.frombuffer(self._win.Shared_query(0)[0], dtype=np.uint8)
-        self._buckets: list = []
+        seg = np.frombuffer(self._win.Shared_query(0)[0], dtype=np.uint8)
+        self.slots = [[[seg[base + o:base + o + a.nbytes].view(a.dtype).reshape(a.shape)
+                        for o, a in zip(offsets, arrays)]
+                       for base in ((p * n + k) * stride for k in range(n))]
+                      for p in (0, 1)]
         self.freed = False      # after destroy_process_group: its memory is gone
         _live.append(self)
 
-    def layout(self, buckets: list) -> list:
-        """Place buckets given as (dtype, element count); returns each one's (this rank's
-        slot, the result), flat arrays of that dtype."""
-        if self.freed:
-            raise RuntimeError("DistributedDataParallel used after destroy_process_group(): "
-                               "its process group is gone")
-        out, self._buckets, off = [], [], 0
-        for dtype, m in buckets:
-            dtype = np.dtype(dtype)
-            nb = m * dtype.itemsize
-
-            def at(base, off=off, nb=nb, dtype=dtype):
-                return self._seg[base + off:base + off + nb].view(dtype)
-
-            slots = [at(k * self._stride) for k in range(self._n)]
-            result = at(self._n * self._stride)
-            self._buckets.append((slots, result))
-            out.append((slots[self._r], result))
-            off += _up(nb)
-        if off > self._stride:
-            raise RuntimeError("DDP: buckets larger than their shared-memory window")
-        return out
-
-    def reduce(self, b: int, poll: bool, last: bool) -> None:
-        """Bucket ``b``: wait until every rank has written it (without spinning when ``poll``:
-        see ``reducer._work``), sum this rank's chunk, and after the last bucket wait until
-        every rank has summed its own."""
-        slots, result = self._buckets[b]
+    def reduce(self, parity: int, pairs: list, poll: bool) -> None:
+        """One bucket: wait until every rank has written it (without spinning when ``poll``:
+        see ``reducer._work``), then sum each ``(i, out)`` of ``pairs``: tensor ``i``'s
+        entries of every slot, into ``out`` (None: nothing to keep, as on a joined rank)."""
         self._barrier(poll)
-        m, n, r = result.size, self._n, self._r
-        lo, hi = r * m // n, (r + 1) * m // n
-        np.add(slots[0][lo:hi], slots[1][lo:hi], out=result[lo:hi])
-        for k in range(2, n):
-            np.add(result[lo:hi], slots[k][lo:hi], out=result[lo:hi])
-        if last:
-            self._barrier(False)
+        slots = self.slots[parity]
+        for i, out in pairs:
+            if out is None:
+                continue
+            np.add(slots[0][i], slots[1][i], out=out, casting="unsafe")
+            for k in range(2, len(slots)):
+                np.add(out, slots[k][i], out=out, casting="unsafe")
 
     def _barrier(self, poll: bool) -> None:
         # Win_sync on both sides of the barrier: what a rank wrote before is seen after

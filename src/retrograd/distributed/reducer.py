@@ -9,15 +9,17 @@ this as an engine callback at the end of backward; here it runs in that last hoo
 backward reaches no parameter).
 
 Where the gradients travel. When every rank of the group is on this machine (the usual
-single-node job), the buckets live in node shared memory (``_shm``): the hooks copy each
-gradient, scaled, into this rank's slot, each rank sums its share of every bucket, and the
-averages are copied back into ``.grad`` (on the bench's MLP this took about 1.0 ms a step
-where MPI's allreduce of the same buckets took 1.7 ms after a 0.3 ms scaling pass; MPI moves
-data between processes of one node with kernel copies that pin the peer's pages on every
-call).
+single-node job, up to ``_shm.MAX_RANKS`` ranks), through node shared memory (``_shm``): each
+hook copies its gradient, scaled by 1/world_size, into this rank's slot, and once every rank
+has written a bucket each rank sums the bucket's slots straight into its own ``.grad`` (on the
+bench's MLP, 2.7 MB of gradients: 1.6 ms from the first bucket's start to the end, where MPI's
+allreduce took 1.7 ms for the transfers alone after a 0.3 ms scaling pass; MPI moves data
+between processes of one node with kernel copies that pin the peer's pages on every call).
 Otherwise (ranks on several nodes, or ``RETROGRAD_DDP_SHM=0``) each gradient is scaled and
 reduced in place in its own ``.grad`` array, one MPI allreduce per parameter within its
-bucket's turn, so no bucket copy is made on the way in or out. With
+bucket's turn, so no bucket copy is made on the way in or out. Either way, a gradient that
+must stay as it is until the end (a parameter this rank did not use), or that MPI cannot take
+as it is, is reduced in a new array and copied back at the end. With
 ``gradient_as_bucket_view`` or a communication hook the bucket is one flat private array, as
 in torch: the gradients are copied (scaled, without a hook) into their slots, the bucket is
 reduced as a whole through MPI, and the results go back into ``.grad`` (or ``.grad`` stays a
@@ -71,7 +73,7 @@ from .._tensor import Tensor
 from ..futures import Future
 from . import _mpi
 from ._mpi import array_of, buf
-from ._shm import SharedBuckets
+from ._shm import SharedGrads
 from .distributed_c10d import _resolve
 
 __all__ = ["GradBucket", "Reducer"]
@@ -226,10 +228,11 @@ class Reducer:
         # The worker's own communicator: its allreduces never meet the main thread's
         # collectives. Dup is collective; every rank builds its DDP module at the same point.
         self._wcomm = self._comm.Dup()
-        # Buckets in node shared memory where every rank is on this node (see _shm), except
-        # with bucket views (.grad must stay this rank's own memory).
-        self._shm = None if self._as_view else SharedBuckets.create(
-            self._wcomm, sum(array_of(p).nbytes for p in self._params), len(self._params))
+        # Averaging through node shared memory where every rank is on this node (see _shm);
+        # not with bucket views or a communication hook, whose buckets are flat arrays.
+        self._shm = None if self._as_view else SharedGrads.create(
+            self._wcomm, [array_of(p) for p in self._params])
+        self._parity = 0          # which set of shared slots the next backward writes
         self._set_buckets(bucket_indices)
         ref = weakref.ref(self)
         self._handles = [p.register_post_accumulate_grad_hook(functools.partial(_on_grad, ref, i))
@@ -263,26 +266,16 @@ class Reducer:
             raise ValueError("bucket_indices must name every parameter exactly once")
         self._buckets = []       # (flat array, [param index, ...])
         self._slot = [None] * len(self._params)   # param index -> (bucket, view of its slot)
-        self._out = [None] * len(self._params)    # param index -> where its average ends up
-        specs = []
-        for ix in bucket_indices:
+        for b, ix in enumerate(bucket_indices):
             arrays = [array_of(self._params[i]) for i in ix]
             if len({a.dtype for a in arrays}) > 1:
                 raise ValueError("a bucket's parameters must share one dtype")
-            specs.append((arrays[0].dtype if arrays else np.float32,
-                          sum(a.size for a in arrays)))
-        if self._shm is not None:
-            flats = self._shm.layout(specs)
-        else:
-            flats = [(f, f) for f in (np.empty(m, dtype=dt) for dt, m in specs)]
-        for b, (ix, (flat, result)) in enumerate(zip(bucket_indices, flats)):
+            flat = np.empty(sum(a.size for a in arrays), dtype=arrays[0].dtype if arrays
+                            else np.float32)
             off = 0
-            for i in ix:
-                shape = self._params[i].shape
-                size = self._params[i].numel()
-                self._slot[i] = (b, flat[off:off + size].reshape(shape))
-                self._out[i] = result[off:off + size].reshape(shape)
-                off += size
+            for i, a in zip(ix, arrays):
+                self._slot[i] = (b, flat[off:off + a.size].reshape(a.shape))
+                off += a.size
             self._buckets.append((flat, list(ix)))
 
     @property
@@ -341,8 +334,10 @@ class Reducer:
                                                       [self._params[i] for i in ix],
                                                       b == len(self._buckets) - 1)))
             elif self._shm is not None:   # (as the others' _launch: the same calls)
-                flat.fill(0)
-                self._queue_shm(b)
+                slots = self._shm.slots[self._parity][self._pg.rank()]
+                for i in ix:
+                    slots[i].fill(0)
+                self._queue_shm(b, [(i, None) for i in ix])
             elif self._as_view:
                 self._queue([buf(np.zeros_like(flat))], MPI.SUM, b < len(self._buckets) - 1)
             else:
@@ -350,6 +345,7 @@ class Reducer:
                             b < len(self._buckets) - 1)
         if self._find_unused:
             self._queue([np.zeros(len(self._params), dtype=np.int32)], MPI.MAX, False)
+        self._parity ^= 1 if self._shm is not None else 0
         errors = [r for r in (self._done.get() for _ in range(self._queued))
                   if isinstance(r, BaseException)]
         for fut in futures:
@@ -390,7 +386,8 @@ class Reducer:
         self._t = {"backward_compute_time_start": _now()}
         # Without a hook or bucket views, each gradient is reduced where it is (no bucket):
         # (array, how it gets back into .grad) per parameter.
-        self._direct = self._hook is None and not self._as_view and self._shm is None
+        self._direct = self._hook is None and not self._as_view
+        self._shared = self._direct and self._shm is not None
         self._own: list = [None] * n
         self._unused_set: set = set()
         if self._find_unused:
@@ -436,10 +433,21 @@ class Reducer:
         """The array to reduce for parameter ``i`` and how it returns into ``.grad``: its own
         gradient, scaled in place by 1/world_size (as torch scales on the way into the bucket),
         or a scaled copy where the gradient must stay as it is until the end (a parameter this
-        rank did not use: no rank may have) or cannot go to MPI as it is."""
-        if g is None:
+        rank did not use: no rank may have) or cannot go to MPI as it is. In shared memory,
+        the scaled gradient goes into this rank's slot, and the array is where the average
+        will be summed: the gradient itself, or a new array in those cases."""
+        a = None if g is None else array_of(g)
+        if self._shared:
+            slot = self._shm.slots[self._parity][self._pg.rank()][i]
+            if a is None:
+                slot.fill(0)
+                return np.empty(view.shape, view.dtype), _FRESH
+            np.multiply(a, self._scale, out=slot, casting="unsafe")
+            if i in self._unused_set or not (a.flags.c_contiguous and a.flags.writeable):
+                return np.empty(view.shape, view.dtype), _COPY
+            return a, _IN_PLACE
+        if a is None:
             return np.zeros(view.shape, view.dtype), _FRESH
-        a = array_of(g)
         if i in self._unused_set or not (a.flags.c_contiguous and a.flags.writeable):
             return np.multiply(a, self._scale, out=np.empty(view.shape, view.dtype),
                                casting="unsafe"), _COPY
@@ -452,11 +460,12 @@ class Reducer:
         self._submit(functools.partial(_reduce, self._wcomm, array, op, poll),
                      functools.partial(_reduce, self._wcomm, array, op, False))
 
-    def _queue_shm(self, b: int) -> None:
-        """Hand bucket ``b`` to the worker for the shared-memory reduction."""
+    def _queue_shm(self, b: int, pairs: list) -> None:
+        """Hand bucket ``b`` to the worker for the shared-memory sums into ``pairs``'
+        (parameter index, output array)."""
         last = b == len(self._buckets) - 1
-        self._submit(functools.partial(self._shm.reduce, b, not last, last),
-                     functools.partial(self._shm.reduce, b, False, last))
+        self._submit(functools.partial(self._shm.reduce, self._parity, pairs, not last),
+                     functools.partial(self._shm.reduce, self._parity, pairs, False))
 
     def _submit(self, job, inline) -> None:
         self._queued += 1
@@ -478,11 +487,12 @@ class Reducer:
             if self._next == 0:
                 self._t["backward_comm_time_start"] = _now()
             last = self._next == len(buckets) - 1
-            if self._direct:
+            if self._shared:
+                self._queue_shm(self._next, [(i, self._own[i][0])
+                                             for i in buckets[self._next][1]])
+            elif self._direct:
                 self._queue([buf(self._own[i][0]) for i in buckets[self._next][1]], MPI.SUM,
                             not last)
-            elif self._hook is None and self._shm is not None:
-                self._queue_shm(self._next)
             elif self._hook is None:
                 self._queue([buf(buckets[self._next][0])], MPI.SUM, not last)
             else:
@@ -490,6 +500,8 @@ class Reducer:
             self._next += 1
         if self._next == len(buckets):
             self._t["backward_compute_time_end"] = _now()
+            if self._shared:
+                self._parity ^= 1
             if self._find_unused:
                 self._queue([self._used], MPI.MAX, False)
             self._finalize()
@@ -536,8 +548,7 @@ class Reducer:
                 elif how is _COPY:
                     np.copyto(array_of(p.grad), arr)
                 continue
-            # (with a hook the result is in the bucket; in shared memory, in the shared result)
-            view = self._slot[i][1] if self._hook is not None else self._out[i]
+            view = self._slot[i][1]
             g = p.grad
             if self._as_view:
                 # .grad becomes (or stays) a view of its bucket slot: no copy back, and the
