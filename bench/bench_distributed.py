@@ -6,8 +6,12 @@ raw mpi4py, and how much of backward the gradient communication overlaps.
 1. Throughput: an MLP 784-512-512-10 (float32) trained with SGD on a global batch of 512, one
    BLAS thread per process; samples per second on 1 process (the whole batch) and on 2
    processes under DistributedDataParallel (256 each). Target: 2 processes >= 1.7x 1 process.
+   Also the ceiling: 2 processes training on 256 samples each without DDP (no communication),
+   which shows what the two processes cost each other (memory bandwidth, caches) apart from
+   DDP, and DDP's own cost a step.
 2. Bandwidth: ``dist.all_reduce`` on an 8 MB float32 tensor against mpi4py's ``Allreduce``
-   on the same buffer (in place), alternating. Target: >= 0.9x raw MPI's bandwidth.
+   on the same buffer (in place), one call of each in turn from a barrier, medians of the
+   calls. Target: >= 0.9x raw MPI's bandwidth.
 3. Overlap, measured inside DDP's reducer over the timed steps of the 2-process run (torch's DDP
    logging names): backward compute (end of forward to the last gradient), communication (the
    first bucket's allreduce starting to the last one done), their overlap (torch's
@@ -52,11 +56,13 @@ def make_mlp() -> nn.Module:
                          nn.Linear(512, 10))
 
 
-def throughput(steps: int, repeats: int) -> dict:
+def throughput(steps: int, repeats: int, ddp: bool = True) -> dict:
+    """Samples/s of the MLP's training on this process's share of the global batch; with
+    ``ddp=False`` the processes train side by side without communicating (the ceiling)."""
     dist.init_process_group("mpi")
     rank, world = dist.get_rank(), dist.get_world_size()
     model = make_mlp()
-    net = DDP(model) if world > 1 else model
+    net = DDP(model) if world > 1 and ddp else model
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     rng = np.random.default_rng(rank)
     local = GLOBAL_BATCH // world
@@ -87,7 +93,7 @@ def throughput(steps: int, repeats: int) -> dict:
     cpu_rates = [GLOBAL_BATCH * steps / c for c in slowest.tolist()]
     out = {"world": world, "samples_per_s": statistics.median(rates), "best": max(rates),
            "all": rates, "cpu_samples_per_s": statistics.median(cpu_rates)}
-    if world > 1:
+    if net is not model:
         out.update(overlap(net, step, steps))
     return out
 
@@ -120,17 +126,15 @@ def bandwidth(nbytes: int, iters: int, repeats: int) -> dict:
     for _ in range(2):   # warm up both paths
         dist.all_reduce(t)
         comm.Allreduce(MPI.IN_PLACE, a)
-    for _ in range(repeats):
-        comm.Barrier()
-        t0 = time.perf_counter()
-        for _ in range(iters):
-            dist.all_reduce(t)
-        ours.append((time.perf_counter() - t0) / iters)
-        comm.Barrier()
-        t0 = time.perf_counter()
-        for _ in range(iters):
-            comm.Allreduce(MPI.IN_PLACE, a)
-        raw.append((time.perf_counter() - t0) / iters)
+    # One call of each in turn, each from a barrier, so that a change in the machine's load
+    # hits both alike; the medians of the single calls.
+    for _ in range(repeats * iters):
+        for fn, times in ((lambda: dist.all_reduce(t), ours),
+                          (lambda: comm.Allreduce(MPI.IN_PLACE, a), raw)):
+            comm.Barrier()
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
     o, r = statistics.median(ours), statistics.median(raw)
     return {"bytes": nbytes, "ours_ms": 1e3 * o, "raw_ms": 1e3 * r,
             "ours_GBps": nbytes / o / 1e9, "raw_GBps": nbytes / r / 1e9, "ratio": r / o}
@@ -154,6 +158,7 @@ def run_worker(args: list[str], nproc: int, **env_vars: str) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--worker", choices=["throughput", "bandwidth"])
+    p.add_argument("--no-ddp", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--mb", type=float, default=8.0)
@@ -161,7 +166,7 @@ def main() -> None:
                    help="alternating 1- and 2-process runs (default: %(default)s)")
     ns = p.parse_args()
     if ns.worker == "throughput":
-        res = throughput(ns.steps, ns.repeats)
+        res = throughput(ns.steps, ns.repeats, ddp=not ns.no_ddp)
     elif ns.worker == "bandwidth":
         res = bandwidth(int(ns.mb * 1e6), 10, ns.repeats)
     if ns.worker:
@@ -172,10 +177,11 @@ def main() -> None:
     common = ["--steps", str(ns.steps), "--repeats", str(ns.repeats)]
     load = os.getloadavg()[0]
     # Alternate the two, so that a change in the machine's load hits both alike.
-    ones, twos = [], []
+    ones, twos, apart = [], [], []
     for _ in range(ns.rounds):
         ones.append(run_worker(["throughput", *common], 1))
         twos.append(run_worker(["throughput", *common], 2))
+        apart.append(run_worker(["throughput", *common, "--no-ddp"], 2))
     one = {"samples_per_s": statistics.median(r["samples_per_s"] for r in ones),
            "best": max(r["best"] for r in ones),
            "cpu": statistics.median(r["cpu_samples_per_s"] for r in ones)}
@@ -186,6 +192,7 @@ def main() -> None:
     bw = run_worker(bw_args, 2)
     # The same without the cross-rank shape check (one small allreduce per collective).
     bw0 = run_worker(bw_args, 2, RETROGRAD_DISTRIBUTED_CHECK="0")
+    ceiling = statistics.median(r["samples_per_s"] for r in apart)
     speedup = two["samples_per_s"] / one["samples_per_s"]
     best = two["best"] / one["best"]
     print(f"MLP 784-512-512-10, global batch {GLOBAL_BATCH}, SGD, float32, 1 thread/process "
@@ -197,6 +204,11 @@ def main() -> None:
           f"{'ok' if max(speedup, best) >= 1.7 else 'BELOW TARGET'}")
     print(f"  by CPU time of the slowest rank (the machine to itself): {one['cpu']:7.0f} and "
           f"{two['cpu']:7.0f} samples/s, {two['cpu'] / one['cpu']:.2f}x")
+    print(f"  the ceiling, 2 processes each training on its 256 samples without DDP (no "
+          f"communication): {ceiling:7.0f} samples/s (median), "
+          f"{ceiling / one['samples_per_s']:.2f}x; DDP's cost: "
+          f"{1e3 * GLOBAL_BATCH / two['samples_per_s'] - 1e3 * GLOBAL_BATCH / ceiling:.2f} ms a "
+          "step")
     print(f"  overlap (2 processes, {two['buckets']} buckets, mean per step): backward computes "
           f"{two['compute_ms']:.1f} ms, its allreduces take {two['comm_ms']:.1f} ms from the first "
           f"start to the last end; they overlap {two['overlap_ms']:.1f} ms of backward = "
