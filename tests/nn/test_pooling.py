@@ -219,6 +219,72 @@ def test_gradcheck(fn, shape):
     assert gradgradcheck(fn, (x,))
 
 
+def _tie_windows():
+    """2x2 windows that test the first-maximum rule: all equal, the (0, 1)/(1, 0) tie (a
+    column-first or row-first reduction picks differently), bottom-row and right-column ties,
+    zeros after a relu, infinities."""
+    wins = [[[1, 1], [1, 1]], [[0, 5], [5, 0]], [[0, 2], [5, 5]], [[3, 0], [3, 0]],
+            [[0, 0], [0, 0]], [[-1, 4], [2, 4]], [[np.inf, 1], [np.inf, 0]],
+            [[-np.inf, -np.inf], [-np.inf, -np.inf]], [[2, 7], [7, 7]], [[-3, -2], [-2, -3]],
+            [[1, 2], [3, 4]], [[9, 8], [7, 6]]]
+    a = np.array(wins, np.float64)  # (12, 2, 2) -> (1, 2, 2, 12): 2 channels of 6 windows
+    return a.reshape(2, 6, 2, 2).transpose(0, 2, 1, 3).reshape(1, 2, 2, 12)
+
+
+@pytest.mark.parametrize("batched", [True, False])
+def test_max_pool_2x2_fast_path_ties_and_special_gradients(torch, batched):
+    """The 2x2/stride-2 fast path (shifted maxima, comparison masks) against torch, bit for bit:
+    values, the first maximum of tied windows, and gradients holding -0.0, inf and NaN (PyTorch
+    adds each to a zero: -0.0 becomes +0.0, and the other positions stay +0.0)."""
+    x = _tie_windows()
+    g = np.arange(12.0).reshape(1, 2, 1, 6) - 5.0
+    g[0, 0, 0, :4] = [-0.0, np.inf, -np.inf, np.nan]
+    for gg in (g, np.where(np.isfinite(g), g, 1.5)):  # non-finite: the general path
+        res = []
+        for lib in (torch, rg):
+            t = lib.tensor(x if batched else x[0], requires_grad=True)
+            y = lib.nn.functional.max_pool2d(t, 2)
+            y.backward(lib.tensor(gg if batched else gg[0]))
+            res.append((y.detach().numpy(), t.grad.numpy()))
+        (ty, tg), (ry, rgr) = res
+        np.testing.assert_array_equal(ry, ty)
+        np.testing.assert_array_equal(rgr, tg)
+        np.testing.assert_array_equal(np.signbit(rgr), np.signbit(tg))
+
+
+def test_max_pool_2x2_fast_path_matches_general_path():
+    """Gradients of the fast path equal the general path's (return_indices=True takes it) on
+    relu'd inputs full of tied zeros, and a NaN in the input sends the call to the general path."""
+    rng = np.random.default_rng(5)
+    x = np.maximum(rng.standard_normal((3, 4, 6, 8)), 0).round(1)
+    g = rng.standard_normal((3, 4, 3, 4))
+    for xx in (x, np.where(rng.random(x.shape) < 0.05, np.nan, x)):
+        grads = []
+        for fast in (True, False):
+            t = rg.tensor(xx, requires_grad=True)
+            y = F.max_pool2d(t, 2) if fast else F.max_pool2d(t, 2, return_indices=True)[0]
+            y.backward(rg.tensor(g))
+            grads.append((y.detach().numpy(), t.grad.numpy()))
+        np.testing.assert_array_equal(grads[0][0], grads[1][0])
+        np.testing.assert_array_equal(grads[0][1], grads[1][1])
+    xi = (np.arange(2 * 3 * 4 * 6) * 7 % 11).reshape(2, 3, 4, 6)
+    np.testing.assert_array_equal(F.max_pool2d(rg.tensor(xi), 2).numpy(),
+                                  F.max_pool2d(rg.tensor(xi), 2, return_indices=True)[0].numpy())
+
+
+def test_max_pool_2x2_double_backward(torch):
+    x = np.maximum(_array((2, 2, 6, 4), np.float64), 0)
+    res = []
+    for lib in (torch, rg):
+        t = lib.tensor(x, requires_grad=True)
+        y = lib.nn.functional.max_pool2d(t, 2)
+        (g,) = lib.autograd.grad((y ** 3).sum(), t, create_graph=True)
+        (g ** 2).sum().backward()
+        res.append((g.detach().numpy(), t.grad.numpy()))
+    np.testing.assert_allclose(res[1][0], res[0][0], rtol=1e-12)
+    np.testing.assert_allclose(res[1][1], res[0][1], rtol=1e-12)
+
+
 def test_max_pool_double_backward(torch):
     x = _array((2, 2, 6, 6), np.float64)
     res = []

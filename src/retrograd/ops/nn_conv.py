@@ -26,7 +26,7 @@ from .._dtypes import FLOAT_CHARS, FROM_NP
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
-from ._apply import apply, needs_grad
+from ._apply import apply, needs_grad, recording
 from ._core import wrap
 from .compare import TiedGradBackward
 
@@ -606,6 +606,53 @@ def _max_pool_arrays(x4, k, s, p, d, out_hw):
     return best, arg
 
 
+# NOTE: the 2x2, stride-2 pool (the common one) by shifted maxima over the flat array: every pass
+# is contiguous (NumPy's passes over strided views with short rows are ~4x slower). With
+# ``y[i] = max(a[i], a[i + 1])`` and ``z[i] = max(y[i], y[i + W])``, a window's maximum is
+# ``z`` at its top-left position. For the gradient it keeps, at the same positions, whether the
+# right column beat the left one in each row (``pc``) and whether the bottom row beat the top
+# (``pr``): strict comparisons pick the first maximum in row-major order, PyTorch's rule. A NaN
+# (PyTorch: the last NaN wins) takes the general path.
+
+
+def _pool2x2_arrays(x4, masks: bool):
+    """(best, (pc, pr) or None) for a C-contiguous (N, C, H, W) array with even H and W."""
+    n, c, h, w = x4.shape
+    a = x4.reshape(-1)
+    size = a.size
+    y = np.empty(size, a.dtype)
+    np.maximum(a[:-1], a[1:], out=y[:-1])
+    y[-1] = a[-1]
+    z = np.empty(size, a.dtype)
+    np.maximum(y[:-w], y[w:], out=z[:-w])  # (the last row of z is never read)
+    best = np.ascontiguousarray(z.reshape(n, c, h // 2, 2 * w)[..., :w:2])
+    if not masks:
+        return best, None
+    pc = np.empty(size, bool)
+    np.greater(a[1:], a[:-1], out=pc[:-1])
+    pc[-1] = False
+    pr = np.empty(size, bool)
+    np.greater(y[w:], y[:-w], out=pr[:-w])
+    pr[-w:] = False
+    return best, (pc, pr)
+
+
+def _pool2x2_backward(g4, pc, pr, shape4):
+    """Route each window's gradient down to the row, then across to the column, that won, by
+    the same shifts. ``x - x * 1`` is +0 and ``x - x * 0`` is x for finite x, so the result is
+    PyTorch's ``0 + g`` bit for bit (the caller sends non-finite gradients elsewhere)."""
+    n, c, h, w = shape4
+    gv = np.zeros(n * c * h * w, g4.dtype)
+    gv.reshape(n, c, h // 2, 2 * w)[..., :w:2] = g4
+    t = np.multiply(gv, pr)
+    hh = np.subtract(gv, t)
+    hh[w:] += t[:-w]
+    np.multiply(hh, pc, out=t)
+    np.subtract(hh, t, out=hh)
+    hh[1:] += t[:-1]
+    return hh.reshape(shape4)
+
+
 def _max_pool_indices(arg, in_hw, k, s, p, d):
     """Flat indices into each input plane, from window positions."""
     ho, wo = arg.shape[-2:]
@@ -623,6 +670,13 @@ def _max_pool_backward_arrays(g4, arg, in_shape4, k, s, p, d):
     tiled = disjoint and p == (0, 0) and s == k and h == ho * k[0] and w == wo * k[1]
     gx = np.empty(in_shape4, g4.dtype) if tiled else np.zeros(in_shape4, g4.dtype)
     m = np.empty(g4.shape, bool)
+    if not np.isfinite(np.add.reduce(g4, axis=None)):
+        # inf * 0 would leave NaN where PyTorch's 0 + g leaves 0: add where selected (slow)
+        gx[...] = 0
+        for (i, j), img, o in _geometry((h, w), (ho, wo), k, s, p, d):
+            np.equal(arg, i * k[1] + j, out=m)
+            np.add(gx[img], g4[o], out=gx[img], where=m[o])
+        return gx
     t = None if disjoint else np.empty(g4.shape, g4.dtype)
     for (i, j), img, o in _geometry((h, w), (ho, wo), k, s, p, d):
         np.equal(arg, i * k[1] + j, out=m)
@@ -635,6 +689,22 @@ def _max_pool_backward_arrays(g4, arg, in_shape4, k, s, p, d):
 
 
 class MaxPool2DWithIndicesBackward0(Node):
+    _arg = _masks = None
+
+    def _window_arg(self, x):
+        """Each output's window position of its maximum (kept by the general path; the 2x2
+        fast path keeps comparison masks instead and finds it again when needed)."""
+        if self._arg is None:
+            x4 = x if x.ndim == 4 else x[None]
+            k, s, p, d = self._params
+            arg = _max_pool_arrays(x4, k, s, p, d, (x4.shape[2] // 2, x4.shape[3] // 2))[1]
+            self._arg = arg if x.ndim == 4 else arg[0]
+        return self._arg
+
+    def release(self) -> None:
+        super().release()
+        self._masks = self._arg = None
+
     def backward(self, xp, g):
         # The input is saved as PyTorch saves it: an in-place change to it is an error, and
         # under create_graph the gradient is an op of it too (zero derivative: compare.tie).
@@ -644,9 +714,12 @@ class MaxPool2DWithIndicesBackward0(Node):
         if not xp.TENSORS:
             g4 = g if g.ndim == 4 else g[None]
             shape4 = in_shape if len(in_shape) == 4 else (1,) + tuple(in_shape)
-            return _max_pool_backward_arrays(g4, self._arg, shape4, k, s, p, d).reshape(in_shape)
+            if self._masks is not None and np.isfinite(np.add.reduce(g4, axis=None)):
+                return _pool2x2_backward(g4, *self._masks, shape4).reshape(in_shape)
+            arg = self._window_arg(x)
+            return _max_pool_backward_arrays(g4, arg, shape4, k, s, p, d).reshape(in_shape)
         # Under create_graph: a scatter of g at the flat indices (its own backward is a gather).
-        idx = _max_pool_indices(self._arg, in_shape[-2:], k, s, p, d)
+        idx = _max_pool_indices(self._window_arg(x._data), in_shape[-2:], k, s, p, d)
         lead = tuple(in_shape[:-2])
         plane = in_shape[-2] * in_shape[-1]
         g3 = xp.reshape(g, lead + (-1,))
@@ -667,6 +740,13 @@ def max_pool2d_with_indices(input, kernel_size, stride, padding, dilation,  # no
     out_hw = (pool_out_size(h, kernel_size[0], stride[0], padding[0], dilation[0], ceil_mode),
               pool_out_size(w, kernel_size[1], stride[1], padding[1], dilation[1], ceil_mode))
     params = (kernel_size, stride, padding, dilation)
+    if not want_indices and kernel_size == (2, 2) and stride == (2, 2) and padding == (0, 0) \
+            and dilation == (1, 1) and out_hw == (h // 2, w // 2) and h % 2 == 0 and w % 2 == 0 \
+            and x4.flags.c_contiguous and x4.dtype.kind in "fiu":
+        best, masks = _pool2x2_arrays(x4, recording(input))
+        if x4.dtype.kind != "f" or not np.isnan(best.max()):
+            return apply(MaxPool2DWithIndicesBackward0, best if x.ndim == 4 else best[0], input,
+                         save=(input,), _in_shape=x.shape, _params=params, _masks=masks), None
     best, arg = _max_pool_arrays(x4, kernel_size, stride, padding, dilation, out_hw)
     if x.ndim == 3:
         best, arg = best[0], arg[0]
