@@ -212,3 +212,23 @@ def test_unary_scalar_tail(torch, name, dtype):
             xs = x[pick[k:k + 31]]
             _assert_same_bits(fn(retrograd, _tensor(retrograd, xs, dtype)),
                               fn(torch, _tensor(torch, xs, dtype)), [xs])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shapes", [((3, 40), (40,)), ((40, 3), (40, 1)), ((2, 3, 40), (3, 1)),
+                                    ((5, 1), (1, 70)), ((2, 35, 1), (35, 2)), ((9, 7), (9, 1))])
+def test_broadcast_scalar_tails(torch, shapes, dtype):
+    """Where operands broadcast, torch's loop runs row by row over the innermost dimensions it
+    can coalesce, each row ending in its own scalar tail of size % 32 elements: add with
+    alpha, atan2 and fmod round there as in their scalar code."""
+    rng = np.random.default_rng(len(shapes[0]) * 100 + shapes[0][-1])
+    x = _values(dtype)
+    x = x[np.isfinite(x)]
+    a, b = (x[rng.integers(0, x.size, int(np.prod(s)))].reshape(s) for s in shapes)
+    for fn in (lambda lib, p, q: lib.add(p, q, alpha=-0.3), lambda lib, p, q: lib.atan2(p, q),
+               lambda lib, p, q: lib.fmod(p, q)):
+        with np.errstate(all="ignore"):
+            out = fn(retrograd, _tensor(retrograd, a, dtype), _tensor(retrograd, b, dtype))
+            ref = fn(torch, _tensor(torch, a, dtype), _tensor(torch, b, dtype))
+        _assert_same_bits(out.reshape(-1), ref.reshape(-1),
+                          [np.broadcast_to(v, ref.shape).reshape(-1) for v in (a, b)])

@@ -146,6 +146,45 @@ def reduced_binary(P, fwd, a: Tensor, b):
     return ad, bd, (out.astype(rd) if out.dtype == F32 else out)
 
 
+def scalar_loop(shape: tuple, *operands: np.ndarray):
+    """The flat indices (C order) of a pointwise result of ``shape`` that PyTorch's CPU loop
+    computes in its scalar code rather than in 32-element vector steps (on one thread), or
+    ``None``. TensorIterator coalesces the innermost dimensions while every operand's strides
+    (0 where it broadcasts) continue one another; each row of that inner size ends in a
+    scalar tail of ``size % 32`` elements. Operands are taken as laid out in C order.
+
+    >>> import numpy as np
+    >>> scalar_loop((80,), np.zeros(80), np.zeros(()))
+    slice(64, 80, None)
+    >>> scalar_loop((3, 40), np.zeros((3, 40)), np.zeros(40))[:10]
+    array([32, 33, 34, 35, 36, 37, 38, 39, 72, 73])
+    """
+    strides = []
+    for o in operands:  # element strides per dimension, innermost first; 0 where broadcast
+        st, acc, oshape = [], 1, o.shape
+        for k in range(1, len(shape) + 1):
+            size = oshape[-k] if k <= len(oshape) else 1
+            st.append(acc if size != 1 else 0)
+            acc *= size
+        strides.append(st)
+    inner, first = 1, [0] * len(operands)
+    for k in range(len(shape)):
+        size = shape[-1 - k]
+        if inner == 1:
+            inner, first = size, [st[k] for st in strides]
+        elif size != 1:
+            if any(inner * f != st[k] for f, st in zip(first, strides)):
+                break
+            inner *= size
+    tail = inner % 32
+    if not tail:
+        return None
+    n = int(np.prod(shape))
+    if inner == n:
+        return slice(n - tail, n)
+    return (np.arange(n // inner)[:, None] * inner + np.arange(inner - tail, inner)).reshape(-1)
+
+
 def reduced_unary(P, a: np.ndarray) -> np.ndarray:
     """A unary pointwise op on a float16/bfloat16 array: computed in float32 and rounded once,
     as PyTorch's kernels do. An op whose kernel takes a SLEEF function there declares the

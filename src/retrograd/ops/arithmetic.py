@@ -32,6 +32,7 @@ from ._core import (
     default_float,
     ndarray,
     operands,
+    scalar_loop,
     scalar_value,
     tensor_arg,
 )
@@ -207,17 +208,18 @@ def _fused(x, y, w, rd):
     """``x + w * y`` on float32 arrays as PyTorch's CPU add kernel computes it for dtype
     ``rd`` (aten/src/ATen/native/ufunc/add.h): the vectorised part is ``fmadd(y, w, x)``, one
     rounding in float32 (which also keeps ``w * y`` from overflowing on its own); for a
-    float16/bfloat16 ``rd`` the last ``n % 32`` elements (the scalar tail of torch's loop)
-    round ``w * y`` to the dtype before the sum, as ``c10::Half``/``c10::BFloat16``
-    arithmetic does. The caller rounds the result to ``rd``."""
+    float16/bfloat16 ``rd`` the scalar tail of torch's loop (``scalar_loop``: the last
+    ``n % 32`` elements, of each row where operands broadcast) rounds ``w * y`` to the dtype
+    before the sum, as ``c10::Half``/``c10::BFloat16`` arithmetic does. The caller rounds the
+    result to ``rd``."""
     with np.errstate(over="ignore"):  # inf, as in PyTorch, without NumPy's warning
         out = fma32(y, w, x)
-        tail = out.size % 32 if rd is not None else 0
-        if tail:
+        tail = scalar_loop(out.shape, x, y) if rd is not None else None
+        if tail is not None:
             xs, ys = np.broadcast_arrays(x, y)
-            t = (w * ys.reshape(-1)[-tail:]).astype(rd).astype(F32)
+            t = (w * ys.reshape(-1)[tail]).astype(rd).astype(F32)
             out = np.array(out, copy=True)
-            out.reshape(-1)[-tail:] = xs.reshape(-1)[-tail:] + t
+            out.reshape(-1)[tail] = xs.reshape(-1)[tail] + t
     return out
 
 
@@ -528,16 +530,16 @@ def _tensor_other(name, other) -> None:
 
 def _atan2_reduced(a, b):
     """atan2 of two float16/bfloat16 arrays as torch's loop: SLEEF's float32 atan2 on the
-    vectorised part, libm's ``atan2f`` (NumPy's float32 arctan2) on the last ``n % 32``
-    elements, as ``_fmod_reduced``."""
+    vectorised part, libm's ``atan2f`` (NumPy's float32 arctan2) on the scalar tail
+    (``scalar_loop``), as ``_fmod_reduced``."""
     rd = a.dtype
+    tail = scalar_loop(np.broadcast_shapes(a.shape, b.shape), a, b)
     a, b = np.broadcast_arrays(a.astype(F32), b.astype(F32))
     out = _sleef.atan2f(a, b)
-    tail = out.size % 32
-    if tail:
+    if tail is not None:
         flat = out.reshape(-1)
         with np.errstate(invalid="ignore"):
-            flat[-tail:] = np.arctan2(a.reshape(-1)[-tail:], b.reshape(-1)[-tail:])
+            flat[tail] = np.arctan2(a.reshape(-1)[tail], b.reshape(-1)[tail])
     return out.astype(rd)
 
 
@@ -792,15 +794,16 @@ def _not_differentiable(op, out, *inputs):
 
 def _fmod_reduced(a, b):
     """float16/bfloat16 fmod as torch's loop: SLEEF's fmodf (NaN for a quotient beyond float32)
-    on the vectorised part, the exact ``std::fmod`` on the last ``n % 32`` elements (the part
-    a 32-element vector step leaves), in float32. (torch splits tensors of over 32768
+    on the vectorised part, the exact ``std::fmod`` on the scalar tail (``scalar_loop``: the
+    elements 32-element vector steps leave), in float32. (torch splits tensors of over 32768
     elements among threads, each chunk with its own tail: the single-chunk rule is kept.)"""
-    a, b = np.broadcast_arrays(a.astype(F32), np.asarray(b).astype(F32))
+    b = np.asarray(b)
+    tail = scalar_loop(np.broadcast_shapes(a.shape, b.shape), a, b)
+    a, b = np.broadcast_arrays(a.astype(F32), b.astype(F32))
     out = _sleef.fmodf(a, b)
-    tail = out.size % 32
-    if tail:
+    if tail is not None:
         flat = out.reshape(-1)
-        flat[-tail:] = np.fmod(a.reshape(-1)[-tail:], b.reshape(-1)[-tail:])
+        flat[tail] = np.fmod(a.reshape(-1)[tail], b.reshape(-1)[tail])
     return out
 
 
