@@ -65,7 +65,9 @@ class SharedGrads:
     @classmethod
     def create(cls, comm, arrays: list):
         """Slots for tensors like ``arrays``; collective over ``comm``. None where shared
-        memory does not apply (ranks on several nodes, too many, or turned off)."""
+        memory does not apply (ranks on several nodes, too many, turned off, or too little
+        room in /dev/shm, where MPICH puts the window: at most half of what is free there, as
+        a tmpfs that runs out while the window is filled kills the process)."""
         n = comm.Get_size()
         if os.environ.get("RETROGRAD_DDP_SHM", "1") == "0" or not 2 <= n <= MAX_RANKS:
             return None
@@ -73,7 +75,9 @@ class SharedGrads:
         node = comm.Split_type(MPI.COMM_TYPE_SHARED, key=comm.Get_rank())
         whole = node.Get_size() == n
         node.Free()
-        return cls(comm, arrays) if whole else None
+        need = 2 * n * sum(_up(a.nbytes) for a in arrays)
+        ok = whole and need <= _free_shm() // 2
+        return cls(comm, arrays) if comm.allreduce(ok, op=MPI.LAND) else None
 
     def __init__(self, comm, arrays: list) -> None:
         MPI = _mpi._MPI
@@ -119,6 +123,14 @@ class SharedGrads:
         else:
             self._comm.Barrier()
         self._win.Sync()
+
+
+def _free_shm() -> int:
+    try:
+        st = os.statvfs("/dev/shm")
+    except OSError:
+        return 0
+    return st.f_bavail * st.f_frsize
 
 
 _POLL_S = float(os.environ.get("RETROGRAD_DDP_POLL_US", "50")) * 1e-6
