@@ -572,9 +572,21 @@ class AtanBackward0(Node):
         return g / (x * x + 1)
 
 
+def _libm_sinh(v):
+    with np.errstate(over="ignore"):
+        return np.sinh(v)
+
+
+def _libm_cosh(v):
+    with np.errstate(over="ignore"):
+        return np.cosh(v)
+
+
 class SinhBackward0(Node):
     forward = np.sinh
     reduced = staticmethod(_sleef.sinhf)  # float16/bfloat16: SLEEF's float32, as torch
+    # its scalar tail: libm's sinhf, finite at bfloat16's +-89 where SLEEF's overflows
+    reduced_tail = staticmethod(lambda a: _sleef.lookup(_libm_sinh, a))
     saves = "input"
 
     def backward(self, xp, g):
@@ -585,6 +597,7 @@ class SinhBackward0(Node):
 class CoshBackward0(Node):
     forward = np.cosh
     reduced = staticmethod(_sleef.coshf)  # float16/bfloat16: SLEEF's float32, as torch
+    reduced_tail = staticmethod(lambda a: _sleef.lookup(_libm_cosh, a))  # as SinhBackward0's
     saves = "input"
 
     def backward(self, xp, g):
