@@ -10,8 +10,7 @@ raw mpi4py, and how much of backward the gradient communication overlaps.
    which shows what the two processes cost each other (memory bandwidth, caches) apart from
    DDP, and DDP's own cost a step.
 2. Bandwidth: ``dist.all_reduce`` on an 8 MB float32 tensor against mpi4py's ``Allreduce``
-   on the same buffer (in place), one call of each in turn from a barrier, medians of the
-   calls. Target: >= 0.9x raw MPI's bandwidth.
+   on the same buffer (in place), alternating. Target: >= 0.9x raw MPI's bandwidth.
 3. Overlap, measured inside DDP's reducer over the timed steps of the 2-process run (torch's DDP
    logging names): backward compute (end of forward to the last gradient), communication (the
    first bucket's allreduce starting to the last one done), their overlap (torch's
@@ -99,12 +98,18 @@ def throughput(steps: int, repeats: int, ddp: bool = True) -> dict:
 
 
 def overlap(net, step, steps: int) -> dict:
-    """The reducer's own timings (ns) summed over ``steps`` more synchronised steps."""
+    """The reducer's own timings (ns) summed over ``steps`` more synchronised steps, and each
+    rank's own computation (from the step's start to its last gradient: no waiting)."""
     reducer = net.reducer
     before, n0 = dict(reducer.stats_sum), reducer.stats_count
+    own = 0
     for _ in range(steps):
+        t0 = time.perf_counter_ns()
         step()
+        own += reducer.stats["backward_compute_time_end"] - t0
     n = reducer.stats_count - n0
+    ranks = [None] * dist.get_world_size()
+    dist.all_gather_object(ranks, own / steps / 1e6)
     avg = {k: (v - before.get(k, 0)) / n / 1e6 for k, v in reducer.stats_sum.items()}
     compute, comm = avg["backward_compute_time"], avg["backward_comm_time"]
     return {"compute_ms": compute, "comm_ms": comm,
@@ -112,7 +117,7 @@ def overlap(net, step, steps: int) -> dict:
             "busy_in_compute_ms": avg["backward_comm_busy_in_compute_time"],
             "busy_ms": avg["backward_comm_busy_time"],
             "tail_ms": comm - avg["backward_compute_comm_overlap_time"],
-            "buckets": len(reducer.bucket_indices)}
+            "buckets": len(reducer.bucket_indices), "rank_compute_ms": ranks}
 
 
 def bandwidth(nbytes: int, iters: int, repeats: int) -> dict:
@@ -126,15 +131,17 @@ def bandwidth(nbytes: int, iters: int, repeats: int) -> dict:
     for _ in range(2):   # warm up both paths
         dist.all_reduce(t)
         comm.Allreduce(MPI.IN_PLACE, a)
-    # One call of each in turn, each from a barrier, so that a change in the machine's load
-    # hits both alike; the medians of the single calls.
-    for _ in range(repeats * iters):
-        for fn, times in ((lambda: dist.all_reduce(t), ours),
-                          (lambda: comm.Allreduce(MPI.IN_PLACE, a), raw)):
-            comm.Barrier()
-            t0 = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t0)
+    for _ in range(repeats):
+        comm.Barrier()
+        t0 = time.perf_counter()
+        for _ in range(iters):
+            dist.all_reduce(t)
+        ours.append((time.perf_counter() - t0) / iters)
+        comm.Barrier()
+        t0 = time.perf_counter()
+        for _ in range(iters):
+            comm.Allreduce(MPI.IN_PLACE, a)
+        raw.append((time.perf_counter() - t0) / iters)
     o, r = statistics.median(ours), statistics.median(raw)
     return {"bytes": nbytes, "ours_ms": 1e3 * o, "raw_ms": 1e3 * r,
             "ours_GBps": nbytes / o / 1e9, "raw_GBps": nbytes / r / 1e9, "ratio": r / o}
@@ -214,6 +221,9 @@ def main() -> None:
           f"start to the last end; they overlap {two['overlap_ms']:.1f} ms of backward = "
           f"{100 * two['overlap_ms'] / two['compute_ms']:.0f}% of backward time (torch's "
           "definition)")
+    print("    each rank's own forward and backward (zero_grad to its last gradient, no "
+          "waiting): " + ", ".join(f"{ms:.1f} ms" for ms in two["rank_compute_ms"])
+          + " (a difference is time the faster rank waits at every step)")
     print(f"    the allreduce thread was transferring {two['busy_in_compute_ms']:.2f} ms of that "
           f"({100 * two['busy_in_compute_ms'] / two['compute_ms']:.0f}% of backward; "
           f"{two['busy_ms']:.2f} ms in all, waits for the other rank included); backward "
