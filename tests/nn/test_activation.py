@@ -345,3 +345,28 @@ def test_no_grad_records_nothing():
     with rg.no_grad():
         for fname, kw in ACTS.values():
             assert getattr(RF, fname)(x, **kw).grad_fn is None
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,transposed", [((3, 2053), False), ((64, 128), True),
+                                              ((4, 1024), False)])
+def test_relu_large_contiguous_path(torch, dtype, shape, transposed):
+    """relu of a large contiguous float array runs against a cached row of zeros, with a short
+    tail when the size is not a multiple of the row (a non-contiguous input takes the scalar
+    path): the same values as torch for NaN and infinities, and the same gradient (a NaN input
+    passes it, as torch's ``y <= 0 ? 0 : g``)."""
+    a = np.random.default_rng(4).standard_normal(shape).astype(dtype)
+    a.reshape(-1)[:6] = [np.nan, -np.inf, np.inf, 0.0, -1.0, 2.0]
+    a.reshape(-1)[-3:] = [np.nan, -2.0, 3.0]
+    if transposed:
+        a = a.T
+    g = np.random.default_rng(5).standard_normal(a.shape).astype(dtype)
+    res = []
+    for lib in (torch, rg):
+        x = lib.tensor(a, requires_grad=True)
+        y = lib.relu(x)
+        y.backward(lib.tensor(g))
+        res.append((y.detach().numpy(), x.grad.numpy()))
+    np.testing.assert_array_equal(res[1][0], res[0][0])
+    np.testing.assert_array_equal(np.isnan(res[1][0]), np.isnan(res[0][0]))
+    np.testing.assert_array_equal(res[1][1], res[0][1])
