@@ -445,6 +445,26 @@ def ddp_checks(r: int, n: int) -> None:
                               "Detected at least one rank that exhausted inputs. Throwing "
                               "across all ranks."), e
 
+    @check("DDP: bfloat16 and float16 gradients, in shared memory and through MPI")
+    def _():
+        for dt in (torch.bfloat16, torch.float16):
+            got = []
+            for shm in ("1", "0"):
+                os.environ["RETROGRAD_DDP_SHM"] = shm
+                try:
+                    torch.manual_seed(0)
+                    m = nn.Linear(5, 3).to(dt)
+                    d = DDP(m)
+                finally:
+                    del os.environ["RETROGRAD_DDP_SHM"]
+                x = torch.from_numpy(np.arange(20.0).reshape(4, 5) * (r + 1)).to(dt)
+                d(x).float().sum().backward()
+                got.append([p.grad.float().numpy() for p in m.parameters()])
+            eq(got[0][1], np.full(3, 4.0))                   # 4 rows, averaged
+            eq(got[0][0], np.tile(np.arange(20.0).reshape(4, 5).sum(0) * 1.5, (3, 1)))
+            for a, b in zip(*got):
+                eq(a, b)
+
     @check("DDP: no_sync accumulation equals the full-batch step")
     def _():
         ref = mlp(3)

@@ -339,9 +339,9 @@ class Reducer:
                     slots[i].fill(0)
                 self._queue_shm(b, [(i, None) for i in ix])
             elif self._as_view:
-                self._queue([buf(np.zeros_like(flat))], MPI.SUM, b < len(self._buckets) - 1)
+                self._queue([buf(np.zeros_like(flat))], self._sum(b), b < len(self._buckets) - 1)
             else:
-                self._queue([buf(np.zeros_like(self._slot[i][1])) for i in ix], MPI.SUM,
+                self._queue([buf(np.zeros_like(self._slot[i][1])) for i in ix], self._sum(b),
                             b < len(self._buckets) - 1)
         if self._find_unused:
             self._queue([np.zeros(len(self._params), dtype=np.int32)], MPI.MAX, False)
@@ -454,6 +454,10 @@ class Reducer:
         np.multiply(a, self._scale, out=a, casting="unsafe")
         return a, _IN_PLACE
 
+    def _sum(self, b: int):
+        """MPI's sum for bucket ``b``'s dtype (NumPy's, run by MPI, for bfloat16)."""
+        return _mpi.mpi_op(_mpi.ReduceOp.SUM, self._buckets[b][0].dtype)
+
     def _queue(self, array, op, poll: bool = True) -> None:
         """Hand a bucket's buffers to the worker for MPI's allreduce. ``poll=False`` for the
         last ones of the backward: nothing is left to compute then, so MPI may as well spin."""
@@ -491,10 +495,10 @@ class Reducer:
                 self._queue_shm(self._next, [(i, self._own[i][0])
                                              for i in buckets[self._next][1]])
             elif self._direct:
-                self._queue([buf(self._own[i][0]) for i in buckets[self._next][1]], MPI.SUM,
-                            not last)
+                self._queue([buf(self._own[i][0]) for i in buckets[self._next][1]],
+                            self._sum(self._next), not last)
             elif self._hook is None:
-                self._queue([buf(buckets[self._next][0])], MPI.SUM, not last)
+                self._queue([buf(buckets[self._next][0])], self._sum(self._next), not last)
             else:
                 self._futures.append(self._call_hook(self._next))
             self._next += 1
