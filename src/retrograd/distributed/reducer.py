@@ -161,7 +161,7 @@ class GradBucket:
 
 def _work(todo, done) -> None:
     """The reducer's worker thread: runs each queued bucket reduction (``_reduce`` with MPI's
-    blocking Allreduce, or ``SharedBuckets.reduce``; both release the GIL while they move or
+    blocking Allreduce, or ``SharedGrads.reduce``; both release the GIL while they move or
     add data), in queue order; ``done`` gets, per bucket, its (start, end) times or the error.
 
     MPI waits by spinning, and a rank's worker often gets there before the other rank's
