@@ -257,8 +257,11 @@ class Reducer:
             self._todo.put(None)
         comm = getattr(self, "_wcomm", None)
         MPI = _mpi._MPI
-        if comm is not None and MPI is not None and not MPI.Is_finalized():
-            comm.Free()   # a program that builds many DDP modules must not run out of them
+        try:
+            if comm is not None and MPI is not None and not MPI.Is_finalized():
+                comm.Free()   # a program that builds many DDP modules must not run out of them
+        except (TypeError, AttributeError):
+            pass   # at interpreter exit, with mpi4py's module already torn down
 
     def _set_buckets(self, bucket_indices) -> None:
         seen = sorted(i for ix in bucket_indices for i in ix)
