@@ -92,12 +92,15 @@ def test_conv_transpose1d(torch, kw):
              **kw)
 
 
-@pytest.mark.parametrize("requires_grad", [(True, False, False), (False, True, True)])
+@pytest.mark.parametrize("requires_grad", [(True, False, False), (False, True, True),
+                                           (True, False, True), (False, True, False)])
 @pytest.mark.parametrize("shapes,kw", [([(2, 3, 7, 8), (4, 3, 3, 2), (4,)], dict(padding=(1, 2))),
                                        ([(2, 3, 9), (4, 3, 3), None], dict(dilation=2))])
 def test_stride1_conv_partial_grads(torch, shapes, kw, requires_grad):
     """A stride-1 convolution whose weight is frozen (input gradient only, through the transposed
-    convolution) or whose input needs no gradient (weight gradient only, from the columns)."""
+    convolution) or whose input needs no gradient (weight gradient only, from the columns); the
+    bias rides in the GEMM as a row of ones, and its gradient comes from the weight's GEMM or,
+    without one, from a sum."""
     name = "conv2d" if len(shapes[0]) == 4 else "conv1d"
     run_both(torch, *same_call(torch, f"nn.functional.{name}", **kw), _arrays(shapes, np.float64),
              tol=TOL[np.float64], requires_grad=list(requires_grad))

@@ -131,16 +131,26 @@ def _widen(a4, wp: int):
 # col2im adds then move long contiguous runs instead of rows of Wo values, 2-3x faster.
 
 
-def _wide_cols(x4, k, p, d, out_hw):
+def _wide_cols(x4, k, p, d, out_hw, ones: bool = False):
+    """Wide columns (N, C * kh * kw, Ho * Wp) and Wp; ``ones`` appends a row of ones (the
+    bias's column of the GEMM: the bias is added by the matmul, and the weight-gradient GEMM
+    sums the bias gradient in the same pass)."""
     n, c, h, w = x4.shape
     wp = w + 2 * p[1]
     extra = d[1] * (k[1] - 1)
     xf = _flat_planes(x4, p[0], p[1], extra)
     st = xf.strides
     it = st[2]
-    v = _strided(xf, (n, c, k[0], k[1], out_hw[0] * wp),
+    run = out_hw[0] * wp
+    v = _strided(xf, (n, c, k[0], k[1], run),
                  (st[0], st[1], d[0] * wp * it, d[1] * it, it), writeable=False)
-    return v.reshape(n, c * k[0] * k[1], out_hw[0] * wp), wp
+    ckk = c * k[0] * k[1]
+    if not ones:
+        return v.reshape(n, ckk, run), wp
+    cols = np.empty((n, ckk + 1, run), x4.dtype)
+    cols[:, :ckk].reshape(n, c, k[0], k[1], run)[...] = v
+    cols[:, ckk] = 1
+    return cols, wp
 
 
 def _wide_col2im(cols5, img_hw, p, d, rows: int, wp: int):
@@ -219,9 +229,13 @@ def _conv_grads_wide(g, w, cols, need_x: bool, p, d, x_hw, w_shape):
         gx = _wide_transpose(gt, _as4(w), None, n, ho, p, d, x_hw)
         if g.ndim == 3:
             gx = gx.reshape(n, gx.shape[1], x_hw[1])
-    # per sample, columns (C*kh*kw, L) @ gradient (L, O), summed over the batch
+    # per sample, columns (C*kh*kw, L) @ gradient (L, O), summed over the batch; a row of ones
+    # in the columns (the forward's bias) gives the bias gradient as the last column
     gw = _array.matmul(cols, gt.reshape(o, n, -1).transpose(1, 2, 0)).sum(0).T
-    return gx, np.ascontiguousarray(gw).reshape(w_shape)
+    gb = None
+    if gw.shape[1] > int(np.prod(w_shape[1:])):
+        gw, gb = gw[:, :-1], np.ascontiguousarray(gw[:, -1])
+    return gx, np.ascontiguousarray(gw).reshape(w_shape), gb
 
 
 def _conv_arrays(x, w, b, s, p, d, groups, out_hw=None):
@@ -233,11 +247,18 @@ def _conv_arrays(x, w, b, s, p, d, groups, out_hw=None):
     if out_hw is None:
         out_hw = (conv_out_size(h, kh, s[0], p[0], d[0]), conv_out_size(wd, kw, s[1], p[1], d[1]))
     wide = s[0] == 1 and s[1] == 1
+    # float32/float64: the bias rides in the GEMM (a row of ones in the columns); the reduced
+    # dtypes keep PyTorch's two roundings (convolution, then bias)
+    ones = wide and groups == 1 and b is not None and x4.dtype.char in "fd"
     if wide:
-        cols, wp = _wide_cols(x4, k, p, d, out_hw)
+        cols, wp = _wide_cols(x4, k, p, d, out_hw, ones)
     else:
         cols = _cols(x4, k, s, p, d, out_hw)
-    if groups == 1:
+    if ones:
+        out = _array.matmul(np.concatenate((w4.reshape(o, cg * kh * kw), b.reshape(o, 1)), 1),
+                            cols)
+        b = None
+    elif groups == 1:
         out = _array.matmul(w4.reshape(o, cg * kh * kw), cols)
     else:
         out = _array.matmul(w4.reshape(groups, o // groups, cg * kh * kw),
@@ -333,8 +354,8 @@ class ConvolutionBackward0(Node):
         gx = gw = gb = None
         if self._cols is not None and not xp.TENSORS and groups == 1 and s[0] == 1 and \
                 s[1] == 1:  # (the columns are kept only for a plain convolution's weight)
-            gx, gw = _conv_grads_wide(g, w, self._cols, self._needs(0), p, d, self._x_hw,
-                                      self._w_shape)
+            gx, gw, gb = _conv_grads_wide(g, w, self._cols, self._needs(0), p, d, self._x_hw,
+                                          self._w_shape)
         else:
             if self._needs(0):
                 gx = xp.conv_nd(g, w, None, s, p, d, groups, not transposed, self._x_hw)
@@ -345,7 +366,9 @@ class ConvolutionBackward0(Node):
                     gw = _weight_grad_arrays(x, g, self._w_shape, s, p, d, groups, self._cols)
                 else:
                     gw = xp.conv_weight_grad(x, g, self._w_shape, s, p, d, groups)
-        if self._needs(2):
+        if not self._needs(2):
+            gb = None
+        elif gb is None:
             gb = xp.sum(g, dim=(0, 2, 3) if g.ndim == 4 else (0, 2))
         return gx, gw, gb
 
