@@ -90,7 +90,7 @@ def exit_dual_level(*, level=None) -> None:
     global _current
     if _current is None:
         raise RuntimeError("Dual level must be a positive number.")
-    if level not in (None, 0):
+    if level is not None and level != 0:
         raise RuntimeError(
             "Trying to exit a forward AD level that was not the last one that was created. "
             "This is not supported."
@@ -100,8 +100,10 @@ def exit_dual_level(*, level=None) -> None:
     lvl, _current = _current, None
     for ref in lvl.duals:
         t = ref()
-        if t is not None and t._fw is not None and t._fw[0] is lvl:
-            del t._fw
+        if t is not None:
+            fw = t._fw
+            if fw is not None and fw[0] is lvl:
+                del t._fw
     for ref in lvl.nodes:
         # A node holding its output's tangent, whose graph reaches the node again (the tangent
         # of tanh's output is computed from that output), is a reference cycle: cut it, so the
@@ -238,24 +240,25 @@ class _Forced(Node):
 
 _FORCED = _Forced()
 _NONE_EDGE = (None, 0)
-
-
-def _is_function(P) -> bool:
-    return P is not None and not issubclass(P, Node)
+_NodeType = type(Node)  # the class of primitives' classes (a user Function's differs)
 
 
 def _observe(P, inputs, attrs, run):
     lvl = _current
     tans = None
-    for i, x in enumerate(inputs):
+    i = 0
+    for x in inputs:
         if isinstance(x, Tensor):
             fw = x._fw
             if fw is not None and fw[0] is lvl:
                 if tans is None:
                     tans = [None] * len(inputs)
                 tans[i] = fw[1]
+        i += 1
     if tans is None:
         return run()
+    if P.__class__ is _NodeType and "step" not in attrs:  # a primitive (the common call)
+        return _primitive_jvp(P, inputs, tans, run, lvl, "pointwise" in attrs)
     if "step" in attrs:
         out = run()
         try:
@@ -264,7 +267,7 @@ def _observe(P, inputs, attrs, run):
             tan = replay(_ops, _ops.contiguous(tans[0]), (attrs["step"],))
         _set(out, tan, lvl)
         return out
-    if _is_function(P):
+    if P is not None and not issubclass(P, Node):
         return _function_jvp(P, inputs, attrs, tans, run, lvl)
     return _primitive_jvp(P, inputs, tans, run, lvl, "pointwise" in attrs)
 
@@ -284,22 +287,28 @@ def _requires(x) -> bool:
 def _primitive_jvp(P, inputs, tans, run, lvl, pointwise):
     prev = state.grad_enabled
     natural = False
-    forced = []
+    forced = None
     for x, t in zip(inputs, tans):
-        if _requires(x):
-            natural = prev
-        elif t is not None:
-            forced.append(x)
-    for x in forced:  # after the test above: an input may come twice (a * a)
-        x._grad_fn, x._rg = _FORCED, True
+        if x.__class__ is Tensor or isinstance(x, Tensor):
+            if x._rg or (x._view is not None and x.requires_grad):
+                natural = prev
+            elif t is not None:
+                if forced is None:
+                    forced = []
+                forced.append(x)
+    if forced is not None:  # after the test above: an input may come twice (a * a)
+        for x in forced:
+            x._grad_fn, x._rg = _FORCED, True
     state.grad_enabled = True
     try:
         out = run()
     finally:
         state.grad_enabled = prev
-        for x in forced:
-            x._grad_fn, x._rg = None, False
-    if out.__class__ is Tensor:
+        if forced is not None:
+            for x in forced:
+                x._grad_fn, x._rg = None, False
+    single = out.__class__ is Tensor
+    if single:
         outs = (out,)
         node = out._grad_fn
     else:
@@ -308,61 +317,103 @@ def _primitive_jvp(P, inputs, tans, run, lvl, pointwise):
                      if isinstance(o, Tensor) and o._grad_fn is not None), None)
     if node is None or node is _FORCED:
         return out
-    if len(outs) > 1 and getattr(node, "_outs", 0) is None and hasattr(node, "keep"):
-        # A factorization keeps its outputs once the call returns (ops.decomp._attach): the
-        # rule runs inside the call, so it keeps them here.
-        node.keep([o._data for o in outs], [o._vc for o in outs])
-    if node._out is None and len(outs) > 1 and isinstance(outs[0], Tensor):
-        node.save_output(outs[0])  # std_mean saves it once the call returns: its rule reads it
-    graph = prev and (natural or any(t is not None and t.requires_grad for t in tans))
+    if not single:
+        if len(outs) > 1 and getattr(node, "_outs", 0) is None and hasattr(node, "keep"):
+            # A factorization keeps its outputs once the call returns (ops.decomp._attach): the
+            # rule runs inside the call, so it keeps them here.
+            node.keep([o._data for o in outs], [o._vc for o in outs])
+        if node._out is None and len(outs) > 1 and isinstance(outs[0], Tensor):
+            node.save_output(outs[0])  # std_mean saves it once the call returns: its rule reads it
+    graph = False
+    if prev:
+        for t in tans:
+            if t is not None and (t._rg or (t._view is not None and t.requires_grad)):
+                graph = True
+                break
+        else:
+            # The rule records only when what it reads requires grad: with constant tangents,
+            # a node whose saved values are all constants (``W @ x``'s tangent ``W @ v``, x
+            # alone requiring grad) has a constant tangent, computed on arrays.
+            graph = natural and (not single or _reads_grad(node))
     try:
         tout = _rule(P, node, tans, outs, graph, pointwise)
     finally:
-        if forced:
+        if forced is not None:
             node.next_functions = tuple(_NONE_EDGE if e[0] is _FORCED else e
                                         for e in node.next_functions)
         if not natural:
             for o in outs:
                 if isinstance(o, Tensor) and o._grad_fn is node:
                     o._grad_fn, o._nr, o._rg = None, 0, False
+    if single and tout.__class__ is not tuple:
+        if tout is not None and out._data.dtype.char in FLOAT_CHARS:  # _set, inlined
+            out._fw = (lvl, _as_tangent(tout, out, tans, graph))
+            lvl.duals.append(weakref.ref(out))
+        if natural:
+            # A backward that records (create_graph) unpacks saved outputs as new tensors: they
+            # take their tangents from here (forward over reverse).
+            node._out_fw = (out._fw,)
+            lvl.nodes.append(weakref.ref(node))
+        return out
     if not isinstance(tout, tuple):
         tout = (tout,)
     for o, t in zip(outs, tout):
         if t is not None and isinstance(o, Tensor):
             _set(o, _as_tangent(t, o, tans, graph), lvl)
     if natural:
-        # A backward that records (create_graph) unpacks saved outputs as new tensors: they
-        # take their tangents from here (forward over reverse).
         node._out_fw = tuple(o._fw if isinstance(o, Tensor) else None for o in outs)
         lvl.nodes.append(weakref.ref(node))
     return out
+
+
+def _reads_grad(node) -> bool:
+    """Whether a one-output node keeps a value that requires grad for its rule to read: its
+    saved output, or a saved input that requires grad (hooked entries: assume so)."""
+    if node._out is not None or node._packed:
+        return True
+    for x in node._saved or ():
+        if x.__class__ is Tensor or isinstance(x, Tensor):
+            if x._rg or (x._view is not None and x.requires_grad):
+                return True
+    return False
 
 
 def _as_tangent(t, o, tans, graph):
     """A rule's result as a tangent of ``o``: its shape and dtype, never one of the inputs'
     tangents itself (an in-place op on one must not change the other)."""
     d = o._data
-    if graph or isinstance(t, Tensor):
+    if t.__class__ is Tensor or graph or isinstance(t, Tensor):
         if not isinstance(t, Tensor):
             t = make(np.asarray(t))
-        if t._data.shape != d.shape:
+        a = t._data
+        if a.shape != d.shape:
             t = _ops.expand(t, d.shape)
-        if t._data.dtype != d.dtype:
+        if a.dtype != d.dtype:  # (expand keeps the dtype)
             t = _ops.to_dtype_op(t, d.dtype)
-        if t._view is not None or any(t is x for x in tans):
+        if t._view is not None or _is_one_of(t, tans):
             t = _ops.clone(t)
         return t
-    a = np.asarray(t)
+    a = t if t.__class__ is np.ndarray else np.asarray(t)
     if a.shape != d.shape or a.dtype != d.dtype or a.base is not None or \
             any(x is not None and a is x._data for x in tans):
         a = np.array(np.broadcast_to(a, d.shape), dtype=d.dtype, order="C")
     return make(a)
 
 
+def _is_one_of(t, tans) -> bool:
+    for x in tans:
+        if t is x:
+            return True
+    return False
+
+
 def _rule(P, node, tans, outs, graph, pointwise):
     """The output tangent(s) of one recorded primitive call (see the module docstring)."""
-    xp = _ops if graph else _array
-    tv = [t if t is None or graph else t._data for t in tans]
+    if graph:
+        xp, tv = _ops, tans
+    else:
+        xp = _array
+        tv = [t if t is None else t._data for t in tans]
     if P.jvp is not None:
         return node.jvp(xp, *tv)
     if getattr(P, "pointwise", pointwise):
@@ -371,9 +422,12 @@ def _rule(P, node, tans, outs, graph, pointwise):
         for i, t in enumerate(tv):
             if t is None:
                 continue
-            g = (_ops.expand(t, shape) if graph else np.broadcast_to(t, shape)) \
-                if t.shape != shape else t
-            r = node.backward(xp, g)
+            if graph:
+                if t._data.shape != shape:
+                    t = _ops.expand(t, shape)
+            elif t.shape != shape:
+                t = np.broadcast_to(t, shape)
+            r = node.backward(xp, t)
             r = r[i] if isinstance(r, tuple) else r
             if r is not None:
                 total = r if total is None else total + r
