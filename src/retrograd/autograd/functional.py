@@ -23,8 +23,10 @@ import numpy as np
 from .._tensor import Tensor, make
 from ..ops.join import stack
 from . import forward_ad as fwAD
+from .api import _seed_grads
 from .api import grad as _autograd_grad
-from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
+from .engine import run_backward
+from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled, state
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
@@ -93,7 +95,7 @@ def _check_v(v, ref, ref_is_tuple: bool) -> None:
             )
         raise RuntimeError("The given v should contain a single Tensor.")
     for i, (a, b) in enumerate(zip(v, ref)):
-        if a.shape != b.shape:
+        if a._data.shape != b._data.shape:
             where = f"Entry {i} in " if ref_is_tuple else ""
             raise RuntimeError(
                 f"{where}v has invalid size: should be {_size(b.shape)} but got {_size(a.shape)}."
@@ -478,39 +480,54 @@ class _NoForwardRule(Exception):
 
 def _hvp_forward(func, inputs, v, create_graph: bool):
     """``hvp`` as the gradient of the output's forward tangent; same checks, in the same order,
-    as ``_second_order``."""
-    with enable_grad():
+    as ``_second_order``. Grad modes and the dual level are set directly (not through their
+    context managers) and the gradient is one engine pass: ``hvp`` is often called in a loop
+    (conjugate gradients), on small problems where these fixed costs would dominate."""
+    prev = state.grad_enabled
+    state.grad_enabled = True
+    try:
         in_tuple, inputs = _tupled(inputs, "inputs", "hvp")
         inputs = _prepare(inputs, create_graph, need_graph=True)
         v = _v_or_scalar(v, inputs, in_tuple, "hvp", create_graph,
                          "input to the user-provided function is")
         if v is None:  # one single-element input: v = 1
             v = (make(np.ones_like(inputs[0]._data)),)
-        with fwAD.dual_level():
+        fwAD.enter_dual_level()
+        try:
             for x, t in zip(inputs, v):
                 # The result takes the input's dtype, as PyTorch's (v is cast to it).
-                fwAD.set_tangent(x, t if t.dtype == x.dtype else t.to(x.dtype))
+                fwAD.set_tangent(x, t if t._data.dtype == x._data.dtype else t.to(x.dtype))
             try:
                 out = func(*inputs)
             except NotImplementedError as e:
                 if "forward mode AD" in str(e):
                     raise _NoForwardRule from e
                 raise
-            out_tuple, outputs = _tupled(out, "outputs of the user-provided function", "hvp")
-            if out_tuple or not isinstance(out, Tensor):
-                raise RuntimeError("The function given to hvp should return a single Tensor")
-            if out.numel() != 1:
+            if out.__class__ is not Tensor:
+                out_tuple, outputs = _tupled(out, "outputs of the user-provided function", "hvp")
+                if out_tuple or not isinstance(out, Tensor):
+                    raise RuntimeError("The function given to hvp should return a single Tensor")
+            if out._data.size != 1:
                 raise RuntimeError(
                     "The Tensor returned by the function given to hvp should contain a single "
                     "element"
                 )
             tangent = fwAD.tangent_of(out)
-    with set_grad_enabled(True if create_graph else is_grad_enabled()):
+        finally:
+            fwAD.exit_dual_level()
+    finally:
+        state.grad_enabled = prev
+    state.grad_enabled = True if create_graph else prev
+    try:
         # <grad f, v> depends on x only where f is not linear: elsewhere H v is zero.
         if tangent is None or not tangent.requires_grad:
             res = (None,) * len(inputs)
         else:
-            res = _autograd_grad(tangent, inputs, allow_unused=True, create_graph=create_graph)
+            res = run_backward((tangent,), _seed_grads((tangent,), (None,)), create_graph,
+                               create_graph, inputs, accumulate=False)
         res = _zeros_for_missing(res, inputs, False, create_graph, "double_back_trick")
-    return (_untuple(_finish(outputs, create_graph), out_tuple),
-            _untuple(_finish(res, create_graph), in_tuple))
+    finally:
+        state.grad_enabled = prev
+    out = out if create_graph else out.detach()
+    # (Without create_graph the engine's results are fresh tensors outside any graph already.)
+    return out, res if in_tuple else res[0]
