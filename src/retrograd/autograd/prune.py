@@ -6,6 +6,8 @@ to its members.
 
 from __future__ import annotations
 
+from operator import attrgetter, itemgetter
+
 __all__ = ["reaching", "runs"]
 
 
@@ -18,8 +20,9 @@ def runs(fn, reach) -> bool:
 
 
 def reaching(root_edges, targets) -> set:
-    """The nodes from which some target can be reached (targets included): a depth-first walk
-    from the roots, without recursion, deciding each node once all its inputs are decided.
+    """The nodes from which some target can be reached (targets included): every node the
+    roots reach, taken oldest first (a node is made after the nodes its edges lead to, the
+    order the engine's walk relies on too), is in when a target or one of its inputs is.
 
     >>> import retrograd as torch
     >>> x = torch.tensor([1.0], requires_grad=True)
@@ -29,27 +32,22 @@ def reaching(root_edges, targets) -> set:
     >>> sorted(fn.name() for fn in reaching([(z.grad_fn, 0)], {acc}))
     ['AddBackward0', 'MulBackward0', 'torch::autograd::AccumulateGrad']
     """
+    # (map/any over the edges keep the per-edge work in C: this runs before every pass.)
+    seen = {None}
+    stack = list(map(_NODE, root_edges))
+    while stack:
+        fn = stack.pop()
+        if fn not in seen:
+            seen.add(fn)
+            stack.extend(map(_NODE, fn.next_functions))
+    seen.discard(None)
     reach = set()
-    done = set()
-    for root, _ in root_edges:
-        if root in done:
-            continue
-        done.add(root)
-        stack = [(root, iter(root.next_functions))]
-        while stack:
-            fn, it = stack[-1]
-            for nxt, _ in it:
-                if nxt is not None and nxt not in done:
-                    done.add(nxt)
-                    stack.append((nxt, iter(nxt.next_functions)))
-                    break
-            else:
-                stack.pop()
-                if fn in targets:
-                    reach.add(fn)
-                    continue
-                for nxt, _ in fn.next_functions:
-                    if nxt in reach:  # (None is never in it)
-                        reach.add(fn)
-                        break
+    has = reach.__contains__
+    for fn in sorted(seen, key=_SEQ):
+        if fn in targets or any(map(has, map(_NODE, fn.next_functions))):
+            reach.add(fn)
     return reach
+
+
+_SEQ = attrgetter("_seq")
+_NODE = itemgetter(0)
