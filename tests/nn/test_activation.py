@@ -115,6 +115,21 @@ def test_scalar_and_empty(torch):
             np.testing.assert_allclose(yr.numpy(), yt.numpy(), rtol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_nan_and_signed_zero(torch, dtype):
+    """hardshrink and softshrink keep NaN; elu/selu/celu keep -0. (as PyTorch's kernels; 48
+    elements, in their vector loops: softshrink's scalar tail gives -0. for -0.)."""
+    import torch.nn.functional as TF
+
+    a = np.tile([np.nan, -0.0, 0.0, -0.3, 0.3, 2.0], 8)
+    for fname, kw in [("hardshrink", {"lambd": 0.25}), ("softshrink", {"lambd": 0.25}),
+                      ("elu", {}), ("selu", {}), ("celu", {"alpha": 0.5})]:
+        yt = getattr(TF, fname)(torch.tensor(a, dtype=getattr(torch, dtype)), **kw).numpy()
+        yr = getattr(RF, fname)(rg.tensor(a, dtype=getattr(rg, dtype)), **kw).numpy()
+        np.testing.assert_array_equal(np.signbit(yr), np.signbit(yt))
+        np.testing.assert_allclose(yr, yt, rtol=1e-6)
+
+
 def test_softmax_extreme_logits(torch):
     import torch.nn.functional as TF
 

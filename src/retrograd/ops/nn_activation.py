@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from .. import _sleef
 from .._dtypes import F32, FLOAT_CHARS, FROM_NP, REDUCED
 from .._tensor import Tensor
 from ..autograd.graph import Node
@@ -69,7 +70,12 @@ def _unary(P, x: Tensor, kernel: str, *params, result: bool = False, **attrs) ->
         a = _float_input(x, kernel)
     except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
         raise arg_error(op_name_of(P), "input", 1, x) from None
-    out = P.forward(a, *params)
+    if a.dtype in REDUCED:
+        # PyTorch's kernels compute float16/bfloat16 in float32 and round once; ``P.reduced``
+        # is the float32 formula where the kernel's differs from ``forward``'s
+        out = getattr(P, "reduced", P.forward)(a.astype(F32), *params).astype(a.dtype)
+    else:
+        out = P.forward(a, *params)
     if result:
         return apply(P, out, x, save_out=True, **attrs)
     return apply(P, out, x, save=(x,), **attrs)
@@ -79,7 +85,7 @@ def _unary(P, x: Tensor, kernel: str, *params, result: bool = False, **attrs) ->
 
 
 def _elu_array(a, alpha, scale, input_scale):
-    neg = np.expm1(np.minimum(a, 0) * input_scale)
+    neg = np.expm1(np.where(a > 0, np.zeros((), a.dtype), a) * input_scale)  # elu(-0.) is -0.
     if alpha != 1:
         neg *= alpha
     out = np.where(a > 0, a, neg)
@@ -297,6 +303,8 @@ def gelu(input, approximate: str = "none") -> Tensor:  # noqa: A002
 
 class SiluBackward0(Node):
     forward = staticmethod(lambda a: a * _sigmoid(a))
+    # float16/bfloat16: x / (1 + exp(-x)) in float32 with SLEEF's expf, as torch's kernel
+    reduced = staticmethod(lambda a: a / (F32.type(1) + _sleef.expf(-a)))
 
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
@@ -416,12 +424,14 @@ def hardswish(input) -> Tensor:  # noqa: A002
 
 
 def _hardshrink_array(a, lambd):
-    return np.where((a > lambd) | (a < -lambd), a, np.zeros((), a.dtype))
+    # NaN stays NaN, as in PyTorch (the test is for the zeroed band)
+    return np.where((a >= -lambd) & (a <= lambd), np.zeros((), a.dtype), a)
 
 
 def _softshrink_array(a, lambd):
     lo = np.asarray(lambd, a.dtype)
-    return np.where(a > lo, a - lo, np.where(a < -lo, a + lo, np.zeros((), a.dtype)))
+    zero = np.zeros((), a.dtype)
+    return np.where(a > lo, a - lo, np.where(a < -lo, a + lo, np.where(a == a, zero, a)))
 
 
 class HardshrinkBackward0(Node):
@@ -455,7 +465,10 @@ def hardshrink(input, lambd=0.5) -> Tensor:  # noqa: A002
     >>> torch.hardshrink(torch.tensor([0.3, -1.]))
     tensor([ 0., -1.])
     """
-    return _unary(HardshrinkBackward0, input, "hardshrink_cpu", lambd, _l=lambd)
+    lo = lambd
+    if isinstance(input, Tensor) and input._data.dtype in REDUCED:  # PyTorch: lambd in the dtype
+        lo = float(np.asarray(lambd, F32).astype(input._data.dtype))
+    return _unary(HardshrinkBackward0, input, "hardshrink_cpu", lo, _l=lambd)
 
 
 def softshrink(input, lambd=0.5) -> Tensor:  # noqa: A002
