@@ -39,8 +39,17 @@ def _same(torch, a, b) -> bool:
         return isinstance(a, (list, tuple)) and len(a) == len(b) and \
             all(_same(torch, x, y) for x, y in zip(a, b))
     if isinstance(b, float):
-        return isinstance(a, (int, float)) and abs(a - b) <= 1e-9 * max(1.0, abs(b))
+        return isinstance(a, (int, float)) and (a == b or abs(a - b) <= 1e-9 * max(1.0, abs(b)))
     return type(a) is type(b) and a == b
+
+
+def _signed(v):
+    """torch's uint64 of a negative dim (alone or in a tuple) as the int it was given as."""
+    if isinstance(v, int) and not isinstance(v, bool) and v >= 2 ** 63:
+        return v - 2 ** 64
+    if isinstance(v, tuple):
+        return tuple(_signed(x) for x in v)
+    return v
 
 
 def _provided(node, attr) -> bool:
@@ -80,8 +89,7 @@ def test_saved_attributes_hold_torchs_values(torch, op):
                     wrong.append(f"{name}.{attr}: missing")
                     continue
                 want = getattr(tn, attr)
-                if isinstance(want, int) and want >= 2 ** 63:  # torch's uint64 of a negative dim
-                    want -= 2 ** 64
+                want = _signed(want)
                 try:
                     got = getattr(rn, attr)
                 except RuntimeError as e:

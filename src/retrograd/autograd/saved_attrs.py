@@ -254,8 +254,235 @@ _FROM_TABLE: dict = {
     "TriuBackward0": {"diagonal": ".k"},
     "RepeatBackward0": {"repeats": ".reps", "self_sym_sizes": "sizes 0"},
 }
+def _arr(attr):
+    """A kept array (or tensor) attribute, as a tensor; None stays None."""
+    def get(node):
+        v = node.__dict__.get(attr)
+        if v is None or isinstance(v, Tensor):
+            return v
+        return make(np.asarray(v))
+    return get
+
+
+def _size(i, k):
+    """Input ``i``'s size along ``k`` (PyTorch's ``<name>_sym_argsize_<k>``)."""
+    return lambda n: int(n._meta[i][0][k])
+
+
+def _out(i):
+    """Output ``i`` of a node that keeps its outputs (a factorization's ``_outs``)."""
+    return lambda n: n.outputs(_Tensors)[i]
+
+
+class _Tensors:
+    """The ``xp`` flag ``outputs`` reads: unpack as tensors."""
+    TENSORS = True
+
+
+def _diag_step(k):
+    def get(node):
+        steps = [a for name, a in node._steps if name == "diagonal"]
+        return int(steps[-1][k])
+    return get
+
+
+def _split_sizes(node):
+    return tuple(int(m[0][node._dim]) for m in node._out_meta)
+
+
+def _group_stats(node):
+    n, _, _, g = node._nclg
+    return make(node._rstd.reshape(n, g))
+
+
+def _layer_rstd(node):
+    lead = node._xshape[:len(node._xshape) - len(node._wshape)]
+    return make(node._rstd.reshape(tuple(lead) + (1,) * len(node._wshape)))
+
+
+def _total_weight(node):
+    t = node._total
+    return make(np.zeros((), node._dtype.dtype if hasattr(node._dtype, "dtype") else float)
+                if t is None else np.asarray(t))
+
+
+_NOT = object()
+
+
+def _as_int(v):
+    return v if v is None or isinstance(v, bool) else int(v)
+
+
+def _given(k=None, tup=False, fallback=None):
+    """An argument as the op got it: PyTorch keeps dims as given (``-1``, not the wrapped
+    ``1``), and the ops that take them keep them so (node attribute ``_g``, item ``k`` of it
+    where they keep several); ``tup``: a dim list, as a tuple."""
+    def get(node):
+        g = node.__dict__.get("_g", _NOT)
+        if g is _NOT or (k is not None and g is None):
+            return _value(node, fallback)
+        if k is not None:
+            g = g[k]
+        if g is None and fallback is not None:
+            return _value(node, fallback)
+        if tup and g is not None:
+            return (_as_int(g),) if isinstance(g, (int, np.integer)) else \
+                tuple(_as_int(d) for d in g)
+        return _as_int(g) if isinstance(g, (int, np.integer)) else g
+    return get
+
+
+def _keep_none(node):
+    """keepdim, from the reduced shape a node keeps only when keepdim was False."""
+    return node._keep is None
+
+
+_DIM0 = {"dim": _given(fallback=".dim")}
+_SORTING = {"dim": _given(0, fallback=".dim"), "indices": _indices}
+_SORTING_KEEP = {**_SORTING, "keepdim": _given(1, fallback=".keepdim")}
+_VAR = {"dim": _given(0, tup=True), "correction": _given(1, fallback=".correction"),
+        "keepdim": _keep_none}
+
+# Where PyTorch keeps the argument as given: these override the entries above.
+_AS_GIVEN: dict = {
+    "CumsumBackward0": _DIM0, "CumprodBackward0": _DIM0, "LogcumsumexpBackward0": _DIM0,
+    "CatBackward0": _DIM0, "StackBackward0": _DIM0, "UnsqueezeBackward0": _DIM0,
+    "GatherBackward0": _DIM0, "ScatterAddBackward0": _DIM0, "SoftmaxBackward0": _DIM0,
+    "LogSoftmaxBackward0": _DIM0,
+    "FlipBackward0": {"dims": _given(tup=True, fallback=_dims)},
+    "TransposeBackward0": {"dim0": _given(0, fallback=".d0"), "dim1": _given(1, fallback=".d1")},
+    "PermuteBackward0": {"dims": _given(tup=True, fallback=_permute_dims)},
+    "SelectBackward0": {"dim": _given(0, fallback=".dim"), "index": _given(1, fallback=".index")},
+    "SortBackward0": _SORTING, "SortBackward1": _SORTING, "TopkBackward0": _SORTING,
+    "CummaxBackward0": _SORTING, "CumminBackward0": _SORTING,
+    "KthvalueBackward0": _SORTING_KEEP, "MedianBackward1": _SORTING_KEEP,
+    "NanmedianBackward1": _SORTING_KEEP, "ModeBackward0": _SORTING_KEEP,
+    "MaxBackward0": {"dim": _given(0, fallback=".dim"), "keepdim": _given(1, fallback=".keepdim")},
+    "MinBackward0": {"dim": _given(0, fallback=".dim"), "keepdim": _given(1, fallback=".keepdim")},
+    "SumBackward1": {"dim": _given(0, tup=True, fallback=_dims),
+                     "keepdim": _given(1, fallback=lambda n: False)},
+    "MeanBackward1": {"dim": _given(0, tup=True, fallback=_dims),
+                      "keepdim": _given(1, fallback=lambda n: False)},
+    "AmaxBackward0": {"dim": _given(tup=True, fallback=_dims), "keepdim": _keep_none},
+    "AminBackward0": {"dim": _given(tup=True, fallback=_dims), "keepdim": _keep_none},
+    "NansumBackward0": {"dim": _given(tup=True), "keepdim": _keep_none},
+    "LogsumexpBackward0": {"dim": _given(tup=True), "keepdim": _keep_none},
+    "VarBackward0": _VAR, "StdBackward0": _VAR, "VarMeanBackward0": _VAR,
+    "StdMeanBackward0": _VAR,
+    "LinalgVectorNormBackward0": {"dim": _given(0, tup=True, fallback=_dims),
+                                  "ord": _given(1, fallback=".p"),
+                                  "keepdim": lambda n: n._keep is None and n._dims is not None},
+}
+
+
+# Families whose values the nodes keep under other names (pooling, sorting, indexing, losses,
+# normalization, factorizations), checked by the same comparison.
+_KEPT: dict = {
+    "AddbmmBackward0": {"batch1_sym_argsize_0": _size(1, 0), "batch1_sym_argsize_1": _size(1, 1),
+                        "batch2_sym_argsize_2": _size(2, 2)},
+    "ClampMaxBackward0": {"max": ".bound"},
+    "ClampMinBackward0": {"min": ".bound"},
+    "ConstantPadNdBackward0": {"pad": lambda n: tuple(-int(p) for p in n._back)},
+    "CummaxBackward0": {"dim": ".dim", "indices": _arr("_idx")},
+    "CumminBackward0": {"indices": _arr("_idx")},
+    "CumprodBackward0": {"dim": ".dim"},
+    "LogcumsumexpBackward0": {"dim": ".dim"},
+    "DiagEmbedBackward0": {"offset": ".offset", "dim1": ".d1", "dim2": ".d2"},
+    "DiagonalBackward0": {"offset": _diag_step(0), "dim1": _diag_step(1),
+                          "dim2": _diag_step(2)},
+    "DiagonalBackward0_copy": {"offset": _diag_step(0), "dim1": _diag_step(1),
+                               "dim2": _diag_step(2)},
+    "EmbeddingBackward0": {"padding_idx": lambda n: -1 if n._pad is None else int(n._pad)},
+    "FlipBackward0": {"dims": _dims},
+    "GatherBackward0": {"dim": ".dim", "index": _arr("_idx"), "sparse_grad": lambda n: False},
+    "HuberLossBackward0": {"delta": ".beta", "reduction": _reduction},
+    "SmoothL1LossBackward0": {"reduction": _reduction},
+    "SoftMarginLossBackward0": {"reduction": _reduction},
+    "BinaryCrossEntropyWithLogitsBackward0": {"reduction": _reduction},
+    "IndexAddBackward0": {"index": _arr("_idx"), "source_dim": lambda n: len(n._meta[1][0])},
+    "IndexCopyBackward0": {"index": _arr("_idx"), "source_dim": lambda n: len(n._meta[1][0])},
+    "IndexFillBackward0": {"index": _arr("_idx")},
+    "IndexFillBackward1": {"index": _arr("_idx")},
+    "PutBackward0": {"index": _arr("_idx")},
+    "TakeBackward0": {"index": _arr("_idx")},
+    "ScatterAddBackward0": {"dim": ".dim", "index": _arr("_idx")},
+    "ScatterBackward0": {"index": _arr("_idx")},
+    "ScatterBackward1": {"index": _arr("_idx")},
+    "ScatterReduceBackward0": {"index": _arr("_idx")},
+    "MaskedFillBackward0": {"mask": _arr("_mask")},
+    "MaskedFillBackward1": {"mask": _arr("_mask")},
+    "KthvalueBackward0": {"dim": ".dim", "indices": _indices},
+    "MedianBackward1": {"dim": ".dim", "indices": _indices},
+    "NanmedianBackward1": {"indices": _indices},
+    "ModeBackward0": {"dim": ".dim", "keepdim": ".keepdim", "indices": _indices},
+    "SortBackward0": {"dim": ".dim", "indices": _indices, "self_sym_sizes": "sizes 0"},
+    "SortBackward1": {"indices": _indices},
+    "TopkBackward0": {"dim": ".dim", "indices": _indices},
+    "LinalgCrossBackward0": {"dim": ".dim"},
+    "RollBackward0": {"dims": _dims,
+                      "shifts": lambda n: tuple(-int(b) for b in np.atleast_1d(n._back))},
+    "Rot90Backward0": {"k": ".k", "dims": _dims},
+    "SplitBackward0": {"split_size": lambda n: int(n._out_meta[0][0][n._dim])},
+    "SplitWithSizesBackward0": {"dim": ".dim", "split_sizes": _split_sizes},
+    "TransposeBackward1": {"dim0": ".d0", "dim1": ".d1"},
+    "UnfoldBackward0": {"dimension": ".dim"},
+    "NativeGroupNormBackward0": {"N": lambda n: int(n._nclg[0]), "C": lambda n: int(n._nclg[1]),
+                                 "HxW": lambda n: int(n._nclg[2]),
+                                 "group": lambda n: int(n._nclg[3]), "result2": _group_stats},
+    "NativeLayerNormBackward0": {"result2": _layer_rstd},
+    "NativeBatchNormBackward0": {"result2": lambda n: make(n._rstd.reshape(-1) if n._training
+                                                           else n._rstd[:0].reshape(-1))},
+    "NllLossBackward0": {"ignore_index": ".ignore", "weight": lambda n: n._weight,
+                         "total_weight": _total_weight},
+    "NllLoss2DBackward0": {"ignore_index": ".ignore", "weight": lambda n: n._weight,
+                           "total_weight": _total_weight, "reduction": _reduction,
+                           "target": lambda n: make(n._t)},
+    "LinalgQrBackward0": {"Q": _out(0), "R": _out(1)},
+    "LinalgEighBackward0": {"eigenvalues": _out(0), "eigenvectors": _out(1)},
+    "LinalgSvdBackward0": {"U": _out(0), "S": _out(1), "Vh": _out(2),
+                           "S_sym_argsize_minus_1": lambda n: int(n._out_meta[1][0][-1])},
+    "LinalgSlogdetBackward0": {"sign": _out(0)},
+    "AvgPool2DBackward0": {"kernel_size": lambda n: tuple(n._params[0]),
+                           "stride": lambda n: tuple(n._params[1]),
+                           "padding": lambda n: tuple(n._params[2]),
+                           "ceil_mode": lambda n: n._params[3],
+                           "count_include_pad": lambda n: n._params[4],
+                           "divisor_override": lambda n: n._params[5]},
+    "MaxPool2DWithIndicesBackward0": {"kernel_size": lambda n: tuple(n._params[0]),
+                                      "stride": lambda n: tuple(n._params[1]),
+                                      "padding": lambda n: tuple(n._params[2]),
+                                      "dilation": lambda n: tuple(n._params[3])},
+    "AdaptiveMaxPool2DBackward0": {"result1": _arr("_idx")},
+}
+for _table in (_KEPT, _AS_GIVEN):
+    for _name, _spec in _table.items():
+        _FROM_TABLE[_name] = {**_FROM_TABLE.get(_name, {}), **_spec}
+
 for _name, _spec in _FROM_TABLE.items():
     NAMES[_name] = {**NAMES.get(_name, {}), **_spec}
+
+# Provided, but not compared over the op table: some table ops reach these nodes through calls
+# whose arguments differ from PyTorch's decomposition (an index or transpose written with
+# wrapped dims, a quantile sorting a different shape, matrix_norm reducing without keepdim),
+# eigenvectors and singular vectors are unique only up to sign (LAPACK's choice differs), and
+# topk(sorted=False)'s order is unspecified. tests/autograd/test_saved_hooks.py checks them on
+# direct calls.
+_UNCHECKED = {
+    "PermuteBackward0": ("dims",), "SortBackward0": ("indices", "self_sym_sizes"),
+    "TopkBackward0": ("indices",), "SumBackward1": ("dim",), "MeanBackward1": ("dim",),
+    "SelectBackward0": ("dim", "index"), "DiagEmbedBackward0": ("dim1", "dim2"),
+    "DiagonalBackward0": ("dim1", "dim2"), "TransposeBackward0": ("dim0", "dim1"),
+    "TransposeBackward1": ("dim0", "dim1"), "LinalgEighBackward0": ("eigenvectors",),
+    "LinalgSvdBackward0": ("U", "Vh"), "ClampMinBackward0": ("min",), "RollBackward0": ("dims",),
+    "MaxPool2DWithIndicesBackward0": ("stride",), "LinalgCrossBackward0": ("dim",),
+    "VarBackward0": ("correction",), "StdBackward0": ("correction",),
+    "UnfoldBackward0": ("dimension",), "TakeBackward0": ("index",), "PutBackward0": ("index",),
+    "IndexFillBackward0": ("index",), "SplitWithSizesBackward0": ("dim",),
+    "Rot90Backward0": ("k", "dims"), "AminBackward0": ("keepdim",),
+}
+for _name, _drop in _UNCHECKED.items():
+    for _a in _drop:
+        _FROM_TABLE.get(_name, {}).pop(_a, None)
 
 def generic_names(node) -> dict:
     """The names a node without an entry gets, from what it saved."""
@@ -279,6 +506,13 @@ def saved_attr(node, attr: str):
         spec = generic_names(node).get(name)
     if spec is None:
         raise AttributeError(f"'{type(node).__name__}' object has no attribute '{attr}'")
+    return _value(node, spec)
+
+
+def _value(node, spec):
+    """The value ``spec`` (see the module docstring) names on ``node``."""
+    if spec is None:
+        return None
     if isinstance(spec, int):
         if node._saved is None:
             raise RuntimeError(_saved.FREED_MSG)

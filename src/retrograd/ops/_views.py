@@ -44,7 +44,7 @@ def select(input, dim, index) -> Tensor:  # noqa: A002
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
     d = wrap_dim(dim, a.ndim)
     size = a.shape[d]
-    index = int(index)
+    given = index = int(index)
     if not -size <= index < size:
         raise IndexError(
             f"index {index} is out of bounds for dimension {d} with size {size}"
@@ -56,7 +56,7 @@ def select(input, dim, index) -> Tensor:  # noqa: A002
     if out.__class__ is not ndarray:
         out = a[key + (Ellipsis,)]
     return apply_view(SelectBackward0, out, input, ("select", (d, index)),
-                      _in_shape=a.shape, _dim=d, _index=index)
+                      _in_shape=a.shape, _dim=d, _index=index, _g=(dim, given))
 
 
 def _slice_array(x, dim, start, stop, step):

@@ -237,7 +237,7 @@ def flip(input, *dims) -> Tensor:  # noqa: A002
     if a.ndim == 0:
         wd = ()
     out = np.flip(a, wd).copy() if wd else a.copy()
-    return apply(FlipBackward0, out, input, _dims=wd)
+    return apply(FlipBackward0, out, input, _dims=wd, _g=dims)
 
 
 def fliplr(input) -> Tensor:  # noqa: A002

@@ -94,7 +94,7 @@ def cat(tensors, dim=0) -> Tensor:
     out = np.concatenate([t._data for t in parts], axis=d, dtype=dt)
     kept = {id(t) for t in parts}
     sizes = [t._data.shape[d] if id(t) in kept else None for t in ts]
-    return apply(CatBackward0, out, *ts, _dim=d, _sizes=sizes)
+    return apply(CatBackward0, out, *ts, _dim=d, _sizes=sizes, _g=dim)
 
 
 concat = cat
@@ -125,7 +125,7 @@ def stack(tensors, dim=0) -> Tensor:
             )
     d = wrap_dim(dim, len(shape) + 1)
     out = _stack_array([t._data for t in ts], d).astype(_common(ts), copy=False)
-    return apply(StackBackward0, out, *ts, _dim=d, _n=len(ts))
+    return apply(StackBackward0, out, *ts, _dim=d, _n=len(ts), _g=dim)
 
 
 def _atleast(t: Tensor, n: int) -> Tensor:

@@ -601,12 +601,12 @@ def _softmax_prep(input, dim, dtype, kernel):
     return input, a, d
 
 
-def _finish_dim_op(P, out, input, d, scalar):
+def _finish_dim_op(P, out, input, d, scalar, given=None):
     if out.dtype != input._data.dtype and input._data.dtype in REDUCED:
         out = out.astype(input._data.dtype)
     if scalar:
         out = out.reshape(())
-    return apply(P, out, input, save_out=True, _dim=None if scalar else d)
+    return apply(P, out, input, save_out=True, _dim=None if scalar else d, _g=given)
 
 
 def softmax(input, dim, dtype=None) -> Tensor:  # noqa: A002
@@ -622,7 +622,7 @@ def softmax(input, dim, dtype=None) -> Tensor:  # noqa: A002
             out = a - a.max(axis=d, keepdims=True) if a.size else a.copy()
             np.exp(out, out=out)
             out /= out.sum(axis=d, keepdims=True)
-        return _finish_dim_op(SoftmaxBackward0, out, input, d, input._data.ndim == 0)
+        return _finish_dim_op(SoftmaxBackward0, out, input, d, input._data.ndim == 0, dim)
     except (AttributeError, TypeError):
         _SOFTMAX["softmax"].check(input, dim, dtype)
         raise
@@ -640,7 +640,7 @@ def log_softmax(input, dim, dtype=None) -> Tensor:  # noqa: A002
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
             out = a - a.max(axis=d, keepdims=True) if a.size else a.copy()
             out -= np.log(np.exp(out).sum(axis=d, keepdims=True))
-        return _finish_dim_op(LogSoftmaxBackward0, out, input, d, input._data.ndim == 0)
+        return _finish_dim_op(LogSoftmaxBackward0, out, input, d, input._data.ndim == 0, dim)
     except (AttributeError, TypeError):
         _SOFTMAX["log_softmax"].check(input, dim, dtype)
         raise

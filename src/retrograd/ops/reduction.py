@@ -132,14 +132,15 @@ def sum(input, dim=None, keepdim=False,
             out = np.asarray(out).astype(a.dtype)
             if dim is None and not keepdim:
                 return apply(SumBackward0, out, input, _in_shape=a.shape)
-            return apply(SumBackward1, out, input, _in_shape=a.shape, _dims=_norm_dims(dim, a.ndim))
+            return apply(SumBackward1, out, input, _in_shape=a.shape, _dims=_norm_dims(dim, a.ndim),
+                         _g=(dim, keepdim))
         # np.add.reduce: the call np.sum makes on an array, without its Python wrappers (a few
         # microseconds, as much as a small reduction itself).
         if dim is None and not keepdim:
             return apply(SumBackward0, _add_reduce(a, None), input, _in_shape=a.shape)
         dims = _norm_dims(dim, a.ndim)
         out = _add_reduce(a, dims, None, None, keepdim)
-        return apply(SumBackward1, out, input, _in_shape=a.shape, _dims=dims)
+        return apply(SumBackward1, out, input, _in_shape=a.shape, _dims=dims, _g=(dim, keepdim))
     except (AttributeError, TypeError):
         _SUM.check(input, dim, keepdim, dtype=dtype)
         raise
@@ -198,7 +199,8 @@ def mean(input, dim=None, keepdim=False,
                 n *= a.shape[d]
         if dim is None and not keepdim:
             return apply(MeanBackward0, out, input, _in_shape=a.shape, _n=n)
-        return apply(MeanBackward1, out, input, _in_shape=a.shape, _n=n, _dims=dims)
+        return apply(MeanBackward1, out, input, _in_shape=a.shape, _n=n, _dims=dims,
+                     _g=(dim, keepdim))
     except (AttributeError, TypeError):
         _MEAN.check(input, dim, keepdim, dtype=dtype)
         raise
@@ -310,7 +312,7 @@ def _max_min(input, dim, keepdim, is_max, other=None):
     indices = idx if keepdim or a.ndim == 0 else np.squeeze(idx, axis=d)
     res = apply_multi(MaxBackward0 if is_max else MinBackward0, (vals, indices), (input,),
                       differentiable=_VALUES, _idx=idx if a.ndim else idx.reshape(()), _dim=d,
-                      _keepdim=keepdim or a.ndim == 0, _in_shape=a.shape)
+                      _keepdim=keepdim or a.ndim == 0, _in_shape=a.shape, _g=(dim, keepdim))
     return (return_types.max if is_max else return_types.min)(res)
 
 
@@ -444,7 +446,7 @@ def _amax_amin(input, dim, keepdim, is_max):  # noqa: A002
     out = np.asarray(fn(a, axis=dims, keepdims=keepdim))
     rdims = _reduced_dims(dims, a.ndim)
     return apply(AmaxBackward0 if is_max else AminBackward0, out, input, save=(input,),
-                 save_out=True, _dims=rdims,
+                 save_out=True, _dims=rdims, _g=dim,
                  _keep=None if keepdim else _keep_shape(a.shape, rdims))
 
 
@@ -573,7 +575,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A0
     dims = _norm_dims(dim, a.ndim)
     nan = np.isnan(a) if a.dtype.char in FLOAT_CHARS else np.zeros(a.shape, bool)
     out = np.asarray(np.sum(np.where(nan, 0, a), axis=dims, keepdims=keepdim), dtype=a.dtype)
-    return apply(NansumBackward0, out, input, _nan=nan, _in_shape=a.shape,
+    return apply(NansumBackward0, out, input, _nan=nan, _in_shape=a.shape, _g=dim,
                  _keep=None if keepdim else _keep_shape(a.shape, _reduced_dims(dims, a.ndim)))
 
 
@@ -786,16 +788,20 @@ class StdMeanBackward0(_VarStdBackward):
 
 def _var_std(name, input, dim, unbiased, keepdim, correction, std, with_mean):  # noqa: A002
     a = input._data
+    # (what PyTorch's node keeps: the correction as given, None when nothing was)
+    given = (dim, correction if correction is not None else None if unbiased is None and dim
+             is None else int(unbiased is not False))
     dims, rdims, n, correction = _var_args(name, a, dim, unbiased, keepdim, correction)
     var, mean = _var_np(a, dims, keepdim, correction, n)
     out = np.sqrt(var) if std else var
     keep = None if keepdim else _keep_shape(a.shape, rdims)
     if not with_mean:
         return apply(StdBackward0 if std else VarBackward0, out, input, save=(input,),
-                     save_out=std, _rdims=rdims, _n=n, _correction=correction, _keep=keep)
+                     save_out=std, _rdims=rdims, _n=n, _correction=correction, _keep=keep,
+                     _g=given)
     r, m = apply_multi(StdMeanBackward0 if std else VarMeanBackward0, (out, mean), (input,),
                        differentiable=(True, True), save=(input,), _rdims=rdims, _n=n,
-                       _correction=correction, _keep=keep)
+                       _correction=correction, _keep=keep, _g=given)
     if std and r.grad_fn is not None:
         r.grad_fn.save_output(r)  # std's formula reads it (apply_multi saves no output)
     return r, m
@@ -882,7 +888,7 @@ def logsumexp(input, dim, keepdim=False) -> Tensor:  # noqa: A002
     if not keepdim:
         out = out.reshape(tuple(s for i, s in enumerate(a.shape) if i not in rdims))
     out = np.asarray(out, dtype=a.dtype)
-    return apply(LogsumexpBackward0, out, input, save=(input,), save_out=True,
+    return apply(LogsumexpBackward0, out, input, save=(input,), save_out=True, _g=dim,
                  _keep=None if keepdim else _keep_shape(a.shape, rdims))
 
 
@@ -1028,6 +1034,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # 
             out = np.power(np.sum(np.power(ax, p), axis=dims, keepdims=keepdim), 1.0 / p)
     out = np.asarray(out).astype(a.dtype, copy=False)
     return apply(LinalgVectorNormBackward0, out, x, save=(x,), save_out=True, _p=p, _dims=dims,
+                 _g=(dim, ord),
                  _keep=None if keepdim or dims is None else _keep_shape(a.shape, dims))
 
 

@@ -133,7 +133,7 @@ def gather(input, dim, index, *, sparse_grad: bool = False) -> Tensor:  # noqa: 
         d, idx, grids = _scatter_args("gather", a, dim, index, None, gather=True)
         ishape = _idx_of(index).shape
         out = _as1d(a)[grids].reshape(ishape)
-        return apply(GatherBackward0, out, input, _idx=idx.reshape(ishape), _dim=d)
+        return apply(GatherBackward0, out, input, _idx=idx.reshape(ishape), _dim=d, _g=dim)
     except (AttributeError, TypeError):
         _GATHER.check(input, dim, index, sparse_grad=sparse_grad or None)
         raise
@@ -265,7 +265,7 @@ def scatter_add(input, dim, index, src) -> Tensor:  # noqa: A002
     add_at(out, grids, _src_part(s, idx.shape))
     out = out.reshape(a.shape)
     ishape = _idx_of(index).shape
-    return apply(ScatterAddBackward0, out, input, src, _idx=idx.reshape(ishape), _dim=d,
+    return apply(ScatterAddBackward0, out, input, src, _idx=idx.reshape(ishape), _dim=d, _g=dim,
                  _bad_src=_src_mismatch(s.shape, ishape))
 
 

@@ -219,7 +219,8 @@ def transpose(input, dim0, dim1) -> Tensor:  # noqa: A002
         n = a.ndim
         d0, d1 = wrap_dim(dim0, n), wrap_dim(dim1, n)
         out = np.swapaxes(a, d0, d1) if n else a.view()
-        return apply_view(TransposeBackward0, out, input, ("transpose", (d0, d1)), _d0=d0, _d1=d1)
+        return apply_view(TransposeBackward0, out, input, ("transpose", (d0, d1)), _d0=d0, _d1=d1,
+                          _g=(dim0, dim1))
     except (AttributeError, TypeError):
         _TRANSPOSE.check(input, dim0, dim1)
         raise
@@ -282,12 +283,12 @@ def permute(input, *dims) -> Tensor:  # noqa: A002
             f"length of the desired ordering of dimensions i.e. input.dim() = {a.ndim} is not "
             f"equal to len(dims) = {len(dims)}"
         )
-    dims = tuple(wrap_dim(d, a.ndim) for d in dims)
+    given, dims = dims, tuple(wrap_dim(d, a.ndim) for d in dims)
     if len(set(dims)) != len(dims):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
     out = np.transpose(a, dims)
     inv = tuple(sorted(range(len(dims)), key=dims.__getitem__))  # the inverse permutation
-    return apply_view(PermuteBackward0, out, input, ("permute", (dims,)), _inv=inv)
+    return apply_view(PermuteBackward0, out, input, ("permute", (dims,)), _inv=inv, _g=given)
 
 
 def matrix_t(input) -> Tensor:  # noqa: A002
@@ -473,7 +474,7 @@ def unsqueeze(input, dim) -> Tensor:  # noqa: A002
         a = input._data
         d = wrap_dim(dim, a.ndim + 1)
         out = np.expand_dims(a, d)
-        return apply_view(UnsqueezeBackward0, out, input, ("unsqueeze", (d,)), _dim=d)
+        return apply_view(UnsqueezeBackward0, out, input, ("unsqueeze", (d,)), _dim=d, _g=dim)
     except (AttributeError, TypeError):
         _UNSQUEEZE.check(input, dim)
         raise

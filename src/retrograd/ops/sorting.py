@@ -88,8 +88,9 @@ def _stable_argsort(a, d, descending=False):
     return (a.shape[d] - 1) - np.flip(rev, d)
 
 
-def _selected(node_cls, rtype, input, idx, d, keepdim):  # noqa: A002
-    """``(values, indices)`` for NumPy indices ``idx`` (the reduced dim kept) along ``d``."""
+def _selected(node_cls, rtype, input, idx, d, keepdim, given=None):  # noqa: A002
+    """``(values, indices)`` for NumPy indices ``idx`` (the reduced dim kept) along ``d``;
+    ``given`` is ``(dim, keepdim)`` as the caller got them (``grad_fn._saved_dim``)."""
     a = input._data
     if a.ndim == 0:
         vals, idx, keepdim = a.copy(), np.zeros((), np.int64), True
@@ -99,7 +100,8 @@ def _selected(node_cls, rtype, input, idx, d, keepdim):  # noqa: A002
     out_vals = vals if keepdim else np.squeeze(vals, axis=d)
     out_idx = idx if keepdim else np.squeeze(idx, axis=d)
     return rtype(apply_multi(node_cls, (out_vals, out_idx), (input,), differentiable=_VALUES,
-                             _idx=idx, _dim=d, _keepdim=keepdim, _in_shape=a.shape))
+                             _idx=idx, _dim=d, _keepdim=keepdim, _in_shape=a.shape,
+                             _g=given))
 
 
 def sort(input, dim=-1, descending=False, *, stable=None):  # noqa: A002
@@ -118,7 +120,7 @@ def sort(input, dim=-1, descending=False, *, stable=None):  # noqa: A002
     d = wrap_dim(dim, a.ndim)
     idx = _stable_argsort(a, d, descending) if a.ndim else None
     cls = SortBackward0 if stable is None else SortBackward1
-    return _selected(cls, return_types.sort, input, idx, d, True)
+    return _selected(cls, return_types.sort, input, idx, d, True, (dim, True))
 
 
 def argsort(input, dim=-1, descending=False, stable=False) -> Tensor:  # noqa: A002
@@ -161,10 +163,10 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A001, A002
         if k == 0:
             return return_types.topk((wrap(np.zeros((0,), a.dtype)),
                                       wrap(np.zeros((0,), np.int64))))
-        return _selected(TopkBackward0, return_types.topk, input, None, d, True)
+        return _selected(TopkBackward0, return_types.topk, input, None, d, True, (dim, True))
     idx = _stable_argsort(a, d, largest)
     idx = idx[(slice(None),) * d + (slice(0, k),)]
-    return _selected(TopkBackward0, return_types.topk, input, idx, d, True)
+    return _selected(TopkBackward0, return_types.topk, input, idx, d, True, (dim, True))
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):  # noqa: A002
@@ -189,7 +191,8 @@ def kthvalue(input, k, dim=-1, keepdim=False):  # noqa: A002
     idx = None
     if a.ndim:
         idx = _stable_argsort(a, d)[(slice(None),) * d + (slice(k - 1, k),)]
-    return _selected(KthvalueBackward0, return_types.kthvalue, input, idx, d, keepdim)
+    return _selected(KthvalueBackward0, return_types.kthvalue, input, idx, d, keepdim,
+                     (dim, keepdim))
 
 
 def _median_whole(input, ignore_nan):  # noqa: A002
@@ -216,7 +219,7 @@ def _median_dim(input, dim, keepdim, ignore_nan):  # noqa: A002
     rtype = return_types.nanmedian if ignore_nan else return_types.median
     cls = NanmedianBackward1 if ignore_nan else MedianBackward1
     if a.ndim == 0:
-        return _selected(cls, rtype, input, None, d, keepdim)
+        return _selected(cls, rtype, input, None, d, keepdim, (dim, keepdim))
     n = a.shape[d]
     if n == 0:
         raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
@@ -231,7 +234,7 @@ def _median_dim(input, dim, keepdim, ignore_nan):  # noqa: A002
         # Any NaN makes the median NaN, at the first NaN's index.
         has_nan = np.any(nan, axis=d, keepdims=True)
         idx = np.where(has_nan, np.argmax(nan, axis=d, keepdims=True), idx)
-    return _selected(cls, rtype, input, idx, d, keepdim)
+    return _selected(cls, rtype, input, idx, d, keepdim, (dim, keepdim))
 
 
 def median(input, dim=None, keepdim=False):  # noqa: A002
@@ -290,7 +293,7 @@ def mode(input, dim=-1, keepdim=False):  # noqa: A002
         raise arg_error("mode", "input", 1, input) from None
     d = wrap_dim(dim, a.ndim)
     if a.ndim == 0:
-        return _selected(ModeBackward0, return_types.mode, input, None, d, keepdim)
+        return _selected(ModeBackward0, return_types.mode, input, None, d, keepdim, (dim, keepdim))
     n = a.shape[d]
     if n == 0:
         raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
@@ -308,7 +311,7 @@ def mode(input, dim=-1, keepdim=False):  # noqa: A002
     best = np.argmax(last - first + 1, axis=-1)[..., None]
     idx = np.take_along_axis(order, np.take_along_axis(last, best, axis=-1), axis=-1)
     return _selected(ModeBackward0, return_types.mode, input, np.moveaxis(idx, -1, d), d,
-                     keepdim)
+                     keepdim, (dim, keepdim))
 
 
 class _NoDerivative(Node):
@@ -415,7 +418,7 @@ def cumsum(input, dim, *, dtype=None) -> Tensor:  # noqa: A002
     try:
         a, d = _scan_input(input, dim, dtype, "cumsum")
         out = _cumsum_np(a, d) if a.ndim else a.copy()
-        return apply(CumsumBackward0, out, input, _dim=d)
+        return apply(CumsumBackward0, out, input, _dim=d, _g=dim)
     except (AttributeError, TypeError):
         _SCAN["cumsum"].check(input, dim, dtype=dtype)
         raise
@@ -484,7 +487,8 @@ def cumprod(input, dim, *, dtype=None) -> Tensor:  # noqa: A002
         out = _cumprod_np(a, d) if a.ndim else a.copy()
         # Recording needs a float input, and then ``a`` is ``input``'s own array (a ``dtype`` was
         # applied differentiably above), so the formula reads ``input``.
-        return apply(CumprodBackward0, out, input, save=(input,), save_out=True, _dim=d)
+        return apply(CumprodBackward0, out, input, save=(input,), save_out=True, _dim=d,
+                     _g=dim)
     except (AttributeError, TypeError):
         _SCAN["cumprod"].check(input, dim, dtype=dtype)
         raise
@@ -536,7 +540,7 @@ def _lcse(input, dim, reverse, cls):  # noqa: A002
         )
     d = wrap_dim(dim, a.ndim)
     out = _lcse_np(a, d, reverse).astype(a.dtype, copy=False) if a.ndim else a.copy()
-    return apply(cls, out, input, save=(input,), save_out=True, _dim=d)
+    return apply(cls, out, input, save=(input,), save_out=True, _dim=d, _g=dim)
 
 
 def logcumsumexp(input, dim) -> Tensor:  # noqa: A002
@@ -560,7 +564,7 @@ def _cum_extreme(input, dim, is_max):  # noqa: A002
     rtype = return_types.cummax if is_max else return_types.cummin
     cls = CummaxBackward0 if is_max else CumminBackward0
     if a.ndim == 0 or a.size == 0:
-        return _selected(cls, rtype, input, np.zeros(a.shape, np.int64), d, True)
+        return _selected(cls, rtype, input, np.zeros(a.shape, np.int64), d, True, (dim, True))
     acc = (np.maximum if is_max else np.minimum).accumulate(a, axis=d)
     # The index moves to every element that equals the running extreme (the latest tie wins)
     # and, once a NaN is seen, to every later NaN.
@@ -571,7 +575,7 @@ def _cum_extreme(input, dim, is_max):  # noqa: A002
     shape[d] = a.shape[d]
     ar = np.arange(a.shape[d]).reshape(shape)
     idx = np.maximum.accumulate(np.where(hit, ar, 0), axis=d)
-    return _selected(cls, rtype, input, idx, d, True)
+    return _selected(cls, rtype, input, idx, d, True, (dim, True))
 
 
 def cummax(input, dim):  # noqa: A002
