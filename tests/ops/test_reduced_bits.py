@@ -82,6 +82,9 @@ BINARY = {
     "logaddexp2": lambda lib, a, b: lib.logaddexp2(a, b),
     # near operands, where log1p(exp2(-|a - b|)) decides the last bit
     "logaddexp2_near": lambda lib, a, b: lib.logaddexp2(a.clamp(-4, 4), b.clamp(-4, 4)),
+    # value * t1 first; addcmul fuses the product with the sum (one float32 rounding)
+    "addcmul": lambda lib, a, b: lib.addcmul(a, b, a, value=0.3),
+    "addcdiv": lambda lib, a, b: lib.addcdiv(b, a, b, value=-2.5),
 }
 
 

@@ -1057,8 +1057,11 @@ def _addc(cls, input, tensor1, tensor2, value, divide):
         a, b, c = a.astype(F32), b.astype(F32), c.astype(F32)
     vv = np.asarray(v, dtype=F32 if red else rt)
     try:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out = a + vv * (b / c if divide else b * c)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            if red:  # torch's kernel: value * t1 first; addcmul's product fused with the sum
+                out = a + (vv * b) / c if divide else fma32(vv * b, c, a)
+            else:
+                out = a + vv * (b / c if divide else b * c)
     except ValueError:
         check_broadcast(a.shape, b.shape, c.shape)
         raise
