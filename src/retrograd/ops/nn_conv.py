@@ -20,6 +20,8 @@ offsets of strided slices, which NumPy runs as a handful of vectorised passes.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._dtypes import FLOAT_CHARS, FROM_NP
@@ -233,7 +235,7 @@ def _conv_grads_wide(g, w, cols, need_x: bool, p, d, x_hw, w_shape):
     # in the columns (the forward's bias) gives the bias gradient as the last column
     gw = _array.matmul(cols, gt.reshape(o, n, -1).transpose(1, 2, 0)).sum(0).T
     gb = None
-    if gw.shape[1] > int(np.prod(w_shape[1:])):
+    if gw.shape[1] > math.prod(w_shape[1:]):
         gw, gb = gw[:, :-1], np.ascontiguousarray(gw[:, -1])
     return gx, np.ascontiguousarray(gw).reshape(w_shape), gb
 
