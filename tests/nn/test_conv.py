@@ -125,8 +125,8 @@ def _direct_conv_transpose(x, w, p, d, op):
                                     ((2, 0), (1, 3), (0, 2)), ((0, 1), (1, 1), (0, 0))])
 def test_stride1_transposed_conv_is_its_definition(p, d, op):
     """The stride-1 one-group transposed convolution (every stride-1 convolution's input gradient
-    too) is one GEMM and a two-stage col2im whose shifted runs spill zero padding across planes:
-    it equals the direct sum of its definition (float64, no torch needed)."""
+    too) is one GEMM over column-shifted planes (zero padding shifts in across planes) and kh
+    row-shifted adds: it equals the direct sum of its definition (float64, no torch needed)."""
     rng = np.random.default_rng(3)
     x = rng.standard_normal((3, 4, 5, 6))
     w = rng.standard_normal((4, 2, 3, 2))

@@ -180,14 +180,13 @@ def _channel_major(a4, wp: int):
 
 
 # NOTE: a stride-1 transposed convolution (the input gradient of a convolution) from channel-major
-# wide planes. One GEMM gives the columns with rows ordered (kernel row i, kernel column j,
-# output channel), so each kernel offset's columns are one contiguous run over all channels and
-# samples. col2im then takes two stages: the kw column shifts of one kernel row are added as whole
-# runs (planes at stride rows * wp: what a shift pushes past the end of a plane is the zero
-# padding at the end of its last row, landing at the start of the next plane as zeros), and the
-# kh row shifts plane by plane. NumPy's 1-D adds over contiguous runs are about 4x faster than the
-# same adds over rows of a 2-D view, and the column-by-column col2im was the costliest part of
-# a small CNN's backward.
+# wide planes, as one GEMM and kh shifted adds. The kw column shifts move into the GEMM's input:
+# its rows (j, ci) are the planes shifted right by j * dilation along the flat array (what
+# shifts in at the start of a plane is the zero padding at the end of the previous plane's last
+# row), so the GEMM (rows (i, co)) sums the kernel columns itself, with K = kw * Ci instead of
+# Ci and an output kw times smaller. The kh row shifts are then added plane by plane. NumPy's
+# 1-D passes over contiguous runs are ~4x faster than passes over rows of a 2-D view, and this
+# col2im was the costliest part of a small CNN's backward.
 
 
 def _wide_transpose(xt, w4, b, n: int, rows: int, p, d, out_hw):
@@ -197,22 +196,21 @@ def _wide_transpose(xt, w4, b, n: int, rows: int, p, d, out_hw):
     h, wd = out_hw
     hp, wp = h + 2 * p[0], wd + 2 * p[1]
     plane = rows * wp
-    run = co * n * plane
-    wt = w4.transpose(2, 3, 1, 0).reshape(kh * kw * co, ci)
-    cols = _array.matmul(wt, xt).reshape(kh, kw, run)
-    acc = np.empty(run + d[1] * (kw - 1), cols.dtype)
-    flat = np.zeros((co, n, hp * wp), cols.dtype)
+    total = ci * n * plane
+    xs = np.empty((kw, total), xt.dtype)
+    xf = xt.reshape(-1)
+    for j in range(kw):
+        off = j * d[1]
+        xs[j, :off] = 0
+        xs[j, off:] = xf[:total - off]
+    wt = w4.transpose(2, 1, 3, 0).reshape(kh * co, kw * ci)
+    acc = _array.matmul(wt, xs.reshape(kw * ci, n * plane)).reshape(kh, co, n, plane)
+    flat = np.zeros((co, n, hp * wp), acc.dtype)
     for i in range(kh):
-        ci_ = cols[i]
-        acc[:run] = ci_[0]
-        acc[run:] = 0
-        for j in range(1, kw):
-            off = j * d[1]
-            acc[off:off + run] += ci_[j]
         off = i * d[0] * wp
-        flat[:, :, off:off + plane] += acc[:run].reshape(co, n, plane)
+        flat[:, :, off:off + plane] += acc[i]
     img = flat.reshape(co, n, hp, wp)[:, :, p[0]:p[0] + h, p[1]:p[1] + wd].transpose(1, 0, 2, 3)
-    out = np.empty((n, co, h, wd), cols.dtype)
+    out = np.empty((n, co, h, wd), acc.dtype)
     if b is None:
         np.copyto(out, img)
     else:
