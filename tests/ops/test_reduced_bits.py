@@ -55,6 +55,7 @@ UNARY = {
     "celu": lambda lib, a: lib.nn.functional.celu(a, 0.7),
     "hardshrink": lambda lib, a: lib.nn.functional.hardshrink(a, 0.3),
     "softshrink": lambda lib, a: lib.nn.functional.softshrink(a, 0.3),
+    "logsigmoid": lambda lib, a: lib.nn.functional.logsigmoid(a),
 }
 # Known differences left: float16 mish on 3 values (torch's vectorised log1p/tanh).
 _UNARY_GAPS = {("mish", "float16")}

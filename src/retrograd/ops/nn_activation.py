@@ -362,8 +362,16 @@ def softplus(input, beta=1.0, threshold=20.0) -> Tensor:  # noqa: A002
                   _th=threshold)
 
 
+def _log_sigmoid_f32(a):
+    """torch's float16/bfloat16 log_sigmoid kernel, in float32: ``min(x, 0) - log1p(exp(-|x|))``
+    with SLEEF's expf and log1pf (the argument of log1p is in [0, 1])."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.minimum(a, F32.type(0)) - _sleef._log1pf_unit(_sleef.expf(-np.abs(a)))
+
+
 class LogSigmoidBackward0(Node):
     forward = staticmethod(lambda a: -_softplus_array(-a, 1.0, math.inf))
+    reduced = staticmethod(_log_sigmoid_f32)
 
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
