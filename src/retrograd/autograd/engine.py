@@ -18,6 +18,7 @@ tensors with grad mode on, so the backward is itself recorded.
 from __future__ import annotations
 
 from heapq import heappop, heappush
+from operator import itemgetter
 
 import numpy as np
 
@@ -59,6 +60,13 @@ def run_backward(outputs, seeds, retain_graph: bool, create_graph: bool, inputs,
 class _Pass:
     """The state of one backward pass: its options, buffers and what it captures."""
 
+    # Set by ``run`` for a pass with inputs (class defaults: nothing to set per pass without).
+    capture = None       # {edge: [input index, ...]} when non-leaves are captured
+    leaf_capture = None  # the same, whenever there are inputs
+    captured: list = []  # (replaced, never filled, when there are inputs)
+    reach = None         # nodes from which a target can be reached (None: all)
+    run_targets = ()
+
     def __init__(self, retain_graph: bool, create_graph: bool, inputs, accumulate: bool):
         self.retain_graph = retain_graph
         self.create_graph = create_graph
@@ -68,11 +76,6 @@ class _Pass:
         # Arrays that user code saw (hooks, roots, captures) or that a leaf took as its .grad:
         # a leaf must copy these rather than take them, so no two tensors share a gradient.
         self.given: set = set()
-        self.capture = None      # {edge: [input index, ...]} when non-leaves are captured
-        self.leaf_capture = None  # the same, whenever there are inputs
-        self.captured = []
-        self.reach = None        # nodes from which a target can be reached (None: all)
-        self.run_targets = ()
         self.anomaly = anomaly_mode.state.enabled  # once per pass: off, no node pays for it
         self.callbacks = []      # run when the walk is done (register_multi_grad_hook)
 
@@ -81,13 +84,20 @@ class _Pass:
         root_edges = self.root_edges = _root_edges(outputs)
         if self.inputs is not None:
             capture = {}
+            targets = set()
+            leaves = True
             for i, t in enumerate(self.inputs):
-                capture.setdefault(edge(t), []).append(i)
-            targets = {fn for fn, _ in capture}
+                e = edge(t)
+                idx = capture.get(e)
+                if idx is None:
+                    capture[e] = [i]
+                    targets.add(e[0])
+                    leaves = leaves and e[0].__class__ is AccumulateGrad
+                else:
+                    idx.append(i)
             reach = self.reach = reaching(root_edges, targets)
             self.captured = [None] * len(self.inputs)
-            if all(fn.__class__ is AccumulateGrad for fn in targets) and \
-                    all(fn in reach for fn, _ in root_edges):
+            if leaves and all(map(reach.__contains__, map(itemgetter(0), root_edges))):
                 # Only leaves to capture, and every root leads to one: the pruned routing
                 # alone keeps the walk on course, and nodes take its fast path.
                 self.leaf_capture = capture
