@@ -23,7 +23,6 @@ import numpy as np
 from .._tensor import Tensor, make
 from ..ops.join import stack
 from . import forward_ad as fwAD
-from .api import _seed_grads
 from .api import grad as _autograd_grad
 from .engine import run_backward
 from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled, state
@@ -486,12 +485,17 @@ def _hvp_forward(func, inputs, v, create_graph: bool):
     prev = state.grad_enabled
     state.grad_enabled = True
     try:
-        in_tuple, inputs = _tupled(inputs, "inputs", "hvp")
-        inputs = _prepare(inputs, create_graph, need_graph=True)
-        v = _v_or_scalar(v, inputs, in_tuple, "hvp", create_graph,
-                         "input to the user-provided function is")
-        if v is None:  # one single-element input: v = 1
-            v = (make(np.ones_like(inputs[0]._data)),)
+        if inputs.__class__ is Tensor and v.__class__ is Tensor and not create_graph and \
+                v._data.shape == inputs._data.shape:
+            # One tensor and its v (the common call): what _prepare and _v_or_scalar do.
+            in_tuple, inputs, v = False, (inputs.detach().requires_grad_(),), (v.detach(),)
+        else:
+            in_tuple, inputs = _tupled(inputs, "inputs", "hvp")
+            inputs = _prepare(inputs, create_graph, need_graph=True)
+            v = _v_or_scalar(v, inputs, in_tuple, "hvp", create_graph,
+                             "input to the user-provided function is")
+            if v is None:  # one single-element input: v = 1
+                v = (make(np.ones_like(inputs[0]._data)),)
         fwAD.enter_dual_level()
         try:
             for x, t in zip(inputs, v):
@@ -523,9 +527,13 @@ def _hvp_forward(func, inputs, v, create_graph: bool):
         if tangent is None or not tangent.requires_grad:
             res = (None,) * len(inputs)
         else:
-            res = run_backward((tangent,), _seed_grads((tangent,), (None,)), create_graph,
-                               create_graph, inputs, accumulate=False)
-        res = _zeros_for_missing(res, inputs, False, create_graph, "double_back_trick")
+            # (The tangent has the output's single element and a floating dtype: its seed.)
+            a = tangent._data
+            seed = make(np.array(1, a.dtype) if a.ndim == 0 else np.ones_like(a))
+            res = run_backward((tangent,), (seed,), create_graph, create_graph, inputs,
+                               accumulate=False)
+        if in_tuple or res[0] is None:
+            res = _zeros_for_missing(res, inputs, False, create_graph, "double_back_trick")
     finally:
         state.grad_enabled = prev
     out = out if create_graph else out.detach()
