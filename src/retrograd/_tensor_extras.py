@@ -66,7 +66,7 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:  # noqa: A002
             out = out + (x - i / 2).lgamma()
         return out + p * (p - 1) / 4 * math.log(math.pi)
 
-    return fused("MvlgammaBackward0", mvlgamma, input)
+    return fused("MvlgammaBackward0", mvlgamma, input, _p=p)
 
 
 @fp32
@@ -85,7 +85,8 @@ def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool =
         x = linalg.solve_triangular(T, b, upper=upper != transpose, unitriangular=unitriangular)
         return x, A.clone()
 
-    return _TRIANGULAR(fused("TriangularSolveBackward0", solve, b, A))
+    return _TRIANGULAR(fused("TriangularSolveBackward0", solve, b, A, _upper=upper,
+                             _transpose=transpose, _unitriangular=unitriangular))
 
 
 def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:  # noqa: A002

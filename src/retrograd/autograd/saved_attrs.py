@@ -19,6 +19,8 @@ they were packed), and raise PyTorch's error once the graph is freed; other valu
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from .._tensor import Tensor, make
@@ -156,8 +158,8 @@ NAMES: dict = {
                                     "reduction": _reduction},
     "ConvolutionBackward0": {
         "input": 0, "weight": 1,
-        "stride": lambda n: tuple(n._params[0]), "padding": lambda n: tuple(n._params[1]),
-        "dilation": lambda n: tuple(n._params[2]), "groups": lambda n: n._params[3],
+        "stride": lambda n: _conv_param(0)(n), "padding": lambda n: _conv_param(1)(n),
+        "dilation": lambda n: _conv_param(2)(n), "groups": lambda n: n._params[3],
         "transposed": lambda n: n._params[4]},
     "WhereBackward0": {"condition": lambda n: make(n._cond)},
     "NllLossBackward0": {"target": lambda n: make(n._t), "total_weight": lambda n: make(n._total),
@@ -343,6 +345,119 @@ _SORTING_KEEP = {**_SORTING, "keepdim": _given(1, fallback=".keepdim")}
 _VAR = {"dim": _given(0, tup=True), "correction": _given(1, fallback=".correction"),
         "keepdim": _keep_none}
 
+def _fused_out(i):
+    """Output ``i`` of a composite recorded as one node (``ops.fused``), from the graph the
+    node keeps for its backward (None where only forward AD recorded it)."""
+    def get(node):
+        if node._saved is None:
+            raise RuntimeError(_saved.FREED_MSG)
+        if node._inner is None:
+            return None
+        outs = node._inner[0]
+        o = outs[i] if isinstance(outs, tuple) else outs
+        if o._data.dtype.kind in "fc":
+            return _saved.unpacked_output(o._data, o._vc, node, i)
+        return make(o._data)
+    return get
+
+
+def _conv_param(k):
+    """Convolution parameter ``k`` (stride, padding, dilation), one entry per spatial dim: a
+    1-D convolution runs as a 2-D one of height 1, and PyTorch's node keeps one entry."""
+    def get(node):
+        nd = len(node._meta[0][0]) - 2
+        return tuple(int(v) for v in node._params[k][-nd:])
+    return get
+
+
+def _conv_output_padding(node):
+    op = node.__dict__.get("_output_padding")
+    if op is not None:
+        return tuple(op)
+    nd = len(node._meta[0][0]) - 2
+    out = node.__dict__.get("_out_hw")
+    if not node._params[4] or out is None:
+        return (0,) * nd
+    s, p, d = (_conv_param(k)(node) for k in range(3))
+    x, k, out = node._x_hw[-nd:], node._w_shape[-nd:], tuple(out)[-nd:]
+    return tuple(int(out[i] - ((x[i] - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + 1))
+                 for i in range(nd))
+
+
+def _max_pool2d_indices(node):
+    """max_pool2d's indices, derived from the window positions the node keeps (or finds
+    again from the saved input); read through the node's module, which autograd cannot
+    import."""
+    (x,) = node.saved(False)
+    mod = sys.modules[type(node).__module__]
+    return make(mod._max_pool_indices(node._window_arg(x), node._in_shape[-2:], *node._params))
+
+
+def _is_target(node):
+    """multilabel_margin_loss's target as a mask: the classes listed before the first -1."""
+    t = node._target.numpy()
+    t2 = t.reshape(-1, t.shape[-1]) if t.ndim else t.reshape(1, 1)
+    listed = np.cumprod(t2 >= 0, axis=1).astype(bool)
+    mask = np.zeros(t2.shape)
+    rows = np.broadcast_to(np.arange(t2.shape[0])[:, None], t2.shape)
+    mask[rows[listed], t2[listed]] = 1.0
+    dtype = node._meta[0][1]
+    return make(mask.reshape(t.shape).astype(dtype))
+
+
+_POOL = {"kernel_size": lambda n: tuple(n._params[0]), "stride": lambda n: tuple(n._params[1]),
+         "padding": lambda n: tuple(n._params[2])}
+_AVG_POOL = {**_POOL, "ceil_mode": lambda n: n._params[3],
+             "count_include_pad": lambda n: n._params[4],
+             "divisor_override": lambda n: n._params[5]}
+_MAX_POOL = {**_POOL, "dilation": lambda n: tuple(n._params[3]), "ceil_mode": ".ceil_mode"}
+_RESULT = {"result": _fused_out(0)}
+
+# Composites recorded as one node (``ops.fused``): the attributes their calls pass, and their
+# outputs read from the graph they keep.
+_FUSED: dict = {
+    "ConvolutionBackward0": {"output_padding": _conv_output_padding,
+                             "bias_sym_sizes_opt": lambda n: (0,) if n._meta[2] is None
+                             else tuple(n._meta[2][0])},
+    "ConvTbcBackward0": {"weight": 1, "bias": 2, "pad": ".pad"},
+    "CdistBackward0": {"p": ".p", **_RESULT}, "DistBackward0": {"p": ".p", **_RESULT},
+    "PdistBackward0": {"p": ".p", **_RESULT},
+    "RenormBackward0": {"p": ".p", "dim": ".dim", "maxnorm": ".maxnorm"},
+    "CopysignBackward0": _RESULT, "CopysignBackward1": _RESULT, "LdexpBackward0": _RESULT,
+    "LinalgHouseholderProductBackward0": _RESULT,
+    "LinalgLstsqBackward0": {"solution": _fused_out(0)},
+    "OrmqrBackward0": {"left": ".left", "transpose": ".transpose", **_RESULT},
+    "LinalgSolveTriangularBackward0": {"left": ".left", "upper": ".upper",
+                                       "unitriangular": ".unitriangular", **_RESULT},
+    "LinalgLuSolveBackward0": {"left": ".left", "adjoint": ".adjoint", "pivots": ".pivots",
+                               **_RESULT},
+    "LinalgLuBackward0": {"pivot": ".pivot", "P": _fused_out(0), "L": _fused_out(1),
+                          "U": _fused_out(2)},
+    "TriangularSolveBackward0": {"A": 1, "solution": _fused_out(0), "upper": ".upper",
+                                 "transpose": ".transpose", "unitriangular": ".unitriangular"},
+    "SelectScatterBackward0": {"dim": ".dim", "index": ".index"},
+    "SliceScatterBackward0": {"dim": ".dim", "start": ".start", "end": ".end", "step": ".step"},
+    "DiagonalScatterBackward0": {"offset": ".offset", "dim1": ".dim1", "dim2": ".dim2"},
+    "AffineGridGeneratorBackward0": {"align_corners": ".align_corners", "size": ".size"},
+    "GridSampler2DBackward0": {"interpolation_mode": ".interpolation_mode",
+                               "padding_mode": ".padding_mode",
+                               "align_corners": ".align_corners"},
+    "MultiMarginLossBackward0": {"margin": ".margin", "p": ".p", "reduction": _reduction,
+                                 "target": ".target", "weight": ".weight"},
+    "MultilabelMarginLossBackward0": {"reduction": _reduction, "target": ".target",
+                                      "is_target": _is_target},
+    "MvlgammaBackward0": {"p": ".p"},
+    "MaxPool3DWithIndicesBackward0": {**_MAX_POOL, "result1": _fused_out(1)},
+    "MaxPool2DWithIndicesBackward0": {"result1": _max_pool2d_indices, "ceil_mode": ".ceil_mode"},
+    "AvgPool3DBackward0": _AVG_POOL,
+    "AdaptiveMaxPool3DBackward0": {"result1": _fused_out(1)},
+    "FractionalMaxPool2DBackward0": {"result1": _fused_out(1)},
+    "MaxUnpool2DBackward0": {"indices": ".indices"},
+    "LuUnpackBackward0": {"LU_data_sym_argsize_minus_1": lambda n: int(n._meta[0][0][-1]),
+                          "LU_data_sym_argsize_minus_2": lambda n: int(n._meta[0][0][-2])},
+}
+
+
 # Where PyTorch keeps the argument as given: these override the entries above.
 _AS_GIVEN: dict = {
     "CumsumBackward0": _DIM0, "CumprodBackward0": _DIM0, "LogcumsumexpBackward0": _DIM0,
@@ -454,7 +569,7 @@ _KEPT: dict = {
                                       "dilation": lambda n: tuple(n._params[3])},
     "AdaptiveMaxPool2DBackward0": {"result1": _arr("_idx")},
 }
-for _table in (_KEPT, _AS_GIVEN):
+for _table in (_KEPT, _AS_GIVEN, _FUSED):
     for _name, _spec in _table.items():
         _FROM_TABLE[_name] = {**_FROM_TABLE.get(_name, {}), **_spec}
 

@@ -133,7 +133,7 @@ def cdist(x1, x2, p: float = 2.0, compute_mode=None) -> Tensor:
         raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
     return fused("CdistBackward0",
                  lambda a, b: vector_norm(sub(a.unsqueeze(-2), b.unsqueeze(-3)), p, dim=-1),
-                 x1, x2)
+                 x1, x2, _p=float(p))
 
 
 def combinations(input, r: int = 2, with_replacement: bool = False) -> Tensor:  # noqa: A002
@@ -326,7 +326,7 @@ def dist(input, other, p: float = 2) -> Tensor:  # noqa: A002
     >>> torch.dist(torch.tensor([3., 0.]), torch.tensor([0., 4.]))
     tensor(5.)
     """
-    return fused("DistBackward0", lambda a, b: vector_norm(sub(a, b), p), input, other)
+    return fused("DistBackward0", lambda a, b: vector_norm(sub(a, b), p), input, other, _p=p)
 
 
 def renorm(input, p: float, dim: int, maxnorm: float) -> Tensor:  # noqa: A002
@@ -344,7 +344,7 @@ def renorm(input, p: float, dim: int, maxnorm: float) -> Tensor:  # noqa: A002
         norms = vector_norm(x, p, dim=dims, keepdim=True)
         return x * where(norms > maxnorm, maxnorm / (norms + 1e-7), norms.new_ones(()))
 
-    return fused("RenormBackward0", scaled, input)
+    return fused("RenormBackward0", scaled, input, _p=p, _dim=dim, _maxnorm=maxnorm)
 
 
 def copysign(input, other) -> Tensor:  # noqa: A002
@@ -453,8 +453,9 @@ def select_scatter(input, src, dim: int, index: int) -> Tensor:  # noqa: A002
             [0., 0.]])
     """
     d = wrap_dim(dim, input.dim())
-    index = (slice(None),) * d + (index,)
-    return fused("SelectScatterBackward0", lambda a, b: _scatter_into(a, b, index), input, src)
+    key = (slice(None),) * d + (index,)
+    return fused("SelectScatterBackward0", lambda a, b: _scatter_into(a, b, key), input, src,
+                 _dim=dim, _index=index)
 
 
 def slice_scatter(input, src, dim: int = 0, start=None, end=None, step: int = 1) -> Tensor:  # noqa: A002
@@ -466,7 +467,8 @@ def slice_scatter(input, src, dim: int = 0, start=None, end=None, step: int = 1)
     """
     d = wrap_dim(dim, input.dim())
     index = (slice(None),) * d + (slice(start, end, step),)
-    return fused("SliceScatterBackward0", lambda a, b: _scatter_into(a, b, index), input, src)
+    return fused("SliceScatterBackward0", lambda a, b: _scatter_into(a, b, index), input, src,
+                 _dim=dim, _start=start, _end=end, _step=step)
 
 
 def diagonal_scatter(input, src, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:  # noqa: A002
@@ -483,7 +485,8 @@ def diagonal_scatter(input, src, offset: int = 0, dim1: int = 0, dim2: int = 1) 
         out.diagonal(offset, dim1, dim2).copy_(b)
         return out
 
-    return fused("DiagonalScatterBackward0", scattered, input, src)
+    return fused("DiagonalScatterBackward0", scattered, input, src, _offset=offset, _dim1=dim1,
+                 _dim2=dim2)
 
 
 def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):  # noqa: A002

@@ -120,12 +120,14 @@ def node_class(name: str) -> type:
     return cls
 
 
-def fused(name: str, fn, *inputs, differentiable=None):
+def fused(name: str, fn, *inputs, differentiable=None, **attrs):
     """``fn(*inputs)`` (a composite of differentiable ops) recorded as one node named ``name``.
 
     ``inputs`` are the tensors (or None) the node has edges to, in PyTorch's order; everything
     else ``fn`` needs it closes over. ``fn`` returns a tensor or a tuple of tensors (the
-    floating ones take the node unless ``differentiable`` says which do).
+    floating ones take the node unless ``differentiable`` says which do). Keyword ``attrs``
+    become node attributes, as with ``apply`` (what PyTorch's node shows as ``_saved_<name>``:
+    strides, modes, flags).
 
     >>> import retrograd as torch
     >>> x = torch.tensor([1.0, -2.0], requires_grad=True)
@@ -148,11 +150,11 @@ def fused(name: str, fn, *inputs, differentiable=None):
         if differentiable is None:
             differentiable = [a.dtype.char in FLOAT_CHARS for a in arrays]
         res = apply_multi(P, arrays, inputs, differentiable=differentiable, save=inputs,
-                          _fn=fn, _inner=inner)
+                          _fn=fn, _inner=inner, **attrs)
         for r, o in zip(res, outs):
             _tie(r, o)
         return res
-    res = apply(P, _own(outs), *inputs, save=inputs, _fn=fn, _inner=inner)
+    res = apply(P, _own(outs), *inputs, save=inputs, _fn=fn, _inner=inner, **attrs)
     _tie(res, outs)
     return res
 

@@ -145,7 +145,7 @@ def solve_triangular(A, B, *, upper: bool, left: bool = True,  # noqa: N803
     """
     return fused("LinalgSolveTriangularBackward0",
                  lambda A, B: linalg_solve(_triangle(A, upper, unitriangular), B, left=left),
-                 A, B)
+                 A, B, _upper=upper, _left=left, _unitriangular=unitriangular)
 
 
 def tensorinv(A, ind: int = 2) -> Tensor:  # noqa: N803
@@ -382,7 +382,7 @@ def lu(A, *, pivot: bool = True):  # noqa: N803
     if not recording(A):
         return _lu(tuple(_lu_parts(A, pivot)[2:]))
     return _lu(fused("LinalgLuBackward0", lambda A: tuple(_lu_parts(A, pivot)[2:]), A,
-                     differentiable=[False, True, True]))
+                     differentiable=[False, True, True], _pivot=pivot))
 
 
 def _perm_of(pivots: np.ndarray, m: int) -> np.ndarray:
@@ -436,7 +436,8 @@ def lu_solve(LU, pivots, B, *, left: bool = True, adjoint: bool = False) -> Tens
         A = matmul(P, matmul(L, U))
         return linalg_solve(A.mT if adjoint else A, B, left=left)
 
-    return fused("LinalgLuSolveBackward0", solve, LU, B)
+    return fused("LinalgLuSolveBackward0", solve, LU, B, _left=left, _adjoint=adjoint,
+                 _pivots=pivots)
 
 
 def _apply_reflectors(A, tau, X):  # noqa: N803
@@ -535,7 +536,7 @@ def ormqr(input, tau, other, left: bool = True, transpose: bool = False) -> Tens
             Q = Q.mT
         return matmul(Q, other) if left else matmul(other, Q)
 
-    return fused("OrmqrBackward0", product, input, tau, other)
+    return fused("OrmqrBackward0", product, input, tau, other, _left=left, _transpose=transpose)
 
 
 _ALPHA = (1 + math.sqrt(17)) / 8  # Bunch-Kaufman's pivoting threshold

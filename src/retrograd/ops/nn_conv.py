@@ -483,7 +483,7 @@ def conv_nd(input, weight, bias, stride, padding, dilation, groups, transposed, 
     return apply(ConvolutionBackward0, out, input, weight, bias,
                  save=(input if need_w else None, weight if needs_grad(input) else None),
                  _params=(stride, padding, dilation, groups, transposed), _x_hw=_spatial(x),
-                 _w_shape=w.shape, _cols=cols if need_w else None)
+                 _w_shape=w.shape, _cols=cols if need_w else None, _out_hw=out_hw)
 
 
 class ConvolutionBackwardBackward0(Node):
@@ -769,13 +769,14 @@ def max_pool2d_with_indices(input, kernel_size, stride, padding, dilation,  # no
         best, masks = _pool2x2_arrays(x4, recording(input))
         if x4.dtype.kind != "f" or not np.isnan(best.max()):
             return apply(MaxPool2DWithIndicesBackward0, best if x.ndim == 4 else best[0], input,
-                         save=(input,), _in_shape=x.shape, _params=params, _masks=masks), None
+                         save=(input,), _in_shape=x.shape, _params=params, _masks=masks,
+                         _ceil_mode=ceil_mode), None
     best, arg = _max_pool_arrays(x4, kernel_size, stride, padding, dilation, out_hw)
     if x.ndim == 3:
         best, arg = best[0], arg[0]
     indices = wrap(_max_pool_indices(arg, (h, w), *params)) if want_indices else None
     return apply(MaxPool2DWithIndicesBackward0, best, input, save=(input,), _in_shape=x.shape,
-                 _params=params, _arg=arg), indices
+                 _params=params, _arg=arg, _ceil_mode=ceil_mode), indices
 
 
 class AdaptiveMaxPool2DBackward0(Node):

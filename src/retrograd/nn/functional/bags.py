@@ -129,7 +129,7 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:  # noqa: A002
         raise RuntimeError("pdist only supports non-negative p values")
     i, j = (torch.tensor(v) for v in np.triu_indices(input.shape[0], 1))
     return fused("PdistBackward0",
-                 lambda x: torch.linalg.vector_norm(x[i] - x[j], p, dim=1), input)
+                 lambda x: torch.linalg.vector_norm(x[i] - x[j], p, dim=1), input, _p=float(p))
 
 
 def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10,

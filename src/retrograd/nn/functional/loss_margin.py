@@ -95,7 +95,8 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1,  # noqa: A002
         loss = (z * others).sum(1) / c
         return _reduce(loss.reshape(()) if scalar else loss, reduction)
 
-    return fused("MultiMarginLossBackward0", loss_of, input)
+    return fused("MultiMarginLossBackward0", loss_of, input, _margin=margin, _p=p,
+                 _reduction=reduction, _target=target, _weight=weight)
 
 
 @fp32
@@ -133,7 +134,8 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None,  # 
         loss = (hinge * pair).sum((1, 2)) / c
         return _reduce(loss.reshape(()) if input.dim() <= 1 else loss, reduction)
 
-    return fused("MultilabelMarginLossBackward0", loss_of, input)
+    return fused("MultilabelMarginLossBackward0", loss_of, input, _reduction=reduction,
+                 _target=target)
 
 
 def multilabel_soft_margin_loss(input: Tensor, target: Tensor,  # noqa: A002

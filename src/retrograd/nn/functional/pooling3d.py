@@ -157,7 +157,7 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
                            f"channels, but got {x.shape[1]} channels instead")
     y = fused("ConvolutionBackward0",
               lambda x, weight, bias: _conv_core(x, weight, bias, k, s, p, d, groups),
-              x, weight, bias)
+              x, weight, bias, _params=(s, p, d, groups, False))
     return y.squeeze(0) if unbatched else y
 
 
@@ -202,7 +202,8 @@ def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
         w = w.reshape(g * weight.shape[1], cin // g, *k).flip(2, 3, 4)
         return _conv_core(x, w, bias, k, (1, 1, 1), pad, d, g, up=s, out=out)
 
-    y = fused("ConvolutionBackward0", conv, x, weight, bias)
+    y = fused("ConvolutionBackward0", conv, x, weight, bias, _params=(s, p, d, groups, True),
+              _output_padding=op)
     return y.squeeze(0) if unbatched else y
 
 
@@ -250,10 +251,11 @@ def max_pool3d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, 
     k = _tuple(kernel_size, 3)
     s = k if stride is None or (isinstance(stride, (list, tuple)) and not stride) else \
         _tuple(stride, 3)
-    dims = _pool_dims(x, k, s, _tuple(padding, 3), _tuple(dilation, 3), ceil_mode, "max_pool3d")
+    p, d = _tuple(padding, 3), _tuple(dilation, 3)
+    dims = _pool_dims(x, k, s, p, d, ceil_mode, "max_pool3d")
     return fused("MaxPool3DWithIndicesBackward0",
                  lambda input: _unbatched(_max_windows(_batch(input, unbatched), dims), unbatched),
-                 input)
+                 input, _params=(k, s, p, d), _ceil_mode=ceil_mode)
 
 
 @fp32
@@ -306,7 +308,8 @@ def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0,  # noqa: A002
         y = (win * torch.tensor(mask, dtype=x.dtype)).sum(-1) / div
         return y.squeeze(0) if unbatched else y
 
-    return fused("AvgPool3DBackward0", pool, input)
+    return fused("AvgPool3DBackward0", pool, input,
+                 _params=(k, s, p, ceil_mode, count_include_pad, divisor_override))
 
 
 def _adaptive_dims(x: Tensor, output_size, nd: int) -> list:
@@ -414,8 +417,8 @@ def _max_unpool(input: Tensor, indices: Tensor, nd: int, kernel_size, stride, pa
 
     if nd == 1:  # as PyTorch: a 2-D unpooling of a width-1 image
         return fused("MaxUnpool2DBackward0", lambda x: unpool(x.squeeze(-1)).unsqueeze(-1),
-                     input.unsqueeze(-1)).squeeze(-1)
-    return fused(f"MaxUnpool{nd}DBackward0", unpool, input)
+                     input.unsqueeze(-1), _indices=indices.unsqueeze(-1)).squeeze(-1)
+    return fused(f"MaxUnpool{nd}DBackward0", unpool, input, _indices=indices)
 
 
 def max_unpool1d(input: Tensor, indices: Tensor, kernel_size, stride=None,  # noqa: A002
@@ -659,4 +662,4 @@ def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tenso
                                        padding=pad)
         return y.permute(2, 0, 1)
 
-    return fused("ConvTbcBackward0", conv, input, weight, bias)
+    return fused("ConvTbcBackward0", conv, input, weight, bias, _pad=pad)

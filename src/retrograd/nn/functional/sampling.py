@@ -80,7 +80,8 @@ def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tenso
         out = (flat * theta.unsqueeze(1)).sum(-1)          # (N, HW, nd): theta @ [x, y, 1]
         return out.reshape(size[0], *spatial, nd)
 
-    return fused("AffineGridGeneratorBackward0", grid, theta)
+    return fused("AffineGridGeneratorBackward0", grid, theta, _align_corners=align_corners,
+                 _size=tuple(size))
 
 
 def _unnormalize(coord: Tensor, n: int, align_corners: bool) -> Tensor:
@@ -186,4 +187,8 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",  # noqa: A0
             out = term if out is None else out + term
         return out
 
-    return fused(f"GridSampler{nd}DBackward0", sample, input, grid)
+    # (PyTorch's enums: bilinear 0, nearest 1, bicubic 2; zeros 0, border 1, reflection 2)
+    return fused(f"GridSampler{nd}DBackward0", sample, input, grid,
+                 _interpolation_mode={"bilinear": 0, "nearest": 1, "bicubic": 2}.get(mode),
+                 _padding_mode={"zeros": 0, "border": 1, "reflection": 2}.get(padding_mode),
+                 _align_corners=align_corners)
