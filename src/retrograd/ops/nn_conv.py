@@ -5,8 +5,12 @@ array code, so every op handles both. Parameters arrive as 2-tuples ``(h, w)``.
 
 NOTE: these are primitives for speed and for PyTorch's grad_fn names. A convolution is im2col
 (a strided window view, copied once) and one batched matmul; its backward is a transposed
-convolution (a matmul and one strided add per kernel offset, "col2im") for the input and a
-matmul against the same columns for the weight. The formulas call ``xp.conv_nd`` and
+convolution (a matmul and shifted adds, "col2im") for the input and a matmul against the same
+columns for the weight. Stride 1 (the common case) uses "wide" columns and, for the transposed
+convolution, one GEMM over column-shifted planes (see the notes at ``_wide_cols`` and
+``_wide_transpose``): NumPy runs a pass over one contiguous run several times faster than the
+same pass over the short rows of a strided view, so the array layouts are chosen to make the
+passes contiguous. The formulas call ``xp.conv_nd`` and
 ``xp.conv_weight_grad``, which are closed under differentiation (each one's backward is written
 with the other), so gradients of every order come from the same code:
 
@@ -15,7 +19,8 @@ with the other), so gradients of every order come from the same code:
 - ``W = weight_grad(x, g)``:  ``gx = conv_transpose(g, G)``, ``gg = conv(x, G)``
 
 Pooling and fold/unfold are built on the same window geometry (``_ranges``): a sum over kernel
-offsets of strided slices, which NumPy runs as a handful of vectorised passes.
+offsets of strided slices, which NumPy runs as a handful of vectorised passes; the 2x2,
+stride-2 max pool has a fast path of shifted maxima over the flat array (``_pool2x2_arrays``).
 """
 
 from __future__ import annotations
