@@ -56,6 +56,7 @@ UNARY = {
     "hardshrink": lambda lib, a: lib.nn.functional.hardshrink(a, 0.3),
     "softshrink": lambda lib, a: lib.nn.functional.softshrink(a, 0.3),
     "logsigmoid": lambda lib, a: lib.nn.functional.logsigmoid(a),
+    "gelu": lambda lib, a: lib.nn.functional.gelu(a),
 }
 # Known differences left: float16 mish on 3 values (torch's vectorised log1p/tanh).
 _UNARY_GAPS = {("mish", "float16")}
@@ -214,7 +215,8 @@ def test_float16_number_through_float32(torch, op):
 
 
 @pytest.mark.parametrize(("name", "dtype"), [("rsqrt", "bfloat16"), ("rsqrt", "float16"),
-                                           ("sinh", "bfloat16"), ("cosh", "bfloat16")])
+                                           ("sinh", "bfloat16"), ("cosh", "bfloat16"),
+                                           ("gelu", "bfloat16"), ("gelu", "float16")])
 def test_unary_scalar_tail(torch, name, dtype):
     """Ops whose scalar loop (the last n % 32 elements) rounds otherwise than the vectorised
     one: torch takes its scalar loop for every element of a strided input, which shows the

@@ -270,8 +270,21 @@ def _gelu_array(a, tanh: bool = False):
                                                                        a.dtype)))
 
 
+def _gelu_reduced(a, tanh: bool = False):
+    """torch's float16/bfloat16 GELU in float32: ``x * 0.5 * (1 + erf(x / sqrt(2)))`` with its
+    vectorised erf (``_sleef.erff``), libm's erf on the scalar tail (the last n % 32)."""
+    if tanh:
+        return _gelu_array(a, True)
+    out = (a * F32.type(0.5)) * (F32.type(1) + _sleef.erff(a * F32.type(math.sqrt(0.5))))
+    k = out.size % 32
+    if k:
+        out.reshape(-1)[-k:] = _gelu_array(a.reshape(-1)[-k:])
+    return out
+
+
 class GeluBackward0(Node):
     forward = staticmethod(_gelu_array)
+    reduced = staticmethod(_gelu_reduced)
 
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
