@@ -157,3 +157,21 @@ def test_a_fresh_program_is_watched_from_its_first_backward():
     assert r.returncode == 0, r.stderr
     assert r.stderr.count("GraphLeakWarning") == 1
     assert 'line 13, in <module>' in r.stderr
+
+
+def test_backward_without_optimizer_keeps_few_roots():
+    """Before any optimizer step the watch remembers each backward's root weakly; a program
+    that never steps must not keep one entry per backward forever."""
+    leak.reset()
+    x = torch.ones(3, requires_grad=True)
+    kept = []
+    for i in range(3 * leak._MAX_ROOTS):
+        y = (x * 2).sum()
+        if i < 5:
+            kept.append(y)  # five graphs stay alive: their roots must be remembered
+        y.backward()
+    roots = leak._watch.roots
+    assert len(roots) <= leak._MAX_ROOTS + 1
+    alive = {r() for _, r in roots} - {None}
+    assert {y.grad_fn for y in kept} <= alive
+    leak.reset()

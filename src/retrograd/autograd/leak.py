@@ -31,6 +31,7 @@ __all__ = ["GraphLeakWarning", "note_backward", "reset", "WATCHED_STEPS"]
 
 _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 WATCHED_STEPS = 8  # optimizer steps watched after the first, then the watch stops
+_MAX_ROOTS = 256  # remembered backward roots before the dead ones are dropped
 
 
 class GraphLeakWarning(UserWarning):
@@ -65,9 +66,16 @@ def note_backward(outputs) -> None:
     w = _watch
     if not w.active:
         return
-    roots = [fn for fn in (getattr(t, "grad_fn", None) for t in outputs) if fn is not None]
-    for fn in roots:
-        w.roots.append((w.step, weakref.ref(fn)))
+    roots = []
+    for t in outputs:
+        fn = t.grad_fn
+        if fn is not None:
+            roots.append(fn)
+            w.roots.append((w.step, weakref.ref(fn)))
+    if len(w.roots) > _MAX_ROOTS:
+        # Backward passes without optimizer steps (no clock tick prunes the list): only the
+        # graphs still alive matter.
+        w.roots = [(s, r) for s, r in w.roots if r() is not None]
     if w.step >= 2:
         old, newer = _old_node(roots, w.bounds[w.step - 1])
         if old is not None:
