@@ -57,6 +57,7 @@ UNARY = {
     "softshrink": lambda lib, a: lib.nn.functional.softshrink(a, 0.3),
     "logsigmoid": lambda lib, a: lib.nn.functional.logsigmoid(a),
     "gelu": lambda lib, a: lib.nn.functional.gelu(a),
+    "sign": lambda lib, a: lib.sign(a),
 }
 # Known differences left: float16 mish on 3 values (torch's vectorised log1p/tanh).
 _UNARY_GAPS = {("mish", "float16")}

@@ -87,6 +87,8 @@ def _frac(v):
 
 
 def _sign(a):
+    if a.dtype in REDUCED:  # in float32, as PyTorch (ml_dtypes' bfloat16 sign keeps -0.)
+        return _sign(a.astype(F32)).astype(a.dtype)
     r = np.sign(a)
     if a.dtype.char in FLOAT_CHARS:
         nan = np.isnan(a)
