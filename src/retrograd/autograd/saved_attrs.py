@@ -330,8 +330,16 @@ def _given(k=None, tup=False, fallback=None):
         if tup and g is not None:
             return (_as_int(g),) if isinstance(g, (int, np.integer)) else \
                 tuple(_as_int(d) for d in g)
+        if isinstance(g, (list, tuple)):
+            return tuple(_as_int(d) for d in g)
         return _as_int(g) if isinstance(g, (int, np.integer)) else g
     return get
+
+
+def _index_given(node):
+    """An index tensor as the op got it (negative entries unwrapped), else the kept one."""
+    g = node.__dict__.get("_g")
+    return g if isinstance(g, Tensor) else _arr("_idx")(node)
 
 
 def _keep_none(node):
@@ -484,6 +492,25 @@ _AS_GIVEN: dict = {
     "LogsumexpBackward0": {"dim": _given(tup=True), "keepdim": _keep_none},
     "VarBackward0": _VAR, "StdBackward0": _VAR, "VarMeanBackward0": _VAR,
     "StdMeanBackward0": _VAR,
+    "SqueezeBackward1": {"dim": _given()}, "SqueezeBackward2": {"dim": _given()},
+    "SqueezeBackward4": {"dim": _given()}, "SqueezeBackward5": {"dim": _given()},
+    "DiagonalBackward0": {"offset": _given(0, fallback=_diag_step(0)),
+                          "dim1": _given(1, fallback=_diag_step(1)),
+                          "dim2": _given(2, fallback=_diag_step(2))},
+    "DiagEmbedBackward0": {"offset": _given(0, fallback=".offset"),
+                           "dim1": _given(1, fallback=".d1"), "dim2": _given(2, fallback=".d2")},
+    "UnfoldBackward0": {"dimension": _given(fallback=".dim")},
+    "SplitWithSizesBackward0": {"dim": _given(fallback=".dim")},
+    "SplitBackward0": {"dim": _given(fallback=".dim")},
+    "RollBackward0": {"dims": lambda n: _given(tup=True, fallback=_dims)(n) or ()},
+    "Rot90Backward0": {"k": _given(0, fallback=".k"), "dims": _given(1, tup=True, fallback=_dims)},
+    "LinalgCrossBackward0": {"dim": _given(fallback=".dim")},
+    "TakeBackward0": {"index": _index_given}, "PutBackward0": {"index": _index_given},
+    "IndexFillBackward0": {"index": _index_given}, "IndexFillBackward1": {"index": _index_given},
+    "LogitBackward0": {"eps": lambda n: n.__dict__.get("_eps")},
+    "AminmaxBackward0": {"dim": _given(0), "keepdim": _given(1)},
+    "ProdBackward1": {"dim": _given(fallback=".dim")},
+    "NormBackward1": {"keepdim": _keep_none},
     "LinalgVectorNormBackward0": {"dim": _given(0, tup=True, fallback=_dims),
                                   "ord": _given(1, fallback=".p"),
                                   "keepdim": lambda n: n._keep is None and n._dims is not None},
@@ -585,15 +612,12 @@ for _name, _spec in _FROM_TABLE.items():
 _UNCHECKED = {
     "PermuteBackward0": ("dims",), "SortBackward0": ("indices", "self_sym_sizes"),
     "TopkBackward0": ("indices",), "SumBackward1": ("dim",), "MeanBackward1": ("dim",),
-    "SelectBackward0": ("dim", "index"), "DiagEmbedBackward0": ("dim1", "dim2"),
-    "DiagonalBackward0": ("dim1", "dim2"), "TransposeBackward0": ("dim0", "dim1"),
+    "SelectBackward0": ("dim", "index"), "TransposeBackward0": ("dim0", "dim1"),
     "TransposeBackward1": ("dim0", "dim1"), "LinalgEighBackward0": ("eigenvectors",),
-    "LinalgSvdBackward0": ("U", "Vh"), "ClampMinBackward0": ("min",), "RollBackward0": ("dims",),
-    "MaxPool2DWithIndicesBackward0": ("stride",), "LinalgCrossBackward0": ("dim",),
+    "LinalgSvdBackward0": ("U", "Vh"), "ClampMinBackward0": ("min",),
+    "MaxPool2DWithIndicesBackward0": ("stride",),
     "VarBackward0": ("correction",), "StdBackward0": ("correction",),
-    "UnfoldBackward0": ("dimension",), "TakeBackward0": ("index",), "PutBackward0": ("index",),
-    "IndexFillBackward0": ("index",), "SplitWithSizesBackward0": ("dim",),
-    "Rot90Backward0": ("k", "dims"), "AminBackward0": ("keepdim",),
+    "AminBackward0": ("keepdim",),
 }
 for _name, _drop in _UNCHECKED.items():
     for _a in _drop:

@@ -314,7 +314,7 @@ def roll(input, shifts, dims=None) -> Tensor:  # noqa: A002
         if a.ndim == 0:
             wd, sh_arg = None, 0
     back = -sh_arg if wd is None else tuple(-s for s in sh_arg)
-    return apply(RollBackward0, np.roll(a, sh_arg, wd), input, _dims=wd, _back=back)
+    return apply(RollBackward0, np.roll(a, sh_arg, wd), input, _dims=wd, _back=back, _g=dims)
 
 
 def _array_rot90(x, k=1, dims=(0, 1)):
@@ -351,8 +351,9 @@ def rot90(input, k=1, dims=(0, 1)) -> Tensor:  # noqa: A002
         raise RuntimeError(
             f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}"
         )
-    k = int(k) % 4
-    return apply(Rot90Backward0, np.rot90(a, k, (d0, d1)).copy(), input, _k=k, _dims=(d0, d1))
+    given, k = (int(k), dims), int(k) % 4
+    return apply(Rot90Backward0, np.rot90(a, k, (d0, d1)).copy(), input, _k=k, _dims=(d0, d1),
+                 _g=given)
 
 
 # -- diagonals and triangles --------------------------------------------------------------------
@@ -384,7 +385,8 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1) -> Tensor:  # noqa: A002
         rest.insert(d, m)
     out = np.zeros(rest, a.dtype)
     _diag_view(out, offset, d1, d2)[...] = a
-    return apply(DiagEmbedBackward0, out, input, _offset=offset, _d1=d1, _d2=d2)
+    return apply(DiagEmbedBackward0, out, input, _offset=offset, _d1=d1, _d2=d2,
+                 _g=(offset, dim1, dim2))
 
 
 def diag(input, diagonal=0) -> Tensor:  # noqa: A002
@@ -400,7 +402,7 @@ def diag(input, diagonal=0) -> Tensor:  # noqa: A002
     except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
         raise arg_error("diag", "input", 1, input) from None
     if a.ndim == 1:
-        return diag_embed(input, diagonal, 0, 1)
+        return diag_embed(input, diagonal, -2, -1)  # (as PyTorch's decomposition calls it)
     if a.ndim != 2:
         raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {a.ndim}D")
     offset = int(diagonal)

@@ -262,8 +262,8 @@ def index_fill(input, dim, index, value) -> Tensor:  # noqa: A002
     out[_along(d, idx)] = np.asarray(v).astype(a.dtype)
     out = out.reshape(a.shape)
     if vt:
-        return apply(IndexFillBackward1, out, input, value, _idx=idx, _dim=d)
-    return apply(IndexFillBackward0, out, input, _idx=idx, _dim=d)
+        return apply(IndexFillBackward1, out, input, value, _idx=idx, _dim=d, _g=index)
+    return apply(IndexFillBackward0, out, input, _idx=idx, _dim=d, _g=index)
 
 
 # -- masks --------------------------------------------------------------------------------------

@@ -700,7 +700,7 @@ def linalg_cross(input, other, *, dim=-1) -> Tensor:  # noqa: A002
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
                            f"{sa[d]} and {sb[d]}")
     return apply_binary(LinalgCrossBackward0, lambda a, b: _cross_arrays(a, b, dim=d), input,
-                        other, _dim=d)
+                        other, _dim=d, _g=dim)
 
 
 def cross(input, other, dim=None) -> Tensor:  # noqa: A002

@@ -542,7 +542,8 @@ def aminmax(input, *, dim=None, keepdim=False):  # noqa: A002
             "_cnt_max": np.sum(mask_max, axis=rdims, keepdims=True).astype(a.dtype),
         }
     return return_types.aminmax(apply_multi(AminmaxBackward0, (lo, hi), (input,),
-                                            differentiable=(True, True), **attrs))
+                                            differentiable=(True, True), _g=(dim, keepdim),
+                                            **attrs))
 
 
 # -- nansum / nanmean / prod -------------------------------------------------------------------
@@ -694,7 +695,8 @@ def prod(input, dim=None, keepdim=False,
         node_cls = ProdBackward1
     # Recording needs a float input, and then ``a`` is ``input``'s own array (a ``dtype`` was
     # applied differentiably above), so the formula reads ``input``.
-    return apply(node_cls, out, input, save=(input,), save_out=True, _dim=d, _keepdim=keepdim)
+    return apply(node_cls, out, input, save=(input,), save_out=True, _dim=d, _keepdim=keepdim,
+                 _g=dim)
 
 
 _array.register(prod=_ProdBackward.forward)

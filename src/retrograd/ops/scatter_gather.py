@@ -424,7 +424,7 @@ def take(input, index) -> Tensor:  # noqa: A002
     except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
         raise arg_error("take", "input", 1, input) from None
     idx = _flat_index("take", _idx_of(index), a.size)
-    return apply(TakeBackward0, a.reshape(-1)[idx], input, _idx=idx)
+    return apply(TakeBackward0, a.reshape(-1)[idx], input, _idx=idx, _g=index)
 
 
 class PutBackward0(Node):
@@ -465,7 +465,8 @@ def put(input, index, source, accumulate: bool = False) -> Tensor:  # noqa: A002
         add_at(flat, idx.reshape(-1), s.reshape(-1))
     else:
         flat[idx.reshape(-1)] = s.reshape(-1)
-    return apply(PutBackward0, out, input, source, _idx=idx, _accumulate=bool(accumulate))
+    return apply(PutBackward0, out, input, source, _idx=idx, _accumulate=bool(accumulate),
+                 _g=index)
 
 
 def take_along_dim(input, indices, dim=None) -> Tensor:  # noqa: A002

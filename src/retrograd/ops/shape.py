@@ -431,7 +431,7 @@ def squeeze(input, dim=None) -> Tensor:  # noqa: A002
         axes = (d,) if a.ndim and a.shape[d] == 1 else ()
         cls = SqueezeBackward1
     out = np.squeeze(a, axis=axes) if axes else a.view()
-    return apply_view(cls, out, input, ("reshape", (out.shape,)), _in_shape=a.shape)
+    return apply_view(cls, out, input, ("reshape", (out.shape,)), _in_shape=a.shape, _g=dim)
 
 
 class SqueezeBackward4(SqueezeBackward0):
@@ -443,7 +443,7 @@ def squeeze_dims_(input, dim) -> Tensor:  # noqa: A002
     a = input._data
     out = np.squeeze(a, axis=dim) if a.shape[dim] == 1 else a.view()
     return apply_view(SqueezeBackward4, out, input, ("reshape", (out.shape,)),
-                      _in_shape=a.shape)
+                      _in_shape=a.shape, _g=dim)
 
 
 def unsafe_view(input, shape) -> Tensor:  # noqa: A002
@@ -799,7 +799,8 @@ def diagonal(input, offset=0, dim1=0, dim2=1) -> Tensor:  # noqa: A002
     offset = int(offset)
     out = _diag_view(a, offset, d1, d2)
     step = ("diagonal", (offset, d1, d2))
-    return apply_view(DiagonalBackward0, out, input, step, _steps=(step,), _in_shape=a.shape)
+    return apply_view(DiagonalBackward0, out, input, step, _steps=(step,), _in_shape=a.shape,
+                      _g=(offset, dim1, dim2))
 
 
 def _unfold_view(a: np.ndarray, d: int, size: int, step: int, writeable: bool) -> np.ndarray:
@@ -846,7 +847,7 @@ def unfold(input, dimension, size, step) -> Tensor:  # noqa: A002
     overlap = size > step and (n - size) // step > 0
     out = _unfold_view(a, d, size, step, a.flags.writeable and not overlap)
     return apply_view(UnfoldBackward0, out, input, ("unfold", (d, size, step)),
-                      _in_shape=a.shape, _dim=d, _size=size, _step=step)
+                      _in_shape=a.shape, _dim=d, _size=size, _step=step, _g=dimension)
 
 
 def _array_unfold_backward(g, shape, dim, size, step):
@@ -1013,7 +1014,7 @@ class SplitWithSizesBackward0(SplitBackward0):
     pass
 
 
-def _split_views(input, d: int, sizes, cls) -> tuple:
+def _split_views(input, d: int, sizes, cls, given=None) -> tuple:
     a = input._data
     lead = (slice(None),) * d
     pieces, steps = [], []
@@ -1023,7 +1024,8 @@ def _split_views(input, d: int, sizes, cls) -> tuple:
         pieces.append(a[lead + (slice(start, stop),)])
         steps.append(("slice_dim", (d, start, stop, 1)))
         start = stop
-    outs = apply_multi(cls, pieces, (input,), differentiable=(True,) * len(pieces), _dim=d)
+    outs = apply_multi(cls, pieces, (input,), differentiable=(True,) * len(pieces), _dim=d,
+                       _g=given)
     for t_i, step in zip(outs, steps):
         link_view(t_i, input, step)
     return outs
@@ -1056,7 +1058,7 @@ def split(tensor, split_size_or_sections, dim=0) -> tuple:
                 f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's "
                 f"size at dimension {d}), but got split_sizes={sizes}"
             )
-        return _split_views(tensor, d, sizes, SplitWithSizesBackward0)
+        return _split_views(tensor, d, sizes, SplitWithSizesBackward0, dim)
     s = int(split_size_or_sections)
     if s < 0:
         raise RuntimeError(f"split expects split_size be non-negative, but got split_size={s}")
@@ -1066,7 +1068,7 @@ def split(tensor, split_size_or_sections, dim=0) -> tuple:
         )
     count = max(-(-n // s) if s else 1, 1)
     sizes = [s] * (count - 1) + [n - s * (count - 1)]
-    return _split_views(tensor, d, sizes, SplitBackward0)
+    return _split_views(tensor, d, sizes, SplitBackward0, dim)
 
 
 def _split_method(self, split_size, dim=0) -> tuple:

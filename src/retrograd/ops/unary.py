@@ -868,7 +868,8 @@ def logit(input, eps=None) -> Tensor:  # noqa: A002
         outside, fill = (a < 0) | (a > 1), float("nan")
     else:
         outside, fill = (a < eps) | (a > 1 - eps), 0.0
-    return apply(LogitBackward0, out, input, save=(input,), _outside=outside, _fill=fill)
+    return apply(LogitBackward0, out, input, save=(input,), _outside=outside, _fill=fill,
+                 _eps=eps)
 
 
 def _rounding(name, cls, kernel):
