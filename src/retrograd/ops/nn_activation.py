@@ -272,14 +272,25 @@ def _gelu_array(a, tanh: bool = False):
 
 def _gelu_reduced(a, tanh: bool = False):
     """torch's float16/bfloat16 GELU in float32: ``x * 0.5 * (1 + erf(x / sqrt(2)))`` with its
-    vectorised erf (``_sleef.erff``), libm's erf on the scalar tail (the last n % 32)."""
+    vectorised erf (``_sleef.erff``), libm's erf on the scalar tail (the last n % 32). The tanh
+    form: ``0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3)))`` with tanh rounded from
+    double (the same at every input of these dtypes), SLEEF's +-1 beyond |8.664339742| in the
+    vectorised steps."""
+    k = a.size % 32
     if tanh:
-        return _gelu_array(a, True)
+        inner = _GELU_BETA * (a + F32.type(0.044715) * (a * a * a))
+        t = np.tanh(inner.astype(np.float64)).astype(F32)
+        body = t.reshape(-1)[:t.size - k]
+        body[...] = np.where(np.abs(inner.reshape(-1)[:t.size - k]) > F32.type(8.664339742),
+                             np.copysign(F32.type(1), body), body)
+        return F32.type(0.5) * a * (F32.type(1) + t)
     out = (a * F32.type(0.5)) * (F32.type(1) + _sleef.erff(a * F32.type(math.sqrt(0.5))))
-    k = out.size % 32
     if k:
         out.reshape(-1)[-k:] = _gelu_array(a.reshape(-1)[-k:])
     return out
+
+
+_GELU_BETA = F32.type(math.sqrt(2) * (2 / math.sqrt(math.pi)) * 0.5)
 
 
 class GeluBackward0(Node):
@@ -335,8 +346,22 @@ def silu(input) -> Tensor:  # noqa: A002
     return _unary(SiluBackward0, input, "silu_cpu")
 
 
+def _mish_reduced(a):
+    """torch's float16/bfloat16 mish in float32: ``x * tanh(log1p(exp(x)))``, SLEEF's expf, then
+    log1p and tanh rounded from double (SLEEF's, at every input of these dtypes) in the
+    vectorised steps; the scalar tail (the last n % 32) as the float32 formula."""
+    with np.errstate(over="ignore"):
+        e = _sleef.expf(a).astype(np.float64)
+    out = a * np.tanh(np.log1p(e).astype(F32).astype(np.float64)).astype(F32)
+    k = out.size % 32
+    if k:
+        out.reshape(-1)[-k:] = MishBackward0.forward(a.reshape(-1)[-k:])
+    return out
+
+
 class MishBackward0(Node):
     forward = staticmethod(lambda a: a * np.tanh(_softplus_array(a)))
+    reduced = staticmethod(_mish_reduced)
 
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
