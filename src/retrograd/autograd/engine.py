@@ -166,11 +166,9 @@ class _Pass:
             for (nxt, nr), g, m in zip(nf, grads, meta):
                 if nxt is not None and g is not None and (not pruned or nxt in reach):
                     a = g._data if create_graph and g.__class__ is Tensor else g
-                    if a.__class__ is ndarray or a.__class__ in _NP_SCALARS:
-                        # (0-d results of NumPy ops are NumPy scalars: as good as arrays.)
-                        if a.shape != m[0] or a.dtype is not m[1]:
-                            g = check_grad(fn, grads, g, m, xp)
-                    else:
+                    # (0-d results of NumPy ops are NumPy scalars: as good as arrays.)
+                    if (a.__class__ is not ndarray and a.__class__ not in _NP_SCALARS) or \
+                            (a.shape, a.dtype) != m:
                         g = check_grad(fn, grads, g, m, xp)
                     if nxt._n_out == 1:
                         old = bufs.get(nxt)

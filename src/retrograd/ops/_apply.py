@@ -354,14 +354,26 @@ def apply_binary(P, fwd, a: Tensor, b, **attrs) -> Tensor:
         out = asarray(out)
     if (a._rg or a._view is not None or (b_tensor and (b._rg or b._view is not None))) and \
             state.grad_enabled:
-        # edge() inlined for the common case: a non-view tensor with a history.
-        fn = a._grad_fn
-        ea = (fn, a._nr) if fn is not None and a._view is None else edge(a)
-        if b_tensor:
-            fn = b._grad_fn
-            eb = (fn, b._nr) if fn is not None and b._view is None else edge(b)
+        # edge() inlined for the common cases: a non-view tensor with a history, or a leaf
+        # whose AccumulateGrad exists (a parameter, from its second use on).
+        if a._view is not None:
+            ea = edge(a)
+        elif (fn := a._grad_fn) is not None:
+            ea = (fn, a._nr)
+        elif a._rg and (fn := a._acc) is not None:
+            ea = (fn, 0)
         else:
+            ea = edge(a)
+        if not b_tensor:
             eb = NONE_EDGE
+        elif b._view is not None:
+            eb = edge(b)
+        elif (fn := b._grad_fn) is not None:
+            eb = (fn, b._nr)
+        elif b._rg and (fn := b._acc) is not None:
+            eb = (fn, 0)
+        else:
+            eb = edge(b)
         ra = ea[0] is not None
         rb = eb[0] is not None
         if ra or rb:
