@@ -149,8 +149,9 @@ def _wide_cols(x4, k, p, d, out_hw, ones: bool = False):
     st = xf.strides
     it = st[2]
     run = out_hw[0] * wp
-    v = _strided(xf, (n, c, k[0], k[1], run),
-                 (st[0], st[1], d[0] * wp * it, d[1] * it, it), writeable=False)
+    # (np.ndarray over the fresh buffer: as_strided's Python wrapper costs several microseconds)
+    v = np.ndarray((n, c, k[0], k[1], run), xf.dtype, xf, 0,
+                   (st[0], st[1], d[0] * wp * it, d[1] * it, it))
     ckk = c * k[0] * k[1]
     if not ones:
         return v.reshape(n, ckk, run), wp
