@@ -35,12 +35,18 @@ def reaching(root_edges, targets) -> set:
     # (map/any over the edges keep the per-edge work in C: this runs before every pass.)
     seen = {None}
     stack = list(map(_NODE, root_edges))
+    ends_in_targets = True
     while stack:
         fn = stack.pop()
         if fn not in seen:
             seen.add(fn)
-            stack.extend(map(_NODE, fn.next_functions))
+            nf = fn.next_functions
+            if ends_in_targets and not any(map(_NODE, nf)) and fn not in targets:
+                ends_in_targets = False  # a dead end: some nodes may not lead to a target
+            stack.extend(map(_NODE, nf))
     seen.discard(None)
+    if ends_in_targets:
+        return seen  # every path ends at a target: every node leads to one
     reach = set()
     has = reach.__contains__
     for fn in sorted(seen, key=_SEQ):
