@@ -466,6 +466,64 @@ _FUSED: dict = {
 }
 
 
+def _select_index(node):
+    g = node.__dict__.get("_g")
+    if g is not None and isinstance(g[1], Tensor):
+        return g[1]
+    return make(node._idx) if "_idx" in node.__dict__ else make(node._idxs[0][1])
+
+
+def _norm_mean(node):
+    """The mean a normalization's forward computed (PyTorch's ``result1``), from the saved
+    input: over each group (group_norm), each row of the normalized dims (layer_norm), or
+    each channel (batch_norm in training; empty in eval, as PyTorch's)."""
+    x = node.saved(False)[0]
+    name = node.name()
+    if name == "NativeGroupNormBackward0":
+        n, _, _, g = node._nclg
+        return make(x.reshape(n, g, -1).mean(-1))
+    if name == "NativeLayerNormBackward0":
+        k = len(node._wshape)
+        lead = x.shape[:x.ndim - k]
+        return make(x.reshape(lead + (-1,)).mean(-1).reshape(lead + (1,) * k))
+    if not node._training:
+        return make(x[:0].reshape(-1)[:0])
+    axes = (0,) + tuple(range(2, x.ndim))
+    return make(x.mean(axis=axes))
+
+
+def _broadcast_weight(node):
+    """binary_cross_entropy's weight, expanded to the input's shape as PyTorch's node keeps it."""
+    w = _value(node, 2)
+    if w is None:
+        return None
+    return make(np.broadcast_to(w.detach().numpy(), node._meta[0][0]))
+
+
+_MORE: dict = {
+    "ClampMinBackward0": {"min": _given(fallback=".bound")},
+    "ClampMaxBackward0": {"max": _given(fallback=".bound")},
+    "ReflectionPad1DBackward0": {"padding": ".padding"},
+    "ReflectionPad2DBackward0": {"padding": ".padding"},
+    "ReflectionPad3DBackward0": {"padding": ".padding"},
+    "ReplicationPad1DBackward0": {"padding": ".padding"},
+    "ReplicationPad2DBackward0": {"padding": ".padding"},
+    "ReplicationPad3DBackward0": {"padding": ".padding"},
+    "IndexSelectBackward0": {"dim": _given(0, fallback=lambda n: int(n._dim) if "_dim" in
+                                           n.__dict__ else int(n._idxs[0][0])),
+                             "index": _select_index},
+    "FractionalMaxPool2DBackward0": {"kernel_size": ".kernel_size",
+                                     "output_size": ".output_size"},
+    "RreluWithNoiseBackward0": {"lower": ".lower", "upper": ".upper", "training": ".training",
+                                "noise": lambda n: n.__dict__.get("_noise")},
+    "RsubBackward1": {"alpha": lambda n: _py(n.__dict__.get("_alpha", 1))},
+    "NativeGroupNormBackward0": {"result1": _norm_mean},
+    "NativeLayerNormBackward0": {"result1": _norm_mean},
+    "NativeBatchNormBackward0": {"result1": _norm_mean},
+    "BinaryCrossEntropyBackward0": {"weight": _broadcast_weight},
+}
+
+
 # Where PyTorch keeps the argument as given: these override the entries above.
 _AS_GIVEN: dict = {
     "CumsumBackward0": _DIM0, "CumprodBackward0": _DIM0, "LogcumsumexpBackward0": _DIM0,
@@ -596,7 +654,7 @@ _KEPT: dict = {
                                       "dilation": lambda n: tuple(n._params[3])},
     "AdaptiveMaxPool2DBackward0": {"result1": _arr("_idx")},
 }
-for _table in (_KEPT, _AS_GIVEN, _FUSED):
+for _table in (_KEPT, _AS_GIVEN, _FUSED, _MORE):
     for _name, _spec in _table.items():
         _FROM_TABLE[_name] = {**_FROM_TABLE.get(_name, {}), **_spec}
 
@@ -614,8 +672,8 @@ _UNCHECKED = {
     "TopkBackward0": ("indices",), "SumBackward1": ("dim",), "MeanBackward1": ("dim",),
     "SelectBackward0": ("dim", "index"), "TransposeBackward0": ("dim0", "dim1"),
     "TransposeBackward1": ("dim0", "dim1"), "LinalgEighBackward0": ("eigenvectors",),
-    "LinalgSvdBackward0": ("U", "Vh"), "ClampMinBackward0": ("min",),
-    "MaxPool2DWithIndicesBackward0": ("stride",),
+    "LinalgSvdBackward0": ("U", "Vh"),
+    "MaxPool2DWithIndicesBackward0": ("stride",), "RreluWithNoiseBackward0": ("noise",),
     "VarBackward0": ("correction",), "StdBackward0": ("correction",),
     "AminBackward0": ("keepdim",),
 }

@@ -111,12 +111,12 @@ def _array_index_dims_backward(g, idxs, shape):
     return g
 
 
-def index_dims(input, idxs, name: str = "IndexSelectBackward0") -> Tensor:  # noqa: A002
+def index_dims(input, idxs, name: str = "IndexSelectBackward0", **attrs) -> Tensor:  # noqa: A002
     """Gather ``input`` at NumPy index arrays along dims, ``idxs = ((dim, idx), ...)``,
     recording an ``IndexSelectBackward0`` node called ``name`` (the name PyTorch gives the op:
-    repeat_interleave, the non-constant pads, nearest upsampling)."""
+    repeat_interleave, the non-constant pads, nearest upsampling) with node ``attrs``."""
     return apply(IndexSelectBackward0, _array_index_dims(input._data, idxs), input, _idxs=idxs,
-                 _name=name)
+                 _name=name, **attrs)
 
 
 class IndexDimsBackwardBackward0(Node):

@@ -84,7 +84,7 @@ def index_select(input, dim, index) -> Tensor:  # noqa: A002
         out = np.take(_as1d(a), idx, axis=d)
         if a.ndim == 0:
             out = out.reshape(())
-        return apply(IndexSelectBackward0, out, input, _idx=idx, _dim=d)
+        return apply(IndexSelectBackward0, out, input, _idx=idx, _dim=d, _g=(dim, index))
     except (AttributeError, TypeError):
         _INDEX_SELECT.check(input, dim, index)
         raise

@@ -1050,7 +1050,7 @@ def _clamp_side(input, bound, ufunc, cls0, cls1):
         return apply_binary(cls1, ufunc, input, bound)
     ad, bd = operands(input, bound)
     out = asarray(ufunc(ad, bd)).astype(ad.dtype, copy=False)
-    return apply(cls0, out, input, save=(input,), _bound=bd)
+    return apply(cls0, out, input, save=(input,), _bound=bd, _g=bound)
 
 
 def clamp_min(input, min) -> Tensor:  # noqa: A001, A002

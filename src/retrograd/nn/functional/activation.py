@@ -321,7 +321,8 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,  # noqa
             return leaky_relu(input, (lower + upper) / 2, inplace)
         # as PyTorch: one RreluWithNoiseBackward0 node (ops/fused.py)
         return fused("RreluWithNoiseBackward0",
-                     lambda x: leaky_relu(x, (lower + upper) / 2), input)
+                     lambda x: leaky_relu(x, (lower + upper) / 2), input, _lower=lower,
+                     _upper=upper, _training=False)
     # as PyTorch's kernel: one float64 uniform slope per non-positive element, in order, between
     # the bounds rounded to the input's computing type (float32 below float64); that kernel is
     # built without fused multiply-adds, so the affine map rounds twice
@@ -334,7 +335,8 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,  # noqa
     noise[negative] = slopes.to(input.dtype)
     if inplace:
         return input.mul_(noise)
-    return fused("RreluWithNoiseBackward0", lambda x: x * noise, input)
+    return fused("RreluWithNoiseBackward0", lambda x: x * noise, input, _lower=lower,
+                 _upper=upper, _training=True, _noise=noise)
 
 
 def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,  # noqa: A002

@@ -571,7 +571,8 @@ def _fractional(input: Tensor, nd: int, kernel_size, output_size, output_ratio, 
         idx = torch.tensor(np.take_along_axis(flat, arg.numpy()[..., None], -1)[..., 0])
         return _unbatched((vals, idx), unbatched)
 
-    return fused(f"FractionalMaxPool{nd}DBackward0", pool, input)
+    return fused(f"FractionalMaxPool{nd}DBackward0", pool, input, _kernel_size=k,
+                 _output_size=out)
 
 
 def fractional_max_pool2d_with_indices(input: Tensor, kernel_size, output_size=None,  # noqa: A002
