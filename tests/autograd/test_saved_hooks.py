@@ -370,3 +370,47 @@ def test_raw_saved_errors_of_entries(torch, what):
         return y.grad_fn._raw_saved_tensors
 
     compare_error(run)
+
+
+IMG = R.standard_normal((1, 2, 4, 4)).astype(np.float32)
+
+
+def _as_given_cases(lib):
+    x = lib.tensor(X, requires_grad=True)
+    img = lib.tensor(IMG, requires_grad=True)
+    return {
+        "sum": x.sum(-1), "sum_keep": x.sum((0, -1), keepdim=True), "mean": x.mean((0, -1)),
+        "select": x.select(-1, -1), "transpose": x.transpose(-2, -1), "permute": x.permute(1, -2),
+        "sort": x.sort(-1)[0], "topk": x.topk(2, -1)[0], "max": x.max(-1)[0], "var": x.var(-1),
+        "std": x.std(-1, correction=2), "amin": x.amin(-1, keepdim=True),
+        "clamp_min": x.clamp_min(0), "softmax": x.softmax(-1), "cat": lib.cat([x, x], -1),
+        "cumsum": x.cumsum(-1), "diagonal": x.diagonal(0, -2, -1), "squeeze": x[:1].squeeze(-2),
+        "pool": lib.nn.functional.max_pool2d(img, 2, 2, ceil_mode=True),
+        "norm": lib.linalg.vector_norm(x, 3, -1, keepdim=True),
+    }
+
+
+def _signed(v):
+    """torch's uint64 of a negative dim (alone or in a tuple) as the int it was given as."""
+    if isinstance(v, int) and not isinstance(v, bool) and v >= 2 ** 63:
+        return v - 2 ** 64
+    return tuple(_signed(e) for e in v) if isinstance(v, tuple) else v
+
+
+def test_saved_dims_as_given(torch):
+    # PyTorch keeps dims (and other int arguments) as the op got them: -1, not the wrapped 1.
+    ours, ref = _as_given_cases(retrograd), _as_given_cases(torch)
+    checked = 0
+    for name, t in ref.items():
+        fn, rfn = t.grad_fn, ours[name].grad_fn
+        assert rfn.name() == fn.name(), name
+        for attr in (a for a in dir(fn) if a.startswith("_saved_")):
+            want, got = getattr(fn, attr), getattr(rfn, attr)
+            if isinstance(want, torch.Tensor):
+                np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(),
+                                           rtol=1e-6, err_msg=f"{name}.{attr}")
+            else:
+                assert got == _signed(want) and type(got) is type(want), \
+                    f"{name}.{attr}: {got!r} vs {want!r}"
+            checked += 1
+    assert checked > 50
