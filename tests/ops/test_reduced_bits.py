@@ -59,6 +59,9 @@ UNARY = {
     "gelu": lambda lib, a: lib.nn.functional.gelu(a),
     "gelu_tanh": lambda lib, a: lib.nn.functional.gelu(a, approximate="tanh"),
     "sign": lambda lib, a: lib.sign(a),
+    # PyTorch's sqrt/rsqrt kernels, but std::pow for float16: (-0.) ** 0.5 is 0. there
+    "pow_half": lambda lib, a: a ** 0.5,
+    "pow_neg_half": lambda lib, a: a ** -0.5,
 }
 # Known differences left: none here (scalar tails: see test_unary_scalar_tail).
 _UNARY_GAPS: set = set()
@@ -257,3 +260,15 @@ def test_broadcast_scalar_tails(torch, shapes, dtype):
             ref = fn(torch, _tensor(torch, a, dtype), _tensor(torch, b, dtype))
         _assert_same_bits(out.reshape(-1), ref.reshape(-1),
                           [np.broadcast_to(v, ref.shape).reshape(-1) for v in (a, b)])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_pow_half_edges(torch, dtype):
+    """x ** -0.5 is PyTorch's rsqrt (1 / sqrt(x)): -inf at -0., NaN at -inf, not pow's."""
+    x = np.array([-0.0, 0.0, -np.inf, np.inf, -1.0, 4.0, np.nan])
+    for e in (0.5, -0.5):
+        out = retrograd.tensor(x, dtype=getattr(retrograd, dtype)) ** e
+        ref = torch.tensor(x, dtype=getattr(torch, dtype)) ** e
+        np.testing.assert_array_equal(out.numpy(), ref.numpy())
+        num = ~np.isnan(ref.numpy())  # (a NaN's sign is not compared)
+        np.testing.assert_array_equal(np.signbit(out.numpy())[num], np.signbit(ref.numpy())[num])

@@ -48,6 +48,7 @@ _POW = Signatures("pow", "Tensor input, Tensor exponent, *, Tensor? out = None",
                   "Tensor input, Number exponent, *, Tensor? out = None")
 
 _BF16 = bfloat16.np
+_F16 = np.dtype(np.float16)
 
 
 class AddBackward0(Node):
@@ -443,6 +444,34 @@ def reciprocal(input) -> Tensor:  # noqa: A002
     return apply_unary(ReciprocalBackward0, input)
 
 
+def _rsqrt_tail(a):
+    """float16/bfloat16 rsqrt in torch's scalar loop: ``1 / std::sqrt(x)`` in ``c10::Half``
+    (``c10::BFloat16``) arithmetic rounds the square root to the dtype before dividing (its
+    vector loop divides in float32 and rounds once)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (F32.type(1) / np.sqrt(a.astype(F32)).astype(a.dtype).astype(F32)).astype(a.dtype)
+
+
+def _pow_half(a, e):
+    """``a ** e`` for e = 0.5 or -0.5 as PyTorch's pow: its sqrt and rsqrt kernels, except for
+    float16, which takes ``std::pow`` (so (-0.) ** 0.5 is 0. and (-inf) ** 0.5 is inf)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if a.dtype == _F16:
+            if e == -0.5:
+                return np.power(a.astype(F32), F32.type(e)).astype(a.dtype)
+            # (NumPy's power takes sqrt for 0.5: C's pow differs at -0. and -inf)
+            return np.where(a == -np.inf, np.inf, np.sqrt(a) + 0).astype(a.dtype)
+        if e == 0.5:
+            return np.sqrt(a)
+        if a.dtype != _BF16:
+            return np.reciprocal(np.sqrt(a))
+        out = (F32.type(1) / np.sqrt(a.astype(F32))).astype(a.dtype)
+        k = out.size % 32
+        if k:  # rsqrt's scalar tail
+            out.reshape(-1)[-k:] = _rsqrt_tail(a.reshape(-1)[-k:])
+        return out
+
+
 def pow(input, exponent) -> Tensor:  # noqa: A001, A002
     """``input ** exponent``: tensor or number on either side.
 
@@ -462,6 +491,8 @@ def pow(input, exponent) -> Tensor:  # noqa: A001, A002
                 raise RuntimeError("Integers to negative integer powers are not allowed.")
             if e == 2:
                 out = np.multiply(ad, ad)
+            elif (e == 0.5 or e == -0.5) and ad.dtype.char in FLOAT_CHARS:
+                out = _pow_half(ad, float(e))
             elif e == 0.5:
                 out = np.sqrt(ad)
             elif (e == 3 or e == -2) and ad.dtype is _BF16:

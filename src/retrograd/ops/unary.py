@@ -29,7 +29,7 @@ from ._core import (
     scalar_value,
     wrap,
 )
-from .arithmetic import _LN2, _result_dtype, pow
+from .arithmetic import _LN2, _result_dtype, _rsqrt_tail, pow
 from .compare import TiedGradBackward
 
 # PyTorch's signatures, for its errors when arguments fit none (checked only after a failure).
@@ -539,14 +539,6 @@ class Log1PBackward0(Node):
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
         return g / (x + 1)
-
-
-def _rsqrt_tail(a):
-    """float16/bfloat16 rsqrt in torch's scalar loop: ``1 / std::sqrt(x)`` in ``c10::Half``
-    (``c10::BFloat16``) arithmetic rounds the square root to the dtype before dividing (its
-    vector loop divides in float32 and rounds once)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return (F32.type(1) / np.sqrt(a.astype(F32)).astype(a.dtype).astype(F32)).astype(a.dtype)
 
 
 class RsqrtBackward0(Node):
