@@ -244,6 +244,9 @@ _NodeType = type(Node)  # the class of primitives' classes (a user Function's di
 
 
 def _observe(P, inputs, attrs, run):
+    """The observer: a call with an input carrying a tangent gets its output's tangent. A
+    primitive's is pushed here (the common call, kept to one frame: every node made below
+    walks up these frames to its user's line); views and user Functions have their own."""
     lvl = _current
     tans = None
     i = 0
@@ -257,34 +260,9 @@ def _observe(P, inputs, attrs, run):
         i += 1
     if tans is None:
         return run()
-    if P.__class__ is _NodeType and "step" not in attrs:  # a primitive (the common call)
-        return _primitive_jvp(P, inputs, tans, run, lvl, "pointwise" in attrs)
-    if "step" in attrs:
-        out = run()
-        try:
-            tan = replay(_ops, tans[0], (attrs["step"],))
-        except RuntimeError:  # a view the tangent's layout does not allow: on a copy
-            tan = replay(_ops, _ops.contiguous(tans[0]), (attrs["step"],))
-        _set(out, tan, lvl)
-        return out
-    if P is not None and not issubclass(P, Node):
-        return _function_jvp(P, inputs, attrs, tans, run, lvl)
-    return _primitive_jvp(P, inputs, tans, run, lvl, "pointwise" in attrs)
-
-
-def _set(out, tan, lvl) -> None:
-    if isinstance(out, Tensor) and tan is not None and out._data.dtype.char in FLOAT_CHARS:
-        out._fw = (lvl, tan)
-        lvl.duals.append(weakref.ref(out))
-
-
-def _requires(x) -> bool:
-    if x.__class__ is Tensor or isinstance(x, Tensor):
-        return x._rg or (x._view is not None and x.requires_grad)
-    return False
-
-
-def _primitive_jvp(P, inputs, tans, run, lvl, pointwise):
+    if "step" in attrs or (P.__class__ is not _NodeType and not issubclass(P, Node)):
+        return _observe_other(P, inputs, attrs, run, tans, lvl)
+    pointwise = "pointwise" in attrs
     prev = state.grad_enabled
     natural = False
     forced = None
@@ -364,6 +342,25 @@ def _primitive_jvp(P, inputs, tans, run, lvl, pointwise):
         node._out_fw = tuple(o._fw if isinstance(o, Tensor) else None for o in outs)
         lvl.nodes.append(weakref.ref(node))
     return out
+
+
+def _observe_other(P, inputs, attrs, run, tans, lvl):
+    """A view (its tangent: the same view of the input's) or a user Function (its ``jvp``)."""
+    if "step" in attrs:
+        out = run()
+        try:
+            tan = replay(_ops, tans[0], (attrs["step"],))
+        except RuntimeError:  # a view the tangent's layout does not allow: on a copy
+            tan = replay(_ops, _ops.contiguous(tans[0]), (attrs["step"],))
+        _set(out, tan, lvl)
+        return out
+    return _function_jvp(P, inputs, attrs, tans, run, lvl)
+
+
+def _set(out, tan, lvl) -> None:
+    if isinstance(out, Tensor) and tan is not None and out._data.dtype.char in FLOAT_CHARS:
+        out._fw = (lvl, tan)
+        lvl.duals.append(weakref.ref(out))
 
 
 def _reads_grad(node) -> bool:
