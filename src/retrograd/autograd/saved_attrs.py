@@ -473,6 +473,24 @@ def _select_index(node):
     return make(node._idx) if "_idx" in node.__dict__ else make(node._idxs[0][1])
 
 
+def _scalar_or_tensor(node):
+    """A tensor operand, or a number one as the 0-d tensor PyTorch wraps it in."""
+    g = node.__dict__.get("_g")
+    return g if g is None or isinstance(g, Tensor) else make(np.asarray(g))
+
+
+def _absent_bias(node):
+    """layer_norm's bias: None where the call had none (a given one is not kept)."""
+    if len(node._meta) < 3 or node._meta[2] is None:
+        return None
+    raise AttributeError("layer_norm's bias is not kept")
+
+
+def _running(k):
+    """batch_norm's running mean (0) or variance (1): the tensors the call got, or None."""
+    return lambda n: n.__dict__.get("_running", (None, None))[k]
+
+
 def _norm_mean(node):
     """The mean a normalization's forward computed (PyTorch's ``result1``), from the saved
     input: over each group (group_norm), each row of the normalized dims (layer_norm), or
@@ -518,9 +536,23 @@ _MORE: dict = {
                                 "noise": lambda n: n.__dict__.get("_noise")},
     "RsubBackward1": {"alpha": lambda n: _py(n.__dict__.get("_alpha", 1))},
     "NativeGroupNormBackward0": {"result1": _norm_mean},
-    "NativeLayerNormBackward0": {"result1": _norm_mean},
-    "NativeBatchNormBackward0": {"result1": _norm_mean},
     "BinaryCrossEntropyBackward0": {"weight": _broadcast_weight},
+    "DivBackward2": {"rounding_mode": ".rounding_mode", "other": _scalar_or_tensor},
+    "MaskedSelectBackward0": {"mask": _given(fallback=_arr("_mask"))},
+    "MaskedScatterBackward0": {"mask": _given(fallback=_arr("_mask"))},
+    "CtcLossBackward0": {"log_probs": 0, "result0": "result", "blank": ".blank",
+                         "zero_infinity": ".zero_infinity", "targets": _arr("_targets"),
+                         "input_lengths": lambda n: tuple(int(v) for v in n._lengths[0]),
+                         "target_lengths": lambda n: tuple(int(v) for v in n._lengths[1])},
+    "NativeBatchNormBackward0": {"result1": _norm_mean, "running_mean": _running(0),
+                                 "running_var": _running(1)},
+    "NativeLayerNormBackward0": {"result1": _norm_mean, "bias": _absent_bias},
+    "LinalgLuFactorExBackward0": {"LU": _fused_out(0), "pivot": ".pivot",
+                                  "pivots": _arr("_pivots")},
+    "EmbeddingBagBackward0": {"indices": ".indices", "offsets": ".offsets", "mode": ".mode",
+                              "padding_idx": ".padding_idx",
+                              "scale_grad_by_freq": ".scale_grad_by_freq", "sparse": ".sparse",
+                              "per_sample_weights": 1, "weight_sym_argsize_0": _size(0, 0)},
 }
 
 
@@ -674,6 +706,7 @@ _UNCHECKED = {
     "TransposeBackward1": ("dim0", "dim1"), "LinalgEighBackward0": ("eigenvectors",),
     "LinalgSvdBackward0": ("U", "Vh"),
     "MaxPool2DWithIndicesBackward0": ("stride",), "RreluWithNoiseBackward0": ("noise",),
+    "NativeLayerNormBackward0": ("bias",),
     "VarBackward0": ("correction",), "StdBackward0": ("correction",),
     "AminBackward0": ("keepdim",),
 }

@@ -360,7 +360,8 @@ def _div_rounding(a, b, mode):
     r = asarray(r).astype(ad.dtype if isinstance(b, Tensor) or ad.dtype.char in FLOAT_CHARS
                           else ad.dtype, copy=False)
     # Rounded division is piecewise constant: its gradient is zero.
-    return apply(DivRoundingBackward, r, a, b if isinstance(b, Tensor) else None)
+    return apply(DivRoundingBackward, r, a, b if isinstance(b, Tensor) else None,
+                 _rounding_mode=mode, _g=b)
 
 
 def _floor_div_reduced(x, y):

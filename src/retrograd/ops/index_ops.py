@@ -355,7 +355,7 @@ def masked_select(input, mask) -> Tensor:  # noqa: A002
     shape = _bshape(a, m)
     ab = np.broadcast_to(a, shape) if a.shape != shape else a
     mb = np.broadcast_to(m, shape) if m.shape != shape else m
-    return apply(MaskedSelectBackward0, ab[mb], input, _mask=mb)
+    return apply(MaskedSelectBackward0, ab[mb], input, _mask=mb, _g=mask)
 
 
 class MaskedScatterBackward0(Node):
@@ -402,7 +402,7 @@ def masked_scatter(input, mask, source) -> Tensor:  # noqa: A002
     if s.size < n:
         raise RuntimeError("Number of elements of source < number of ones in mask")
     out[mb] = s.reshape(-1)[:n]
-    return apply(MaskedScatterBackward0, out, input, source, _mask=mb, _n=n)
+    return apply(MaskedScatterBackward0, out, input, source, _mask=mb, _n=n, _g=mask)
 
 
 _array.register(

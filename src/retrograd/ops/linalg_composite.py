@@ -334,11 +334,13 @@ def _packed(L, U):  # noqa: N803
     return cat([tril(L, -1), L.new_zeros(tuple(L.shape[:-2]) + (m, n - k))], -1) + U
 
 
-def _packed_of(A, pivot: bool, L, U) -> Tensor:  # noqa: N803
-    """The packed ``LU`` as PyTorch records it: one ``LinalgLuFactorExBackward0`` node."""
+def _packed_of(A, pivot: bool, L, U, ipiv=None) -> Tensor:  # noqa: N803
+    """The packed ``LU`` as PyTorch records it: one ``LinalgLuFactorExBackward0`` node (which
+    shows ``pivot`` and the ``pivots``)."""
     if not recording(A):
         return _packed(L, U)
-    return fused("LinalgLuFactorExBackward0", lambda A: _packed(*_lu_parts(A, pivot)[3:]), A)
+    return fused("LinalgLuFactorExBackward0", lambda A: _packed(*_lu_parts(A, pivot)[3:]), A,
+                 _pivot=pivot, _pivots=ipiv)
 
 
 def lu_factor_ex(A, *, pivot: bool = True, check_errors: bool = False):  # noqa: N803
@@ -350,7 +352,7 @@ def lu_factor_ex(A, *, pivot: bool = True, check_errors: bool = False):  # noqa:
     [2, 2]
     """
     ipiv, info, _, L, U = _lu_parts(A.detach(), pivot)
-    return _lu_factor_ex((_packed_of(A, pivot, L, U), wrap(ipiv), wrap(info)))
+    return _lu_factor_ex((_packed_of(A, pivot, L, U, ipiv), wrap(ipiv), wrap(info)))
 
 
 def lu_factor(A, *, pivot: bool = True):  # noqa: N803
@@ -368,7 +370,7 @@ def lu_factor(A, *, pivot: bool = True):  # noqa: N803
                            "lu_solve would result in a division by zero. If you still want to "
                            "perform the factorization, consider calling linalg.lu(A, pivot) or "
                            "linalg.lu_factor_ex(A, pivot)")
-    return _lu_factor((_packed_of(A, pivot, L, U), wrap(ipiv)))
+    return _lu_factor((_packed_of(A, pivot, L, U, ipiv), wrap(ipiv)))
 
 
 def lu(A, *, pivot: bool = True):  # noqa: N803

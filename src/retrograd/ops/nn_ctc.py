@@ -143,4 +143,7 @@ def ctc_loss(log_probs: Tensor, targets: np.ndarray, input_lengths: np.ndarray,
     if recording(log_probs):
         beta = _backward_beta(emit, skip, input_lengths, target_lengths)
         grad = _gradient(lp, ext, alpha, beta, nll, input_lengths, zero_infinity)
-    return apply(CtcLossBackward0, nll.astype(lp.dtype), log_probs, _grad=grad)
+    # (what PyTorch's node keeps, as it shows them: grad_fn._saved_<name>)
+    return apply(CtcLossBackward0, nll.astype(lp.dtype), log_probs, save=(log_probs,),
+                 save_out=True, _grad=grad, _blank=blank, _zero_infinity=zero_infinity,
+                 _targets=targets, _lengths=(input_lengths, target_lengths))

@@ -399,7 +399,7 @@ def native_batch_norm(x: Tensor, w, b, running_mean, running_var, training: bool
         out = out.astype(rd)
     return apply(NativeBatchNormBackward0, out, x, w, b, save=(x, w), _ncl=(n, c, length),
                  _eps=eps, _training=training, _xshape=xd.shape, _xhat=xhat, _rstd=rstd,
-                 _mean=None if training else mean)
+                 _mean=None if training else mean, _running=(running_mean, running_var))
 
 
 # -- group norm --------------------------------------------------------------------------------

@@ -112,7 +112,10 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
         return torch.stack(outs, 0) if outs else torch.zeros(0, weight.shape[1],
                                                              dtype=weight.dtype)
 
-    return fused("EmbeddingBagBackward0", bags, weight, psw)
+    return fused("EmbeddingBagBackward0", bags, weight, psw, _indices=flat,
+                 _offsets=torch.tensor(starts), _mode=("sum", "mean", "max").index(mode),
+                 _padding_idx=-1 if padding_idx is None else padding_idx,
+                 _scale_grad_by_freq=scale_grad_by_freq, _sparse=sparse)
 
 
 def pdist(input: Tensor, p: float = 2) -> Tensor:  # noqa: A002
