@@ -391,8 +391,7 @@ def _as_tangent(t, o, tans, graph):
             t = _ops.clone(t)
         return t
     a = t if t.__class__ is np.ndarray else np.asarray(t)
-    if a.shape != d.shape or a.dtype != d.dtype or a.base is not None or \
-            any(x is not None and a is x._data for x in tans):
+    if a.shape != d.shape or a.dtype != d.dtype or a.base is not None or _is_data_of(a, tans):
         a = np.array(np.broadcast_to(a, d.shape), dtype=d.dtype, order="C")
     return make(a)
 
@@ -400,6 +399,13 @@ def _as_tangent(t, o, tans, graph):
 def _is_one_of(t, tans) -> bool:
     for x in tans:
         if t is x:
+            return True
+    return False
+
+
+def _is_data_of(a, tans) -> bool:
+    for x in tans:
+        if x is not None and a is x._data:
             return True
     return False
 

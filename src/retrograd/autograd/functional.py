@@ -488,7 +488,10 @@ def _hvp_forward(func, inputs, v, create_graph: bool):
         if inputs.__class__ is Tensor and v.__class__ is Tensor and not create_graph and \
                 v._data.shape == inputs._data.shape:
             # One tensor and its v (the common call): what _prepare and _v_or_scalar do.
-            in_tuple, inputs, v = False, (inputs.detach().requires_grad_(),), (v.detach(),)
+            # (A v outside any graph is the tangent as it is: detaching it changes nothing.)
+            in_tuple = False
+            inputs = (inputs.detach().requires_grad_(),)
+            v = (v.detach() if v.requires_grad else v,)
         else:
             in_tuple, inputs = _tupled(inputs, "inputs", "hvp")
             inputs = _prepare(inputs, create_graph, need_graph=True)
