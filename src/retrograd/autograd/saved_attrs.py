@@ -350,7 +350,8 @@ def _keep_none(node):
 _DIM0 = {"dim": _given(fallback=".dim")}
 _SORTING = {"dim": _given(0, fallback=".dim"), "indices": _indices}
 _SORTING_KEEP = {**_SORTING, "keepdim": _given(1, fallback=".keepdim")}
-_VAR = {"dim": _given(0, tup=True), "correction": _given(1, fallback=".correction"),
+_VAR = {"dim": _given(0, tup=True),
+        "correction": lambda n: _as_int(n._g[1]) if "_g" in n.__dict__ else n._correction,
         "keepdim": _keep_none}
 
 def _fused_out(i):
@@ -491,6 +492,21 @@ def _running(k):
     return lambda n: n.__dict__.get("_running", (None, None))[k]
 
 
+def _recomputed(node):
+    """A pointwise node's result, recomputed from its saved input (the node keeps the input
+    its formula reads, PyTorch's keeps the result too), with the node as its grad_fn."""
+    (x,) = node.saved(False)
+    out = np.asarray(type(node).forward(x)).astype(node._meta[0][1], copy=False)
+    return _saved.unpacked_output(out, [0], node, 0)
+
+
+def _pow_result(node):
+    """pow(tensor, tensor)'s result, recomputed from the saved operands."""
+    a, b = node.saved(False)
+    out = np.asarray(np.power(a, b))
+    return _saved.unpacked_output(out.astype(np.result_type(a, b), copy=False), [0], node, 0)
+
+
 def _norm_mean(node):
     """The mean a normalization's forward computed (PyTorch's ``result1``), from the saved
     input: over each group (group_norm), each row of the normalized dims (layer_norm), or
@@ -537,6 +553,10 @@ _MORE: dict = {
     "RsubBackward1": {"alpha": lambda n: _py(n.__dict__.get("_alpha", 1))},
     "NativeGroupNormBackward0": {"result1": _norm_mean},
     "BinaryCrossEntropyBackward0": {"weight": _broadcast_weight},
+    "SpecialI0EBackward0": {"result": _recomputed}, "SpecialI1Backward0": {"result": _recomputed},
+    "SpecialI1EBackward0": {"result": _recomputed},
+    "SpecialErfcxBackward0": {"result": _recomputed},
+    "PowBackward1": {"result": _pow_result},
     "DivBackward2": {"rounding_mode": ".rounding_mode", "other": _scalar_or_tensor},
     "MaskedSelectBackward0": {"mask": _given(fallback=_arr("_mask"))},
     "MaskedScatterBackward0": {"mask": _given(fallback=_arr("_mask"))},
@@ -707,7 +727,6 @@ _UNCHECKED = {
     "LinalgSvdBackward0": ("U", "Vh"),
     "MaxPool2DWithIndicesBackward0": ("stride",), "RreluWithNoiseBackward0": ("noise",),
     "NativeLayerNormBackward0": ("bias",),
-    "VarBackward0": ("correction",), "StdBackward0": ("correction",),
     "AminBackward0": ("keepdim",),
 }
 for _name, _drop in _UNCHECKED.items():
