@@ -9,7 +9,10 @@ PyTorch's names to those slots, in a small spec language:
 - an int ``i``: saved entry ``i`` (a tensor, or None where nothing was saved);
 - ``"result"``: the saved output;
 - ``"sizes i"``: input ``i``'s recorded shape, as a tuple;
-- ``".attr"``: the node attribute ``attr``; a callable ``f(node)`` for anything else.
+- ``".attr"``: the node attribute ``attr``; a callable ``f(node)`` for anything else
+  (``saved_spec`` reads a spec and holds the callables: dims as the op got them, kept by the
+  op as the node attribute ``_g``; outputs of fused composites; results recomputed from
+  saved inputs).
 
 Nodes with no entry get the generic names: a single-input op that saves its input has
 ``_saved_self``, one that saves its result ``_saved_result``, a binary op ``_saved_self`` and
@@ -19,78 +22,48 @@ they were packed), and raise PyTorch's error once the graph is freed; other valu
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
-from .._tensor import Tensor, make
+from .._tensor import make
 from . import saved as _saved
+from .saved_spec import (
+    _absent_bias,
+    _arr,
+    _as_int,
+    _broadcast_weight,
+    _conv_output_padding,
+    _conv_param,
+    _diag_step,
+    _dims,
+    _fused_out,
+    _given,
+    _group_stats,
+    _index_given,
+    _indices,
+    _is_target,
+    _keep_none,
+    _layer_rstd,
+    _mat2,
+    _max_pool2d_indices,
+    _norm_mean,
+    _out,
+    _permute_dims,
+    _pow_result,
+    _py,
+    _recomputed,
+    _reduction,
+    _running,
+    _scalar_or_tensor,
+    _select_index,
+    _shape_of,
+    _size,
+    _split_sizes,
+    _strides_of,
+    _total_weight,
+    _value,
+)
 
 __all__ = ["NAMES", "saved_attr", "generic_names"]
-
-_REDUCTION = {"none": 0, "mean": 1, "sum": 2}
-
-
-def _reduction(node):
-    return _REDUCTION.get(node.__dict__.get("_reduction"), 1)
-
-
-def _py(v):
-    """A plain Python value (numbers as PyTorch's attributes give them)."""
-    if isinstance(v, np.ndarray) and v.ndim == 0:
-        return v.item()
-    if isinstance(v, np.generic):
-        return v.item()
-    if isinstance(v, list):
-        return tuple(v)
-    return v
-
-
-def _dims(node):
-    d = node.__dict__.get("_dims")
-    return None if d is None else tuple(d)
-
-
-def _permute_dims(node):
-    inv = node._inv
-    dims = [0] * len(inv)
-    for i, j in enumerate(inv):
-        dims[j] = i
-    return tuple(dims)
-
-
-def _strides(shape) -> tuple:
-    """Contiguous strides, in elements (retrograd keeps no strides for its saved inputs)."""
-    out, step = [], 1
-    for n in reversed(shape):
-        out.append(step)
-        step *= n
-    return tuple(reversed(out))
-
-
-def _indices(node):
-    idx = node._idx
-    if not node._keepdim and idx.ndim:
-        idx = np.squeeze(idx, node._dim)
-    return make(idx)
-
-
-def _mat2(node):
-    (w,) = node.saved(True)[1:2]
-    return w
-
-
-def _shape_of(i):
-    def get(node):
-        saved = node.saved(True)
-        return tuple(saved[i].shape)
-    return get
-
-
-def _strides_of(i):
-    def get(node):
-        return _strides(_shape_of(i)(node))
-    return get
 
 
 _SIZES = {"self_sym_sizes": "sizes 0"}
@@ -256,95 +229,6 @@ _FROM_TABLE: dict = {
     "TriuBackward0": {"diagonal": ".k"},
     "RepeatBackward0": {"repeats": ".reps", "self_sym_sizes": "sizes 0"},
 }
-def _arr(attr):
-    """A kept array (or tensor) attribute, as a tensor; None stays None."""
-    def get(node):
-        v = node.__dict__.get(attr)
-        if v is None or isinstance(v, Tensor):
-            return v
-        return make(np.asarray(v))
-    return get
-
-
-def _size(i, k):
-    """Input ``i``'s size along ``k`` (PyTorch's ``<name>_sym_argsize_<k>``)."""
-    return lambda n: int(n._meta[i][0][k])
-
-
-def _out(i):
-    """Output ``i`` of a node that keeps its outputs (a factorization's ``_outs``)."""
-    return lambda n: n.outputs(_Tensors)[i]
-
-
-class _Tensors:
-    """The ``xp`` flag ``outputs`` reads: unpack as tensors."""
-    TENSORS = True
-
-
-def _diag_step(k):
-    def get(node):
-        steps = [a for name, a in node._steps if name == "diagonal"]
-        return int(steps[-1][k])
-    return get
-
-
-def _split_sizes(node):
-    return tuple(int(m[0][node._dim]) for m in node._out_meta)
-
-
-def _group_stats(node):
-    n, _, _, g = node._nclg
-    return make(node._rstd.reshape(n, g))
-
-
-def _layer_rstd(node):
-    lead = node._xshape[:len(node._xshape) - len(node._wshape)]
-    return make(node._rstd.reshape(tuple(lead) + (1,) * len(node._wshape)))
-
-
-def _total_weight(node):
-    t = node._total
-    return make(np.zeros((), node._dtype.dtype if hasattr(node._dtype, "dtype") else float)
-                if t is None else np.asarray(t))
-
-
-_NOT = object()
-
-
-def _as_int(v):
-    return v if v is None or isinstance(v, bool) else int(v)
-
-
-def _given(k=None, tup=False, fallback=None):
-    """An argument as the op got it: PyTorch keeps dims as given (``-1``, not the wrapped
-    ``1``), and the ops that take them keep them so (node attribute ``_g``, item ``k`` of it
-    where they keep several); ``tup``: a dim list, as a tuple."""
-    def get(node):
-        g = node.__dict__.get("_g", _NOT)
-        if g is _NOT or (k is not None and g is None):
-            return _value(node, fallback)
-        if k is not None:
-            g = g[k]
-        if g is None and fallback is not None:
-            return _value(node, fallback)
-        if tup and g is not None:
-            return (_as_int(g),) if isinstance(g, (int, np.integer)) else \
-                tuple(_as_int(d) for d in g)
-        if isinstance(g, (list, tuple)):
-            return tuple(_as_int(d) for d in g)
-        return _as_int(g) if isinstance(g, (int, np.integer)) else g
-    return get
-
-
-def _index_given(node):
-    """An index tensor as the op got it (negative entries unwrapped), else the kept one."""
-    g = node.__dict__.get("_g")
-    return g if isinstance(g, Tensor) else _arr("_idx")(node)
-
-
-def _keep_none(node):
-    """keepdim, from the reduced shape a node keeps only when keepdim was False."""
-    return node._keep is None
 
 
 _DIM0 = {"dim": _given(fallback=".dim")}
@@ -353,65 +237,6 @@ _SORTING_KEEP = {**_SORTING, "keepdim": _given(1, fallback=".keepdim")}
 _VAR = {"dim": _given(0, tup=True),
         "correction": lambda n: _as_int(n._g[1]) if "_g" in n.__dict__ else n._correction,
         "keepdim": _keep_none}
-
-def _fused_out(i):
-    """Output ``i`` of a composite recorded as one node (``ops.fused``), from the graph the
-    node keeps for its backward (None where only forward AD recorded it)."""
-    def get(node):
-        if node._saved is None:
-            raise RuntimeError(_saved.FREED_MSG)
-        if node._inner is None:
-            return None
-        outs = node._inner[0]
-        o = outs[i] if isinstance(outs, tuple) else outs
-        if o._data.dtype.kind in "fc":
-            return _saved.unpacked_output(o._data, o._vc, node, i)
-        return make(o._data)
-    return get
-
-
-def _conv_param(k):
-    """Convolution parameter ``k`` (stride, padding, dilation), one entry per spatial dim: a
-    1-D convolution runs as a 2-D one of height 1, and PyTorch's node keeps one entry."""
-    def get(node):
-        nd = len(node._meta[0][0]) - 2
-        return tuple(int(v) for v in node._params[k][-nd:])
-    return get
-
-
-def _conv_output_padding(node):
-    op = node.__dict__.get("_output_padding")
-    if op is not None:
-        return tuple(op)
-    nd = len(node._meta[0][0]) - 2
-    out = node.__dict__.get("_out_hw")
-    if not node._params[4] or out is None:
-        return (0,) * nd
-    s, p, d = (_conv_param(k)(node) for k in range(3))
-    x, k, out = node._x_hw[-nd:], node._w_shape[-nd:], tuple(out)[-nd:]
-    return tuple(int(out[i] - ((x[i] - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + 1))
-                 for i in range(nd))
-
-
-def _max_pool2d_indices(node):
-    """max_pool2d's indices, derived from the window positions the node keeps (or finds
-    again from the saved input); read through the node's module, which autograd cannot
-    import."""
-    (x,) = node.saved(False)
-    mod = sys.modules[type(node).__module__]
-    return make(mod._max_pool_indices(node._window_arg(x), node._in_shape[-2:], *node._params))
-
-
-def _is_target(node):
-    """multilabel_margin_loss's target as a mask: the classes listed before the first -1."""
-    t = node._target.numpy()
-    t2 = t.reshape(-1, t.shape[-1]) if t.ndim else t.reshape(1, 1)
-    listed = np.cumprod(t2 >= 0, axis=1).astype(bool)
-    mask = np.zeros(t2.shape)
-    rows = np.broadcast_to(np.arange(t2.shape[0])[:, None], t2.shape)
-    mask[rows[listed], t2[listed]] = 1.0
-    dtype = node._meta[0][1]
-    return make(mask.reshape(t.shape).astype(dtype))
 
 
 _POOL = {"kernel_size": lambda n: tuple(n._params[0]), "stride": lambda n: tuple(n._params[1]),
@@ -465,73 +290,6 @@ _FUSED: dict = {
     "LuUnpackBackward0": {"LU_data_sym_argsize_minus_1": lambda n: int(n._meta[0][0][-1]),
                           "LU_data_sym_argsize_minus_2": lambda n: int(n._meta[0][0][-2])},
 }
-
-
-def _select_index(node):
-    g = node.__dict__.get("_g")
-    if g is not None and isinstance(g[1], Tensor):
-        return g[1]
-    return make(node._idx) if "_idx" in node.__dict__ else make(node._idxs[0][1])
-
-
-def _scalar_or_tensor(node):
-    """A tensor operand, or a number one as the 0-d tensor PyTorch wraps it in."""
-    g = node.__dict__.get("_g")
-    return g if g is None or isinstance(g, Tensor) else make(np.asarray(g))
-
-
-def _absent_bias(node):
-    """layer_norm's bias: None where the call had none (a given one is not kept)."""
-    if len(node._meta) < 3 or node._meta[2] is None:
-        return None
-    raise AttributeError("layer_norm's bias is not kept")
-
-
-def _running(k):
-    """batch_norm's running mean (0) or variance (1): the tensors the call got, or None."""
-    return lambda n: n.__dict__.get("_running", (None, None))[k]
-
-
-def _recomputed(node):
-    """A pointwise node's result, recomputed from its saved input (the node keeps the input
-    its formula reads, PyTorch's keeps the result too), with the node as its grad_fn."""
-    (x,) = node.saved(False)
-    out = np.asarray(type(node).forward(x)).astype(node._meta[0][1], copy=False)
-    return _saved.unpacked_output(out, [0], node, 0)
-
-
-def _pow_result(node):
-    """pow(tensor, tensor)'s result, recomputed from the saved operands."""
-    a, b = node.saved(False)
-    out = np.asarray(np.power(a, b))
-    return _saved.unpacked_output(out.astype(np.result_type(a, b), copy=False), [0], node, 0)
-
-
-def _norm_mean(node):
-    """The mean a normalization's forward computed (PyTorch's ``result1``), from the saved
-    input: over each group (group_norm), each row of the normalized dims (layer_norm), or
-    each channel (batch_norm in training; empty in eval, as PyTorch's)."""
-    x = node.saved(False)[0]
-    name = node.name()
-    if name == "NativeGroupNormBackward0":
-        n, _, _, g = node._nclg
-        return make(x.reshape(n, g, -1).mean(-1))
-    if name == "NativeLayerNormBackward0":
-        k = len(node._wshape)
-        lead = x.shape[:x.ndim - k]
-        return make(x.reshape(lead + (-1,)).mean(-1).reshape(lead + (1,) * k))
-    if not node._training:
-        return make(x[:0].reshape(-1)[:0])
-    axes = (0,) + tuple(range(2, x.ndim))
-    return make(x.mean(axis=axes))
-
-
-def _broadcast_weight(node):
-    """binary_cross_entropy's weight, expanded to the input's shape as PyTorch's node keeps it."""
-    w = _value(node, 2)
-    if w is None:
-        return None
-    return make(np.broadcast_to(w.detach().numpy(), node._meta[0][0]))
 
 
 _MORE: dict = {
@@ -756,31 +514,6 @@ def saved_attr(node, attr: str):
     if spec is None:
         raise AttributeError(f"'{type(node).__name__}' object has no attribute '{attr}'")
     return _value(node, spec)
-
-
-def _value(node, spec):
-    """The value ``spec`` (see the module docstring) names on ``node``."""
-    if spec is None:
-        return None
-    if isinstance(spec, int):
-        if node._saved is None:
-            raise RuntimeError(_saved.FREED_MSG)
-        saved = node.saved(True)
-        v = saved[spec] if spec < len(saved) else None
-        if isinstance(v, np.ndarray):  # a number operand kept as a 0-d array
-            v = make(v)
-        return v if v is None or isinstance(v, Tensor) else _py(v)
-    if spec == "result":
-        if node._out is None:
-            if node._saved is None:  # (release frees both)
-                raise RuntimeError(_saved.FREED_MSG)
-            return None
-        return node.saved_output(True)
-    if spec.__class__ is str and spec.startswith("sizes "):
-        return tuple(node._meta[int(spec[6:])][0])
-    if spec.__class__ is str and spec.startswith("."):
-        return _py(node.__dict__[spec.replace(".", "_", 1)])
-    return spec(node)
 
 
 def _install() -> None:
