@@ -730,7 +730,7 @@ def H(input) -> Tensor:  # noqa: A002, N802
         raise RuntimeError(
             f"tensor.H is only supported on matrices (2-D tensors). Got {n}-D tensor."
         )
-    return transpose(input, 0, 1)
+    return transpose(input, -2, -1)  # (PyTorch's node shows these dims)
 
 
 def mH(input) -> Tensor:  # noqa: A002, N802
