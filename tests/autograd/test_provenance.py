@@ -117,3 +117,27 @@ def test_provenance_can_be_turned_off():
                          timeout=120, check=True).stdout
     assert "Trying to backward through the graph a second time" in out
     assert "created by the forward call" not in out
+
+
+def test_nodes_made_under_forward_ad_name_the_user_line():
+    # Under an observer (forward AD) the op's node and its tangent's nodes are made below the
+    # observer's frames: all of them name the line of the op call.
+    from retrograd.autograd import forward_ad as fwAD
+    from retrograd.autograd.provenance import describe
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, torch.tensor([1.0, 1.0]))  # <make>
+        y = (d * d).sin()  # <dual>
+        tangent = fwAD.unpack_dual(y).tangent
+    seen, stack = set(), [y.grad_fn, tangent.grad_fn]
+    while stack:
+        n = stack.pop()
+        if n is None or n in seen or isinstance(n, torch.autograd.graph.AccumulateGrad):
+            continue
+        seen.add(n)
+        stack += [m for m, _ in n.next_functions]
+    ops = [n for n in seen if n.name() != "ViewBackward0"]  # make_dual's view: its own line
+    assert len(ops) >= 4  # sin, mul and the tangent's own nodes
+    for n in ops:
+        assert describe(n._site).startswith(_at("dual")), n.name()

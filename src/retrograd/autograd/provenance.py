@@ -38,8 +38,16 @@ def site(depth: int = 2):
 USER: set = set()
 
 
+# Set while an observer (forward AD) runs a primitive's call: the user's line that call came
+# from, found once, for every node made inside it (its own and its tangent's), instead of each
+# of them walking up through the observer's frames (ops._apply._observed).
+HINT = None
+
+
 def site_from(f):
     """``(code, offset)`` of the first frame from ``f`` up that is not retrograd's own."""
+    if HINT is not None:
+        return HINT
     get = _IN_LIB.get
     while f is not None:
         code = f.f_code

@@ -21,6 +21,7 @@ import numpy as np
 
 from .._dtypes import FLOAT_CHARS, NATIVE_FLOAT_CHARS, OFF_FAST_CHARS, REDUCED
 from .._tensor import Tensor, edge, make
+from ..autograd import provenance as _provenance
 from ..autograd import saved as _saved
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node, next_seq
@@ -106,6 +107,12 @@ def _observed(fn, P, inputs, args, kwargs, attrs=None):
     see ``attrs`` (by default ``kwargs``)."""
     global OBSERVED
     OBSERVED = False
+    hint = _provenance.HINT
+    if PROVENANCE and hint is None and P.__class__ is type(Node) and issubclass(P, Node):
+        # A primitive's call: every node made inside it (the tangent's too) takes the line
+        # this call came from, walked up to once. (A user Function's jvp is user code: its
+        # ops find their own lines.)
+        _provenance.HINT = _site_from(_getframe(2))
     try:
         def run():
             return fn(*args, **kwargs)
@@ -117,6 +124,7 @@ def _observed(fn, P, inputs, args, kwargs, attrs=None):
         return run()
     finally:
         OBSERVED = bool(OBSERVERS)
+        _provenance.HINT = hint
 
 
 def _wrap(obs, P, inputs, attrs, inner):
