@@ -318,3 +318,24 @@ def _value(node, spec):
     if spec.__class__ is str and spec.startswith("."):
         return _py(node.__dict__[spec.replace(".", "_", 1)])
     return spec(node)
+
+
+def _lu_of(k):
+    """The LU factorization (0: packed ``LU``, 1: ``pivots``) PyTorch's det, slogdet and solve
+    keep, found again from the saved ``A`` when asked (retrograd's formulas do not read it).
+    det and slogdet factor ``A.mT`` (their LAPACK call reads a row-major ``A`` as its
+    transpose; the determinant is the same), solve factors ``A``."""
+    def get(node):
+        (a,) = node.saved(True)[:1]
+        rg = sys.modules["retrograd"]  # (the package, loaded by now; autograd cannot import it)
+        if node.name() != "LinalgSolveExBackward0":
+            a = a.mT
+        with rg.no_grad():
+            return rg.linalg.lu_factor(a.detach())[k]
+    return get
+
+
+def _log_sigmoid_buffer(node):
+    """log_sigmoid's ``buffer`` as PyTorch's CPU kernel fills it: ``exp(-|x|)``."""
+    (x,) = node.saved(False)
+    return make(np.exp(-np.abs(x)))
