@@ -339,3 +339,37 @@ def _log_sigmoid_buffer(node):
     """log_sigmoid's ``buffer`` as PyTorch's CPU kernel fills it: ``exp(-|x|)``."""
     (x,) = node.saved(False)
     return make(np.exp(-np.abs(x)))
+
+
+def _index_indices(node):
+    """Advanced indexing's ``indices`` as PyTorch's node keeps them, from the index as given:
+    ints select (and drop out), slices, None and what Ellipsis spans are None, lists become
+    tensors, tensors (boolean masks too) stay; trailing Nones go."""
+    if "_g" not in node.__dict__:
+        raise AttributeError("indices are kept only for input[index]")
+    index = node._g
+    if isinstance(index, list) and index and all(isinstance(i, (list, tuple)) for i in index):
+        index = tuple(index)  # (a list of sequences indexes as their tuple, NumPy's old rule)
+    items = list(index) if isinstance(index, tuple) else [index]
+    n_int = sum(1 for i in items if isinstance(i, (int, np.integer)) and not isinstance(i, bool))
+    n_new = sum(1 for i in items if i is None)
+    ndim = len(node._meta[0][0]) + n_int - n_new
+    used = sum(1 if not isinstance(i, Tensor) or i.dtype.name != "bool" else max(i.dim(), 1)
+               for i in items if i is not None and i is not Ellipsis)
+    out = []
+    for i in items:
+        if isinstance(i, (int, np.integer)) and not isinstance(i, bool):
+            continue
+        if i is Ellipsis:
+            out += [None] * (ndim - used)
+        elif i is None or isinstance(i, slice):
+            out.append(None)
+        elif isinstance(i, bool) or (isinstance(i, Tensor) and i.dim() == 0
+                                     and i.dtype.name == "bool"):
+            # a scalar mask: PyTorch indexes a new dim of size 1 with [0] (True) or [] (False)
+            out.append(make(np.zeros(1 if bool(i) else 0, np.int64)))
+        else:
+            out.append(i if isinstance(i, Tensor) else make(np.asarray(i)))
+    while out and out[-1] is None:
+        out.pop()
+    return tuple(out)

@@ -322,7 +322,7 @@ def getitem(input, index) -> Tensor:  # noqa: A002
         return alias(input) if r is input else r
     pre, key, trivial = _parse(index, input._data.shape)
     r = input if trivial else _basic(input, pre, True)
-    return apply(IndexBackward0, r._data[key], r, _index=key)
+    return apply(IndexBackward0, r._data[key], r, _index=key, _g=index)
 
 
 def is_basic_index(index) -> bool:
