@@ -719,6 +719,25 @@ def lgammaf_mid(a) -> np.ndarray:
 _TABLES: dict = {}
 
 
+def tanhf_libm(x) -> np.ndarray:
+    """glibc's ``tanhf`` (2.36, fdlibm's algorithm), what torch's scalar loops call as
+    ``std::tanh``: ``-t / (t + 2)`` with ``t = expm1f(-2|x|)`` below 1, ``1 - 2 / (expm1f(2|x|)
+    + 2)`` up to 22, then +-1 (NumPy's float32 ``expm1`` is glibc's ``expm1f``). Not always
+    correctly rounded: float16 GELU (tanh form) and mish round one input each otherwise.
+
+    >>> float(tanhf_libm(np.float32(-0.19983219)))  # correctly rounded: -0.19721404
+    -0.1972140520811081
+    """
+    x = np.asarray(x, _f32)
+    a = np.abs(x)
+    with np.errstate(over="ignore", invalid="ignore"):
+        below = np.expm1(_f32(-2) * a)
+        above = np.expm1(_f32(2) * np.minimum(a, _f32(22)))
+        z = np.where(a < 1, -below / (below + _f32(2)), _f32(1) - _f32(2) / (above + _f32(2)))
+    z = np.where(a >= 22, _f32(1), np.where(a < _f32(2.0**-55), a, z))
+    return np.where(np.isnan(x), x, np.copysign(z, x))
+
+
 def lookup(fn, a: np.ndarray) -> np.ndarray:
     """``fn`` (float32 to float32) applied to a float16 or bfloat16 array and rounded once to
     its dtype, through a table of ``fn`` at all 65,536 values of the dtype, built on first use.

@@ -271,3 +271,78 @@ def test_pow_half_edges(torch, dtype):
         np.testing.assert_array_equal(out.numpy(), ref.numpy())
         num = ~np.isnan(ref.numpy())  # (a NaN's sign is not compared)
         np.testing.assert_array_equal(np.signbit(out.numpy())[num], np.signbit(ref.numpy())[num])
+
+
+# Layouts as torch's TensorIterator sees them: a transposed or permuted tensor alone is
+# traversed in its memory order (vector steps, one tail at its end); mixed with a tensor laid
+# out otherwise, or sliced with a step, every element takes the scalar loop; a row that does
+# not continue the next (a slice of columns) ends in its own tail.
+LAYOUTS = {
+    "transposed": ((40, 50), lambda t: t.t()),
+    "step2": ((50, 80), lambda t: t[:, ::2]),
+    "rows": ((50, 45), lambda t: t[:, :40]),
+    "expanded": ((50, 1), lambda t: t.expand(50, 40)),
+    "permuted": ((5, 8, 50), lambda t: t.permute(2, 0, 1)),
+    "contiguous3": ((50, 5, 8), lambda t: t),
+}
+
+
+def _strided_loop_values(torch, name, dtype):
+    """The values where torch's scalar loop rounds otherwise than its vector steps."""
+    x = _values(dtype)
+    x = x[np.isfinite(x)]
+    fn = UNARY[name]
+    with np.errstate(all="ignore"):
+        tt = _tensor(torch, x, dtype)
+        ref = fn(torch, tt[: x.size // 32 * 32])
+        scalar = fn(torch, torch.stack([tt, tt], 1)[:, 0])[: x.size // 32 * 32]
+    return x[: x.size // 32 * 32][(scalar != ref).numpy() & ~ref.isnan().numpy()]
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+@pytest.mark.parametrize(("name", "dtype"), [("rsqrt", "bfloat16"), ("rsqrt", "float16"),
+                                           ("sinh", "bfloat16"), ("gelu", "float16"),
+                                           ("gelu_tanh", "float16"), ("mish", "float16")])
+def test_unary_layouts(torch, name, dtype, layout):
+    """A unary op's scalar-loop elements follow the input's layout, as TensorIterator orders
+    and coalesces it: values where the two loops differ fill every layout."""
+    diff = _strided_loop_values(torch, name, dtype)
+    assert diff.size > 0
+    shape, view = LAYOUTS[layout]
+    x = np.random.default_rng(len(layout)).choice(diff, int(np.prod(shape))).reshape(shape)
+    with np.errstate(all="ignore"):
+        out = UNARY[name](retrograd, view(_tensor(retrograd, x, dtype)))
+        ref = UNARY[name](torch, view(_tensor(torch, x, dtype)))
+    _assert_same_bits(out.reshape(-1), ref.reshape(-1),
+                      [view(torch.tensor(x)).reshape(-1).numpy()])
+
+
+BINARY_LAYOUTS = [("transposed", "transposed"), ("transposed", "contiguous"),
+                  ("step2", "contiguous"), ("permuted", "contiguous3"),
+                  ("contiguous", "expanded"), ("transposed", None)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("layouts", BINARY_LAYOUTS)
+def test_binary_layouts(torch, layouts, dtype):
+    """add with alpha and fmod: the scalar loop's elements (rounding alpha * y first, the exact
+    fmod) where the operands' layouts send torch's loop there."""
+    lay = dict(LAYOUTS, contiguous=((50, 40), lambda t: t))
+    rng = np.random.default_rng(len(layouts[0]) + 10 * len(layouts[1] or ""))
+    x = _values(dtype)
+    x = x[np.isfinite(x)]
+    ops = []
+    for name in layouts:
+        if name is None:  # a Python number
+            ops.append((0.7, 0.7))
+            continue
+        shape, view = lay[name]
+        v = x[rng.integers(0, x.size, int(np.prod(shape)))].reshape(shape)
+        ops.append((view(_tensor(retrograd, v, dtype)), view(_tensor(torch, v, dtype))))
+    (ra, ta), (rb, tb) = ops
+    for fn in (lambda lib, p, q: lib.add(p, q, alpha=-0.3), lambda lib, p, q: lib.fmod(p, q)):
+        with np.errstate(all="ignore"):
+            out = fn(retrograd, ra, rb)
+            ref = fn(torch, ta, tb)
+        _assert_same_bits(out.reshape(-1), ref.reshape(-1),
+                          [ta.float().reshape(-1).numpy()])

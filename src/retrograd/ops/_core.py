@@ -151,7 +151,8 @@ def scalar_loop(shape: tuple, *operands: np.ndarray):
     computes in its scalar code rather than in 32-element vector steps (on one thread), or
     ``None``. TensorIterator coalesces the innermost dimensions while every operand's strides
     (0 where it broadcasts) continue one another; each row of that inner size ends in a
-    scalar tail of ``size % 32`` elements. Operands are taken as laid out in C order.
+    scalar tail of ``size % 32`` elements. Operands laid out otherwise than in C order go
+    through ``strided_loop``.
 
     >>> import numpy as np
     >>> scalar_loop((80,), np.zeros(80), np.zeros(()))
@@ -159,6 +160,14 @@ def scalar_loop(shape: tuple, *operands: np.ndarray):
     >>> scalar_loop((3, 40), np.zeros((3, 40)), np.zeros(40))[:10]
     array([32, 33, 34, 35, 36, 37, 38, 39, 72, 73])
     """
+    same = True
+    for o in operands:
+        if not o.flags.c_contiguous:
+            return strided_loop(shape, *operands)
+        same = same and o.shape == shape
+    if same:  # one row: the tail of the whole
+        n = operands[0].size if operands else 1
+        return slice(n - n % 32, n) if n % 32 else None
     strides = []
     for o in operands:  # element strides per dimension, innermost first; 0 where broadcast
         st, acc, oshape = [], 1, o.shape
@@ -185,12 +194,104 @@ def scalar_loop(shape: tuple, *operands: np.ndarray):
     return (np.arange(n // inner)[:, None] * inner + np.arange(inner - tail, inner)).reshape(-1)
 
 
+def _swap(strides, sizes, d0: int, d1: int) -> int:
+    # TensorIteratorBase::reorder_dimensions's should_swap: the first operand whose strides
+    # of the two dimensions differ (neither broadcast) orders them; equal strides put the
+    # smaller size first.
+    for st in strides:
+        s0, s1 = st[d0], st[d1]
+        if s0 == 0 or s1 == 0:
+            continue
+        if s0 != s1:
+            return -1 if s0 < s1 else 1
+        if sizes[d0] > sizes[d1]:
+            return 1
+    return 0
+
+
+def strided_loop(shape: tuple, *operands: np.ndarray):
+    """``scalar_loop`` for operands of any strides (transposed, sliced, expanded), as PyTorch
+    lays out a new result: TensorIterator orders the dimensions by the operands' strides
+    (``reorder_dimensions``), the result dense in that order, and coalesces those that
+    continue one another (``coalesce_dimensions``). The loop (aten/src/ATen/native/cpu/
+    Loops.h, ``VectorizedLoop2d``) takes its 32-element vector steps on a row of that inner
+    size only when every operand steps by one element there, or one of them by none;
+    otherwise its ``basic_loop`` computes every element in scalar code.
+
+    >>> import numpy as np
+    >>> strided_loop((4, 40), np.zeros((40, 4)).T, np.zeros((4, 40)))  # mixed: all scalar
+    slice(0, 160, None)
+    >>> strided_loop((70, 4), np.zeros((4, 70)).T)[:4]  # alone: its memory order, one tail
+    array([187, 191, 195, 199])
+    """
+    nd = len(shape)
+    n = int(np.prod(shape))
+    sizes = shape[::-1]  # innermost first, as TensorIterator numbers dimensions
+    strides = [[s // o.itemsize for s in np.broadcast_to(o, shape).strides[::-1]]
+               for o in operands]
+    perm = list(range(nd))
+    for i in range(1, nd):  # TensorIterator's insertion sort, ambiguous comparisons skipped
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = _swap(strides, sizes, perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    isz = [sizes[p] for p in perm]
+    ist = [[st[p] for p in perm] for st in strides]
+    prev = 0
+    for d in range(1, nd):  # coalesce_dimensions (the new result is dense in this order)
+        if isz[prev] == 1 or isz[d] == 1 or all(isz[prev] * st[prev] == st[d] for st in ist):
+            if isz[prev] == 1:
+                for st in ist:
+                    st[prev] = st[d]
+            isz[prev] *= isz[d]
+        else:
+            prev += 1
+            for st in ist:
+                st[prev] = st[d]
+            isz[prev] = isz[d]
+    row = isz[0] if nd else 1
+    inner = [st[0] for st in ist] if nd else [0] * len(operands)
+    vector = all(s == 1 for s in inner) or (
+        inner.count(0) == 1 and all(s in (0, 1) for s in inner))
+    if not vector:
+        return slice(0, n)
+    tail = row % 32
+    if not tail:
+        return None
+    order = np.arange(n).reshape(shape).transpose([nd - 1 - p for p in reversed(perm)])
+    return order.reshape(-1, row)[:, row - tail:].reshape(-1)
+
+
+def put_tail(out: np.ndarray, tail, fn, *arrays) -> np.ndarray:
+    """``out`` (C-contiguous, copied if need be) with the elements at the flat indices
+    ``tail`` (``scalar_loop``'s) replaced by ``fn`` of the arrays' elements there (each taken
+    in C order, broadcast to ``out``'s shape).
+
+    >>> import numpy as np
+    >>> put_tail(np.zeros((2, 2)), [1, 2], lambda x: x + 1, np.ones(2))
+    array([[0., 2.],
+           [2., 0.]])
+    """
+    if tail is None:
+        return out
+    if not out.flags.c_contiguous or not out.flags.writeable:
+        out = np.array(out, order="C")
+    shape = out.shape
+    out.reshape(-1)[tail] = fn(*(np.broadcast_to(a, shape).reshape(-1)[tail] for a in arrays))
+    return out
+
+
 def reduced_unary(P, a: np.ndarray) -> np.ndarray:
     """A unary pointwise op on a float16/bfloat16 array: computed in float32 and rounded once,
     as PyTorch's kernels do. An op whose kernel takes a SLEEF function there declares the
     float32 reproduction as ``P.reduced`` (see ``_sleef``), applied through a lookup table. An
     op whose scalar loop rounds otherwise (on the last ``n % 32`` elements, which torch's
-    32-element vector steps leave) declares that loop as ``P.reduced_tail`` (in the dtype)."""
+    32-element vector steps leave, ``scalar_loop``) declares that loop as ``P.reduced_tail``
+    (in the dtype)."""
     f = getattr(P, "reduced", None)
     if f is not None:
         out = lookup(f, a)
@@ -201,9 +302,8 @@ def reduced_unary(P, a: np.ndarray) -> np.ndarray:
         if out.dtype == F32:
             out = out.astype(a.dtype)
     tail = getattr(P, "reduced_tail", None)
-    if tail is not None and out.size % 32:
-        k = out.size % 32
-        out.reshape(-1)[-k:] = tail(a.reshape(-1)[-k:])
+    if tail is not None:
+        return put_tail(out, scalar_loop(a.shape, a), tail, a)
     return out
 
 

@@ -32,6 +32,7 @@ from ._core import (
     default_float,
     ndarray,
     operands,
+    put_tail,
     scalar_loop,
     scalar_value,
     tensor_arg,
@@ -191,10 +192,12 @@ def _alpha_fwd(a, b, alpha):
     else:  # a float32 result of a float16/bfloat16 operand: fused in float32, no tail
         w, rd = F32.type(alpha), None
 
+    src = (ad, bd if isinstance(b, Tensor) else np.zeros(()))  # the layouts torch's loop sees
+
     def fwd(x, y):
         if x.dtype != F32 or np.asarray(y).dtype != F32:
             return x + alpha * y
-        return _fused(x, y, w, rd)
+        return _fused(x, y, w, rd, src)
 
     return fwd
 
@@ -205,22 +208,20 @@ def _reduced_alpha(alpha, rd) -> np.float32:
     return F32.type(np.asarray(alpha, F32).astype(rd))
 
 
-def _fused(x, y, w, rd):
+def _fused(x, y, w, rd, src=None):
     """``x + w * y`` on float32 arrays as PyTorch's CPU add kernel computes it for dtype
     ``rd`` (aten/src/ATen/native/ufunc/add.h): the vectorised part is ``fmadd(y, w, x)``, one
     rounding in float32 (which also keeps ``w * y`` from overflowing on its own); for a
     float16/bfloat16 ``rd`` the scalar tail of torch's loop (``scalar_loop``: the last
-    ``n % 32`` elements, of each row where operands broadcast) rounds ``w * y`` to the dtype
+    ``n % 32`` elements, of each row where operands broadcast; all of them for operands
+    strided otherwise, ``src`` being the operands as laid out) rounds ``w * y`` to the dtype
     before the sum, as ``c10::Half``/``c10::BFloat16`` arithmetic does. The caller rounds the
     result to ``rd``."""
     with np.errstate(over="ignore"):  # inf, as in PyTorch, without NumPy's warning
         out = fma32(y, w, x)
-        tail = scalar_loop(out.shape, x, y) if rd is not None else None
-        if tail is not None:
-            xs, ys = np.broadcast_arrays(x, y)
-            t = (w * ys.reshape(-1)[tail]).astype(rd).astype(F32)
-            out = np.array(out, copy=True)
-            out.reshape(-1)[tail] = xs.reshape(-1)[tail] + t
+        if rd is not None:
+            tail = scalar_loop(out.shape, *(src or (x, y)))
+            out = put_tail(out, tail, lambda xs, ys: xs + (w * ys).astype(rd).astype(F32), x, y)
     return out
 
 
@@ -265,7 +266,8 @@ def rsub(input, other, *, alpha=1) -> Tensor:  # noqa: A002
         raise not_implemented("add_stub", ad.dtype)
     if alpha != 1 and ad.dtype in REDUCED:
         # PyTorch's sub(other, input, alpha): its add kernel with the number as ``self``
-        out = _fused(b.astype(F32), ad.astype(F32), _reduced_alpha(-alpha, ad.dtype), ad.dtype)
+        out = _fused(b.astype(F32), ad.astype(F32), _reduced_alpha(-alpha, ad.dtype), ad.dtype,
+                     (np.asarray(b), ad))
         with np.errstate(over="ignore"):
             out = out.astype(ad.dtype)
     else:
@@ -467,10 +469,7 @@ def _pow_half(a, e):
         if a.dtype != _BF16:
             return np.reciprocal(np.sqrt(a))
         out = (F32.type(1) / np.sqrt(a.astype(F32))).astype(a.dtype)
-        k = out.size % 32
-        if k:  # rsqrt's scalar tail
-            out.reshape(-1)[-k:] = _rsqrt_tail(a.reshape(-1)[-k:])
-        return out
+        return put_tail(out, scalar_loop(a.shape, a), _rsqrt_tail, a)  # rsqrt's scalar loop
 
 
 def pow(input, exponent) -> Tensor:  # noqa: A001, A002
@@ -567,12 +566,8 @@ def _atan2_reduced(a, b):
     rd = a.dtype
     tail = scalar_loop(np.broadcast_shapes(a.shape, b.shape), a, b)
     a, b = np.broadcast_arrays(a.astype(F32), b.astype(F32))
-    out = _sleef.atan2f(a, b)
-    if tail is not None:
-        flat = out.reshape(-1)
-        with np.errstate(invalid="ignore"):
-            flat[tail] = np.arctan2(a.reshape(-1)[tail], b.reshape(-1)[tail])
-    return out.astype(rd)
+    with np.errstate(invalid="ignore"):
+        return put_tail(_sleef.atan2f(a, b), tail, np.arctan2, a, b).astype(rd)
 
 
 class Atan2Backward0(Node):
@@ -824,19 +819,16 @@ def _not_differentiable(op, out, *inputs):
     return apply(NotImplementedBackward, out, *inputs, _op=op)
 
 
-def _fmod_reduced(a, b):
+def _fmod_reduced(a, b, src=None):
     """float16/bfloat16 fmod as torch's loop: SLEEF's fmodf (NaN for a quotient beyond float32)
     on the vectorised part, the exact ``std::fmod`` on the scalar tail (``scalar_loop``: the
-    elements 32-element vector steps leave), in float32. (torch splits tensors of over 32768
-    elements among threads, each chunk with its own tail: the single-chunk rule is kept.)"""
+    elements 32-element vector steps leave), in float32; ``src``: the operands as laid out, where
+    ``a`` and ``b`` are copies. (torch splits tensors of over 32768 elements among threads, each
+    chunk with its own tail: the single-chunk rule is kept.)"""
     b = np.asarray(b)
-    tail = scalar_loop(np.broadcast_shapes(a.shape, b.shape), a, b)
+    tail = scalar_loop(np.broadcast_shapes(a.shape, b.shape), *(src or (a, b)))
     a, b = np.broadcast_arrays(a.astype(F32), b.astype(F32))
-    out = _sleef.fmodf(a, b)
-    if tail is not None:
-        flat = out.reshape(-1)
-        flat[tail] = np.fmod(a.reshape(-1)[tail], b.reshape(-1)[tail])
-    return out
+    return put_tail(_sleef.fmodf(a, b), tail, np.fmod, a, b)
 
 
 def _fmod_array(a, b):
@@ -849,10 +841,11 @@ def _fmod_array(a, b):
 def _remainder_array(a, b):
     # PyTorch: fmod, then shifted by b where the signs of the result and b differ (keeps -0.0).
     rd = a.dtype if a.dtype in REDUCED else None
+    src = (a, np.asarray(b))
     if rd is not None:  # float32 inside (SLEEF's fmodf), one rounding
         a, b = a.astype(F32), np.asarray(b).astype(F32)
     with np.errstate(divide="ignore", invalid="ignore"):
-        m = _fmod_reduced(a, b) if rd is not None else np.fmod(a, b)
+        m = _fmod_reduced(a, b, src) if rd is not None else np.fmod(a, b)
         fix = (m != 0) & ((m < 0) != (np.asarray(b) < 0))
         return np.where(fix, m + b, m).astype(rd or m.dtype, copy=False)
 

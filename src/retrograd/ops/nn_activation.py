@@ -24,7 +24,15 @@ from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
 from ._apply import apply, recording
-from ._core import Signatures, arg_error, op_name_of, operands, wrap_dim
+from ._core import (
+    Signatures,
+    arg_error,
+    op_name_of,
+    operands,
+    put_tail,
+    scalar_loop,
+    wrap_dim,
+)
 from .compare import TiedGradBackward
 from .special import _erf
 from .unary import SigmoidBackward0, ThresholdBackwardBackward0, _sigmoid
@@ -72,8 +80,14 @@ def _unary(P, x: Tensor, kernel: str, *params, result: bool = False, **attrs) ->
         raise arg_error(op_name_of(P), "input", 1, x) from None
     if a.dtype in REDUCED:
         # PyTorch's kernels compute float16/bfloat16 in float32 and round once; ``P.reduced``
-        # is the float32 formula where the kernel's differs from ``forward``'s
-        out = getattr(P, "reduced", P.forward)(a.astype(F32), *params).astype(a.dtype)
+        # is the float32 formula where the kernel's differs from ``forward``'s (given the
+        # elements its scalar loop computes, ``scalar_loop``, where that loop differs)
+        f = getattr(P, "reduced", P.forward)
+        if getattr(P, "reduced_loop", False):
+            out = f(a.astype(F32), *params, tail=scalar_loop(a.shape, a))
+        else:
+            out = f(a.astype(F32), *params)
+        out = out.astype(a.dtype)
     else:
         out = P.forward(a, *params)
     if result:
@@ -270,24 +284,26 @@ def _gelu_array(a, tanh: bool = False):
                                                                        a.dtype)))
 
 
-def _gelu_reduced(a, tanh: bool = False):
+def _gelu_reduced(a, tanh: bool = False, tail=None):
     """torch's float16/bfloat16 GELU in float32: ``x * 0.5 * (1 + erf(x / sqrt(2)))`` with its
-    vectorised erf (``_sleef.erff``), libm's erf on the scalar tail (the last n % 32). The tanh
-    form: ``0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3)))`` with tanh rounded from
-    double (the same at every input of these dtypes), SLEEF's +-1 beyond |8.664339742| in the
-    vectorised steps."""
-    k = a.size % 32
+    vectorised erf (``_sleef.erff``), libm's erf in its scalar loop (the flat indices ``tail``,
+    ``scalar_loop``'s; the last n % 32 by default). The tanh form: ``0.5 * x * (1 + tanh(sqrt(2
+    / pi) * (x + 0.044715 x^3)))`` with tanh rounded from double (SLEEF's, at every input of
+    these dtypes), SLEEF's +-1 beyond |8.664339742|, in the vectorised steps; glibc's tanhf
+    (``_sleef.tanhf_libm``) in the scalar loop."""
+    if tail is None and a.size % 32:
+        tail = slice(a.size - a.size % 32, a.size)
     if tanh:
-        inner = _GELU_BETA * (a + F32.type(0.044715) * (a * a * a))
+        inner = np.ascontiguousarray(_GELU_BETA * (a + F32.type(0.044715) * (a * a * a)))
         t = np.tanh(inner.astype(np.float64)).astype(F32)
-        body = t.reshape(-1)[:t.size - k]
-        body[...] = np.where(np.abs(inner.reshape(-1)[:t.size - k]) > F32.type(8.664339742),
-                             np.copysign(F32.type(1), body), body)
+        vec = np.abs(inner) > F32.type(8.664339742)
+        if tail is not None:
+            vec.reshape(-1)[tail] = False
+        t = put_tail(np.where(vec, np.copysign(F32.type(1), t), t), tail, _sleef.tanhf_libm,
+                     inner)
         return F32.type(0.5) * a * (F32.type(1) + t)
     out = (a * F32.type(0.5)) * (F32.type(1) + _sleef.erff(a * F32.type(math.sqrt(0.5))))
-    if k:
-        out.reshape(-1)[-k:] = _gelu_array(a.reshape(-1)[-k:])
-    return out
+    return put_tail(out, tail, _gelu_array, a)
 
 
 _GELU_BETA = F32.type(math.sqrt(2) * (2 / math.sqrt(math.pi)) * 0.5)
@@ -296,6 +312,7 @@ _GELU_BETA = F32.type(math.sqrt(2) * (2 / math.sqrt(math.pi)) * 0.5)
 class GeluBackward0(Node):
     forward = staticmethod(_gelu_array)
     reduced = staticmethod(_gelu_reduced)
+    reduced_loop = True  # ``reduced`` takes the scalar loop's elements
 
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
@@ -346,22 +363,29 @@ def silu(input) -> Tensor:  # noqa: A002
     return _unary(SiluBackward0, input, "silu_cpu")
 
 
-def _mish_reduced(a):
+def _mish_libm(x):
+    return x * _sleef.tanhf_libm(np.log1p(np.exp(x)))
+
+
+def _mish_reduced(a, tail=None):
     """torch's float16/bfloat16 mish in float32: ``x * tanh(log1p(exp(x)))``, SLEEF's expf, then
     log1p and tanh rounded from double (SLEEF's, at every input of these dtypes) in the
-    vectorised steps; the scalar tail (the last n % 32) as the float32 formula."""
+    vectorised steps; its scalar loop (the flat indices ``tail``, ``scalar_loop``'s; the last
+    n % 32 by default) as the float32 formula with glibc's expf, log1pf and tanhf (NumPy's
+    float32 tanh differs at x = -0.0004728 in float16)."""
+    if tail is None and a.size % 32:
+        tail = slice(a.size - a.size % 32, a.size)
     with np.errstate(over="ignore"):
         e = _sleef.expf(a).astype(np.float64)
     out = a * np.tanh(np.log1p(e).astype(F32).astype(np.float64)).astype(F32)
-    k = out.size % 32
-    if k:
-        out.reshape(-1)[-k:] = MishBackward0.forward(a.reshape(-1)[-k:])
-    return out
+    with np.errstate(over="ignore"):
+        return put_tail(out, tail, _mish_libm, a)
 
 
 class MishBackward0(Node):
     forward = staticmethod(lambda a: a * np.tanh(_softplus_array(a)))
     reduced = staticmethod(_mish_reduced)
+    reduced_loop = True  # ``reduced`` takes the scalar loop's elements
 
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
