@@ -719,3 +719,49 @@ def test_version_counter_of_saved_output_after_retain_graph_like_torch():
         y.sum().backward()
 
     compare_error(f)
+
+
+# Operands PyTorch's nodes keep though retrograd's formulas do not read them: kept all the same
+# (memory as PyTorch's), so changing one in place before backward is the same error.
+_KEPT = {
+    "gather": lambda lib, a, s: a.gather(0, lib.tensor([2, 0])),
+    "take": lambda lib, a, s: a.take(lib.tensor([1])),
+    "masked_select": lambda lib, a, s: a.masked_select(lib.tensor([True, False, True])),
+    "cummax": lambda lib, a, s: a.cummax(0)[0],
+    "nansum": lambda lib, a, s: a.nansum(),
+    "nan_to_num": lambda lib, a, s: a.nan_to_num(),
+    "put_source": lambda lib, a, s: a.put(lib.tensor([0, 2]), s),
+    "index_add_source": lambda lib, a, s: a.index_add(0, lib.tensor([0, 2]), s),
+    "index_copy_source": lambda lib, a, s: a.index_copy(0, lib.tensor([0, 2]), s),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("name", sorted(_KEPT))
+def test_kept_operand_modified_error_matches_torch(name):
+    def f(lib):
+        a = lib.tensor([1.0, 2.0, 3.0], requires_grad=True) * 1
+        s = lib.tensor([4.0, 5.0], requires_grad=True) * 1
+        y = _KEPT[name](lib, a, s)
+        (s if name.endswith("_source") else a).add_(1)
+        y.sum().backward()
+
+    ours, _ = compare_error(f)
+    assert "modified by an inplace operation" in str(ours)
+
+
+@needs_torch
+@pytest.mark.parametrize("name", ["put", "index_add"])
+def test_source_kept_only_for_its_gradient(name):
+    """PyTorch keeps put's and index_add's source only where it requires grad: changing one
+    that does not before backward is no error."""
+    def f(lib):
+        a = lib.tensor([1.0, 2.0, 3.0], requires_grad=True) * 1
+        s = lib.tensor([4.0, 5.0])
+        y = _KEPT[name + "_source"](lib, a, s)
+        kept = y.grad_fn._saved_source
+        s.add_(1)
+        y.sum().backward()
+        return kept, a.grad
+
+    compare(f)

@@ -414,3 +414,19 @@ def test_saved_dims_as_given(torch):
                     f"{name}.{attr}: {got!r} vs {want!r}"
             checked += 1
     assert checked > 50
+
+
+def test_pack_calls_for_kept_inputs_match_torch(torch):
+    """Inputs PyTorch keeps though retrograd's formulas do not read them go through the hooks
+    too, once each, and unpack in backward."""
+    def f(lib):
+        log = []
+        x = lib.tensor([[[[1.0, float("nan")], [3.0, 4.0]]]], requires_grad=True)
+        with G(lib).saved_tensors_hooks(*_log_hooks(log)):
+            y = x.nansum() + x.nan_to_num().sum() + lib.nn.functional.avg_pool2d(x, 2).sum()
+        packs = sorted(log, key=str)
+        log.clear()
+        y.backward()
+        return packs, log, x.grad
+
+    compare(f)

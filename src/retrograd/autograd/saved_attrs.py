@@ -48,6 +48,7 @@ from .saved_spec import (
     _lu_of,
     _mat2,
     _max_pool2d_indices,
+    _none_such,
     _norm_mean,
     _out,
     _permute_dims,
@@ -145,6 +146,9 @@ NAMES: dict = {
                            "weight_sym_argsize_0": ".num"},
     "NativeLayerNormBackward0": {"input": 0, "weight": 1,
                                  "normalized_shape": lambda n: tuple(n._wshape)},
+    # (these keep only their source: no ``_saved_self``, as in PyTorch)
+    "PutBackward0": {"self": _none_such}, "IndexAddBackward0": {"self": _none_such},
+    "IndexCopyBackward0": {"self": _none_such},
 }
 
 
@@ -324,7 +328,7 @@ _MORE: dict = {
     "LogSigmoidBackward0": {"buffer": _log_sigmoid_buffer},
     "IndexBackward0": {"indices": _index_indices},
     "DivBackward2": {"rounding_mode": ".rounding_mode", "other": _scalar_or_tensor},
-    "MaskedSelectBackward0": {"mask": _given(fallback=_arr("_mask"))},
+    "MaskedSelectBackward0": {"mask": _given(fallback=_arr("_mask")), "self": 0},
     "MaskedScatterBackward0": {"mask": _given(fallback=_arr("_mask"))},
     "CtcLossBackward0": {"log_probs": 0, "result0": "result", "blank": ".blank",
                          "zero_infinity": ".zero_infinity", "targets": _arr("_targets"),
@@ -335,6 +339,12 @@ _MORE: dict = {
     "NativeLayerNormBackward0": {"result1": _norm_mean, "bias": _absent_bias},
     "LinalgLuFactorExBackward0": {"LU": _fused_out(0), "pivot": ".pivot",
                                   "pivots": _arr("_pivots")},
+    "GatherBackward0": {"self": 0}, "TakeBackward0": {"self": 0},
+    "CummaxBackward0": {"self": 0},
+    "CumminBackward0": {"self": 0}, "NansumBackward0": {"self": 0},
+    "NanToNumBackward0": {"self": 0}, "AvgPool2DBackward0": {"self": 0},
+    "PutBackward0": {"source": 0}, "IndexAddBackward0": {"source": 0},
+    "IndexCopyBackward0": {"source": 0},
     "EmbeddingBagBackward0": {"indices": ".indices", "offsets": ".offsets", "mode": ".mode",
                               "padding_idx": ".padding_idx",
                               "scale_grad_by_freq": ".scale_grad_by_freq", "sparse": ".sparse",

@@ -373,3 +373,9 @@ def _index_indices(node):
     while out and out[-1] is None:
         out.pop()
     return tuple(out)
+
+
+def _none_such(node):
+    """A name PyTorch's node lacks, where the generic names would give one (a node keeping only
+    its second operand has no ``_saved_self``)."""
+    raise AttributeError(f"'{type(node).__name__}' object has no such saved attribute")

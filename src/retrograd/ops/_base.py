@@ -53,3 +53,14 @@ def _check_leaf(self: Tensor) -> None:
             "views. Such functions do not allow the output views to be modified inplace. You "
             "should replace the inplace operation by an out-of-place one."
         )
+
+
+def kept_if_grad(t):
+    """``t`` where it requires grad, else None: what PyTorch's nodes keep of an operand that
+    only its own gradient reads (``put``'s, ``index_add``'s ``source``; ``fmod``'s ``other``).
+
+    >>> import retrograd as torch
+    >>> kept_if_grad(torch.ones(1)) is None
+    True
+    """
+    return t if isinstance(t, Tensor) and t.requires_grad else None

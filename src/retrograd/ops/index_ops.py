@@ -12,7 +12,7 @@ from ..autograd.graph import Node
 from . import _array
 from ._apply import apply
 from ._array import add_at
-from ._base import not_implemented
+from ._base import kept_if_grad, not_implemented
 from ._core import Signatures, arg_error, scalar_value, wrap_dim
 from .indexing import (
     _as1d,
@@ -92,6 +92,7 @@ def index_select(input, dim, index) -> Tensor:  # noqa: A002
 
 class IndexAddBackward0(Node):
     def backward(self, xp, g):
+        self.saved(False)  # (version-checks the kept source, as PyTorch's node does)
         nf = self.next_functions
         gs = None
         if nf[1][0] is not None:
@@ -167,11 +168,13 @@ def index_add(input, dim, index, source, *, alpha=1) -> Tensor:  # noqa: A002
         v = (v * alpha).astype(a.dtype)
     add_at(out, _along(d, idx), v)
     out = out.reshape(a.shape)
-    return apply(IndexAddBackward0, out, input, source, _idx=idx, _dim=d, _alpha=alpha)
+    return apply(IndexAddBackward0, out, input, source, save=(kept_if_grad(source),), _idx=idx,
+                 _dim=d, _alpha=alpha)
 
 
 class IndexCopyBackward0(Node):
     def backward(self, xp, g):
+        self.saved(False)  # (version-checks the kept source, as PyTorch's node does)
         nf = self.next_functions
         gx = xp.index_fill(g, self._dim, self._idx, 0.0) if nf[0][0] is not None else None
         gs = None
@@ -210,7 +213,8 @@ def index_copy(input, dim, index, source) -> Tensor:  # noqa: A002
     out = _as1d(a).copy()
     out[_along(d, idx)] = _as1d(s)
     out = out.reshape(a.shape)
-    return apply(IndexCopyBackward0, out, input, source, _idx=idx, _dim=d)
+    return apply(IndexCopyBackward0, out, input, source, save=(kept_if_grad(source),), _idx=idx,
+                 _dim=d)
 
 
 class IndexFillBackward0(Node):
@@ -335,6 +339,7 @@ def masked_fill(input, mask, value, _inplace: bool = False) -> Tensor:  # noqa: 
 
 class MaskedSelectBackward0(Node):
     def backward(self, xp, g):
+        self.saved(False)  # (version-checks the kept input, as PyTorch's node does)
         # Zeros of the broadcast shape (the mask's, as saved); the engine sums it down to the
         # input's.
         return xp.masked_scatter(xp.zeros_meta((self._mask.shape, self._meta[0][1])),
@@ -355,7 +360,7 @@ def masked_select(input, mask) -> Tensor:  # noqa: A002
     shape = _bshape(a, m)
     ab = np.broadcast_to(a, shape) if a.shape != shape else a
     mb = np.broadcast_to(m, shape) if m.shape != shape else m
-    return apply(MaskedSelectBackward0, ab[mb], input, _mask=mb, _g=mask)
+    return apply(MaskedSelectBackward0, ab[mb], input, save=(input,), _mask=mb, _g=mask)
 
 
 class MaskedScatterBackward0(Node):

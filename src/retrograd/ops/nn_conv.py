@@ -890,6 +890,7 @@ class AvgPool2DBackward0(Node):
     forward = staticmethod(_array_avg_pool)
 
     def backward(self, xp, g):
+        self.saved(False)  # (version-checks the kept input, as PyTorch's node does)
         return xp.avg_pool_backward(g, self._in_shape, self._params)
 
 
@@ -903,7 +904,7 @@ class AvgPool2DBackwardBackward0(Node):
 def avg_pool(input, params) -> Tensor:  # noqa: A002
     """2-D average pooling; ``params = (kernel, stride, padding, ceil_mode, count_include_pad,
     divisor_override)`` with 2-tuples."""
-    return apply(AvgPool2DBackward0, _array_avg_pool(input._data, params), input,
+    return apply(AvgPool2DBackward0, _array_avg_pool(input._data, params), input, save=(input,),
                  _in_shape=input._data.shape, _params=params)
 
 

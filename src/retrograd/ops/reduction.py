@@ -258,8 +258,11 @@ class _ValueSelecting(Node):
     indices never get a gradient, and none is made up for them."""
 
     _materialize = False
+    _keeps = False
 
     def backward(self, xp, g, g_idx=None):
+        if self._keeps:  # (cummax/cummin keep their input: version-checked, as PyTorch's)
+            self.saved(False)
         if len(self._in_shape) == 0:
             return g
         if not self._keepdim:
@@ -551,6 +554,7 @@ def aminmax(input, *, dim=None, keepdim=False):  # noqa: A002
 
 class NansumBackward0(Node):
     def backward(self, xp, g):
+        self.saved(False)  # (version-checks the kept input, as PyTorch's node does)
         if self._keep is not None:
             g = xp.reshape(g, self._keep)
         return xp.where(self._nan, 0.0, xp.expand(g, self._in_shape))
@@ -576,7 +580,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A0
     dims = _norm_dims(dim, a.ndim)
     nan = np.isnan(a) if a.dtype.char in FLOAT_CHARS else np.zeros(a.shape, bool)
     out = np.asarray(np.sum(np.where(nan, 0, a), axis=dims, keepdims=keepdim), dtype=a.dtype)
-    return apply(NansumBackward0, out, input, _nan=nan, _in_shape=a.shape, _g=dim,
+    return apply(NansumBackward0, out, input, save=(input,), _nan=nan, _in_shape=a.shape, _g=dim,
                  _keep=None if keepdim else _keep_shape(a.shape, _reduced_dims(dims, a.ndim)))
 
 

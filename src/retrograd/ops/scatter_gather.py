@@ -15,7 +15,7 @@ from ..autograd.graph import Node
 from . import _array
 from ._apply import apply, recording
 from ._array import add_at
-from ._base import not_implemented
+from ._base import kept_if_grad, not_implemented
 from ._core import Signatures, arg_error, scalar_value, wrap, wrap_dim
 from .arithmetic import NotImplementedBackward
 from .indexing import (
@@ -110,6 +110,7 @@ class GatherBackward0(Node):
     _along = False
 
     def backward(self, xp, g):
+        self.saved(False)  # (version-checks the kept input, as PyTorch's node does)
         if self._along:
             return xp.scatter_along(g, self._idx, self._dim, self._meta[0][0])
         return xp.scatter_add(xp.zeros_meta(self._meta[0]), self._dim, self._idx, g)
@@ -133,7 +134,8 @@ def gather(input, dim, index, *, sparse_grad: bool = False) -> Tensor:  # noqa: 
         d, idx, grids = _scatter_args("gather", a, dim, index, None, gather=True)
         ishape = _idx_of(index).shape
         out = _as1d(a)[grids].reshape(ishape)
-        return apply(GatherBackward0, out, input, _idx=idx.reshape(ishape), _dim=d, _g=dim)
+        return apply(GatherBackward0, out, input, save=(input,), _idx=idx.reshape(ishape), _dim=d,
+                     _g=dim)
     except (AttributeError, TypeError):
         _GATHER.check(input, dim, index, sparse_grad=sparse_grad or None)
         raise
@@ -409,6 +411,7 @@ def _flat_index(op, idx, numel) -> np.ndarray:
 
 class TakeBackward0(Node):
     def backward(self, xp, g):
+        self.saved(False)  # (version-checks the kept input, as PyTorch's node does)
         return xp.put(xp.zeros_meta(self._meta[0]), self._idx, g, True)
 
 
@@ -424,11 +427,12 @@ def take(input, index) -> Tensor:  # noqa: A002
     except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
         raise arg_error("take", "input", 1, input) from None
     idx = _flat_index("take", _idx_of(index), a.size)
-    return apply(TakeBackward0, a.reshape(-1)[idx], input, _idx=idx, _g=index)
+    return apply(TakeBackward0, a.reshape(-1)[idx], input, save=(input,), _idx=idx, _g=index)
 
 
 class PutBackward0(Node):
     def backward(self, xp, g):
+        self.saved(False)  # (version-checks the kept source, as PyTorch's node does)
         nf = self.next_functions
         src_meta = self._meta[1]
         gx = None
@@ -465,8 +469,8 @@ def put(input, index, source, accumulate: bool = False) -> Tensor:  # noqa: A002
         add_at(flat, idx.reshape(-1), s.reshape(-1))
     else:
         flat[idx.reshape(-1)] = s.reshape(-1)
-    return apply(PutBackward0, out, input, source, _idx=idx, _accumulate=bool(accumulate),
-                 _g=index)
+    return apply(PutBackward0, out, input, source, save=(kept_if_grad(source),), _idx=idx,
+                 _accumulate=bool(accumulate), _g=index)
 
 
 def take_along_dim(input, indices, dim=None) -> Tensor:  # noqa: A002

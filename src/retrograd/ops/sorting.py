@@ -63,11 +63,11 @@ class ModeBackward0(_ValueSelecting):
 
 
 class CummaxBackward0(_ValueSelecting):
-    pass
+    _keeps = True
 
 
 class CumminBackward0(_ValueSelecting):
-    pass
+    _keeps = True
 
 
 class MedianBackward0(_EvenlyDistributed):
@@ -88,9 +88,10 @@ def _stable_argsort(a, d, descending=False):
     return (a.shape[d] - 1) - np.flip(rev, d)
 
 
-def _selected(node_cls, rtype, input, idx, d, keepdim, given=None):  # noqa: A002
+def _selected(node_cls, rtype, input, idx, d, keepdim, given=None, save=None):  # noqa: A002
     """``(values, indices)`` for NumPy indices ``idx`` (the reduced dim kept) along ``d``;
-    ``given`` is ``(dim, keepdim)`` as the caller got them (``grad_fn._saved_dim``)."""
+    ``given`` is ``(dim, keepdim)`` as the caller got them (``grad_fn._saved_dim``); ``save``
+    what the node keeps besides (cummax/cummin keep their input, as PyTorch's do)."""
     a = input._data
     if a.ndim == 0:
         vals, idx, keepdim = a.copy(), np.zeros((), np.int64), True
@@ -100,7 +101,7 @@ def _selected(node_cls, rtype, input, idx, d, keepdim, given=None):  # noqa: A00
     out_vals = vals if keepdim else np.squeeze(vals, axis=d)
     out_idx = idx if keepdim else np.squeeze(idx, axis=d)
     return rtype(apply_multi(node_cls, (out_vals, out_idx), (input,), differentiable=_VALUES,
-                             _idx=idx, _dim=d, _keepdim=keepdim, _in_shape=a.shape,
+                             save=save, _idx=idx, _dim=d, _keepdim=keepdim, _in_shape=a.shape,
                              _g=given))
 
 
@@ -564,7 +565,8 @@ def _cum_extreme(input, dim, is_max):  # noqa: A002
     rtype = return_types.cummax if is_max else return_types.cummin
     cls = CummaxBackward0 if is_max else CumminBackward0
     if a.ndim == 0 or a.size == 0:
-        return _selected(cls, rtype, input, np.zeros(a.shape, np.int64), d, True, (dim, True))
+        return _selected(cls, rtype, input, np.zeros(a.shape, np.int64), d, True, (dim, True),
+                         (input,))
     acc = (np.maximum if is_max else np.minimum).accumulate(a, axis=d)
     # The index moves to every element that equals the running extreme (the latest tie wins)
     # and, once a NaN is seen, to every later NaN.
@@ -575,7 +577,7 @@ def _cum_extreme(input, dim, is_max):  # noqa: A002
     shape[d] = a.shape[d]
     ar = np.arange(a.shape[d]).reshape(shape)
     idx = np.maximum.accumulate(np.where(hit, ar, 0), axis=d)
-    return _selected(cls, rtype, input, idx, d, True, (dim, True))
+    return _selected(cls, rtype, input, idx, d, True, (dim, True), (input,))
 
 
 def cummax(input, dim):  # noqa: A002

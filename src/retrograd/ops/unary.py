@@ -703,6 +703,7 @@ class SgnBackward0(_ZeroGrad):
 
 class NanToNumBackward0(Node):
     def backward(self, xp, g):
+        self.saved(False)  # (version-checks the kept input, as PyTorch's node does)
         return xp.where(self._finite, g, 0.0)
 
 
@@ -981,7 +982,7 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None) -> Tensor:  # noqa: A00
         out = to_reduced(out, a.dtype)
     else:
         out = np.nan_to_num(a, copy=True, nan=nan, posinf=posinf, neginf=neginf)
-    return apply(NanToNumBackward0, out, input,
+    return apply(NanToNumBackward0, out, input, save=(input,),
                  _finite=np.isfinite(a) if recording(input) else None)
 
 
