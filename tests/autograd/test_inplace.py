@@ -730,6 +730,8 @@ _KEPT = {
     "cummax": lambda lib, a, s: a.cummax(0)[0],
     "nansum": lambda lib, a, s: a.nansum(),
     "nan_to_num": lambda lib, a, s: a.nan_to_num(),
+    "erfinv": lambda lib, a, s: a.erfinv(),
+    "sgn": lambda lib, a, s: a.sgn(),
     "put_source": lambda lib, a, s: a.put(lib.tensor([0, 2]), s),
     "index_add_source": lambda lib, a, s: a.index_add(0, lib.tensor([0, 2]), s),
     "index_copy_source": lambda lib, a, s: a.index_copy(0, lib.tensor([0, 2]), s),
@@ -748,6 +750,20 @@ def test_kept_operand_modified_error_matches_torch(name):
 
     ours, _ = compare_error(f)
     assert "modified by an inplace operation" in str(ours)
+
+
+@needs_torch
+def test_erfinv_result_modified_is_no_error():
+    """PyTorch's erfinv keeps its input, not its result."""
+    def f(lib):
+        a = lib.tensor([0.1, -0.5, 0.7], requires_grad=True)
+        y = a.erfinv()
+        z = y * 1
+        y.mul_(2)
+        z.sum().backward()
+        return a.grad
+
+    compare(f)
 
 
 @needs_torch

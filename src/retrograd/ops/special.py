@@ -337,11 +337,14 @@ class ErfcBackward0(Node):
 
 
 class ErfinvBackward0(Node):
+    """Keeps its input and finds erfinv again in backward, as PyTorch's node does (its
+    ``_saved_self``; the result changed in place is no error)."""
+
     forward = staticmethod(_erfinv)
-    saves = "result"
+    saves = "input"
 
     def backward(self, xp, g):
-        y = self.saved_output(xp.TENSORS)
+        y = xp.erfinv(self.saved(xp.TENSORS)[0])
         return g * (0.5 * _SQRT_PI * xp.exp(y * y))
 
 

@@ -698,7 +698,15 @@ class RoundBackward1(_ZeroGrad):
 
 
 class SgnBackward0(_ZeroGrad):
+    """Keeps its input and result, as PyTorch's node does (its complex formula reads them;
+    they are version-checked in backward all the same)."""
+
     forward = staticmethod(_sign)
+
+    def backward(self, xp, g):
+        self.saved(False)
+        self.saved_output(False)
+        return xp.zeros_meta(self._meta[0])
 
 
 class NanToNumBackward0(Node):
@@ -957,7 +965,7 @@ def sgn(input) -> Tensor:  # noqa: A002
         raise arg_error("sgn", "input", 1, input) from None
     if a.dtype.kind == "b":
         return wrap(a.copy())
-    return apply_unary(SgnBackward0, input, input._data)
+    return apply(SgnBackward0, None, input, save=(input,), save_out=True)
 
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None) -> Tensor:  # noqa: A002
