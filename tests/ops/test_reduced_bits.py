@@ -346,3 +346,28 @@ def test_binary_layouts(torch, layouts, dtype):
             ref = fn(torch, ta, tb)
         _assert_same_bits(out.reshape(-1), ref.reshape(-1),
                           [ta.float().reshape(-1).numpy()])
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "step2"])
+@pytest.mark.parametrize("op", ["sub", "mul", "div", "fmod", "remainder", "xlogy", "fmax"])
+def test_bfloat16_nan_bits(torch, op, layout):
+    """A bfloat16 NaN computed in float32 gets 0xFFFF in the vector steps (cvtfp32_bf16) and
+    0x7FC0 in the scalar loop (c10::BFloat16), whatever its sign: `.view(int16)` agrees."""
+    fns = {"sub": lambda lib, p, q: p - q, "mul": lambda lib, p, q: p * q,
+           "div": lambda lib, p, q: p / q, "fmod": lambda lib, p, q: lib.fmod(p, q),
+           "remainder": lambda lib, p, q: lib.remainder(p, q),
+           "xlogy": lambda lib, p, q: lib.xlogy(p, q), "fmax": lambda lib, p, q: lib.fmax(p, q)}
+    rng = np.random.default_rng(3)
+    pool = np.array([np.inf, -np.inf, 0.0, -0.0, -1.0, 2.5], np.float32)
+    shape, view = dict(LAYOUTS, contiguous=((45, 50), lambda t: t))[layout]
+    a, b = (rng.choice(pool, shape) for _ in range(2))
+    if op == "fmax":  # NaN operands (fmax returns NaN only where both are)
+        a[a == 0] = np.nan
+        b[b == 0] = np.nan
+    with np.errstate(all="ignore"):
+        out, ref = (fns[op](lib, view(_tensor(lib, a, "bfloat16")),
+                            view(_tensor(lib, b, "bfloat16"))) for lib in (retrograd, torch))
+    got = np.ascontiguousarray(out._data).view(np.uint16).reshape(-1)
+    want = ref.contiguous().view(torch.int16).numpy().view(np.uint16).reshape(-1)
+    assert ((want & 0x7FFF) > 0x7F80).any()
+    np.testing.assert_array_equal(got, want)

@@ -119,6 +119,21 @@ def check_wide(op: str, np_dtype) -> None:
             f'"{kernel}" not implemented for \'{FROM_NP[np.dtype(np_dtype)].scalar_name}\'')
 
 
+# Binary ops whose bfloat16 kernel converts its float32 results in vector steps (checked with
+# torch: NaN bits 0xFFFF there); a scalar-only kernel (xlogy, fmax) gives 0x7FC0 everywhere.
+_VECTOR_NANS = frozenset((
+    "AddBackward0", "SubBackward0", "MulBackward0", "MulBackward1", "DivBackward0",
+    "DivBackward1", "PowBackward0", "PowBackward1", "Atan2Backward0", "HypotBackward0",
+    "MaximumBackward0", "MinimumBackward0", "LogaddexpBackward0", "Logaddexp2Backward0"))
+_SCALAR_NANS = frozenset(("XlogyBackward0", "XlogyBackward1", "XlogyBackward2", "FmaxBackward0",
+                          "FminBackward0"))
+
+
+def _has_nan(a: np.ndarray) -> bool:
+    m = a.min() if a.size else 0  # NaN if any: one pass, no temporary array
+    return m != m
+
+
 def reduced_binary(P, fwd, a: Tensor, b):
     """A binary pointwise op off the fast path: operands promoted as PyTorch promotes, and
     a reduced-precision result (float16, bfloat16) computed in float32 and rounded once, as
@@ -134,16 +149,24 @@ def reduced_binary(P, fwd, a: Tensor, b):
     if bd.__class__ is not ndarray:
         bd = np.asarray(bd, rd)
     f = getattr(P, "reduced", None)
+    wide = None
     if f is not None and bd.dtype == rd:  # the op's own float16/bfloat16 kernel
-        return ad, bd, f(ad, bd)
-    if bd.ndim == 0 and not isinstance(b, Tensor) and P.__name__ in _SCALAR_IN_F32:
-        bd = scalar_array(float(scalar_value(b)), F32)
-        out = fwd(ad.astype(F32), bd)
+        out = f(ad, bd)
     else:
-        out = fwd(ad.astype(F32), bd.astype(F32))
-    if out.__class__ is not ndarray:
-        out = asarray(out)
-    return ad, bd, (out.astype(rd) if out.dtype == F32 else out)
+        if bd.ndim == 0 and not isinstance(b, Tensor) and P.__name__ in _SCALAR_IN_F32:
+            out = fwd(ad.astype(F32), scalar_array(float(scalar_value(b)), F32))
+        else:
+            out = fwd(ad.astype(F32), bd.astype(F32))
+        if out.__class__ is not ndarray:
+            out = asarray(out)
+        if out.dtype == F32:
+            wide, out = out, out.astype(rd)
+    if out.dtype == _dtypes.bfloat16.np and (wide is None or _has_nan(wide)):
+        if P.__name__ in _VECTOR_NANS:
+            out = bf16_nans(out, ad, bd)
+        elif P.__name__ in _SCALAR_NANS:
+            out = bf16_nans(out)
+    return ad, bd, out
 
 
 def scalar_loop(shape: tuple, *operands: np.ndarray):
@@ -282,6 +305,33 @@ def put_tail(out: np.ndarray, tail, fn, *arrays) -> np.ndarray:
         out = np.array(out, order="C")
     shape = out.shape
     out.reshape(-1)[tail] = fn(*(np.broadcast_to(a, shape).reshape(-1)[tail] for a in arrays))
+    return out
+
+
+def bf16_nans(out: np.ndarray, *operands: np.ndarray) -> np.ndarray:
+    """A bfloat16 result computed in float32 with its NaNs' bits as torch's loop leaves them:
+    0xFFFF where the vector steps convert (``cvtfp32_bf16`` blends in all ones), 0x7FC0 in the
+    scalar loop (``c10::BFloat16``'s rounding), whatever the NaN's sign (``scalar_loop`` of
+    the operands as laid out; with none, a kernel with no vector steps: all 0x7FC0).
+
+    >>> import ml_dtypes
+    >>> x = np.full(40, np.nan, ml_dtypes.bfloat16)
+    >>> [hex(v) for v in bf16_nans(x, x).view(np.uint16)[[0, 31, 32, 39]]]
+    ['0xffff', '0xffff', '0x7fc0', '0x7fc0']
+    """
+    bits = out.view(np.uint16) if out.flags.c_contiguous else None
+    if bits is None or not ((bits & 0x7FFF) > 0x7F80).any():
+        if bits is not None or not np.isnan(out).any():
+            return out
+    out = np.array(out, order="C")
+    flat = out.view(np.uint16).reshape(-1)
+    nan = (flat & 0x7FFF) > 0x7F80
+    flat[nan] = 0xFFFF
+    tail = scalar_loop(out.shape, *operands) if operands else slice(None)
+    if tail is not None:
+        scalar = np.zeros(flat.size, bool)
+        scalar[tail] = True
+        flat[nan & scalar] = 0x7FC0
     return out
 
 

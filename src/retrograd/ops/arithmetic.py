@@ -26,6 +26,7 @@ from ._core import (
     Signatures,
     as_tensor_arg,
     asarray,
+    bf16_nans,
     broadcasting,
     called_by_operator,
     check_broadcast,
@@ -833,7 +834,8 @@ def _fmod_reduced(a, b, src=None):
 
 def _fmod_array(a, b):
     if a.dtype in REDUCED:
-        return _fmod_reduced(a, b).astype(a.dtype)
+        out = _fmod_reduced(a, b).astype(a.dtype)
+        return bf16_nans(out, a, np.asarray(b)) if a.dtype == _BF16 else out
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.fmod(a, b)
 
@@ -847,7 +849,8 @@ def _remainder_array(a, b):
     with np.errstate(divide="ignore", invalid="ignore"):
         m = _fmod_reduced(a, b, src) if rd is not None else np.fmod(a, b)
         fix = (m != 0) & ((m < 0) != (np.asarray(b) < 0))
-        return np.where(fix, m + b, m).astype(rd or m.dtype, copy=False)
+        out = np.where(fix, m + b, m).astype(rd or m.dtype, copy=False)
+    return bf16_nans(out, *src) if rd == _BF16 else out
 
 
 def _mod_op(name, fn, cls0, cls1, quotient):
