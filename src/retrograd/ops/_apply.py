@@ -30,7 +30,7 @@ from ..autograd.provenance import USER as _USER
 from ..autograd.provenance import site as _site
 from ..autograd.provenance import site_from as _site_from
 from ..autograd.saved import INFERENCE_SAVE
-from . import _array
+from . import _array, _core
 from ._core import (
     NONE_EDGE,
     arg_error,
@@ -47,6 +47,7 @@ from ._core import (
 )
 
 ndarray = np.ndarray
+_SCALARS = _core._SCALARS_CACHE
 _getframe = sys._getframe
 asarray = np.asarray
 
@@ -349,7 +350,10 @@ def apply_binary(P, fwd, a: Tensor, b, **attrs) -> Tensor:
             bd = b._data
             out = fwd(ad, bd)
         elif b.__class__ is float and ad.dtype.char in NATIVE_FLOAT_CHARS:
-            bd = scalar_array(b, ad.dtype)  # ``x * 0.5``: a weak scalar in x's dtype
+            # ``x * 0.5``: a weak scalar in x's dtype (scalar_array's cache, read inline)
+            bd = _SCALARS.get((b, ad.dtype))
+            if bd is None:
+                bd = scalar_array(b, ad.dtype)
             out = fwd(ad, bd)
         else:
             # Promotion, and float16/bfloat16 computed in float32 then rounded once.

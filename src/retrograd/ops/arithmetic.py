@@ -280,7 +280,8 @@ def rsub(input, other, *, alpha=1) -> Tensor:  # noqa: A002
 
 def mul_operator(self, other):
     """``self * other``; a Python sequence is repeated instead, as Python does with ints."""
-    if other.__class__ is not Tensor and isinstance(other, (str, list, tuple)):
+    cls = other.__class__
+    if cls is not Tensor and cls is not float and isinstance(other, (str, list, tuple)):
         return NotImplemented
     return apply_binary(MulBackward0, np.multiply, self, other)
 
