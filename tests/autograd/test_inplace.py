@@ -732,6 +732,11 @@ _KEPT = {
     "nan_to_num": lambda lib, a, s: a.nan_to_num(),
     "erfinv": lambda lib, a, s: a.erfinv(),
     "sgn": lambda lib, a, s: a.sgn(),
+    # (these four on a (1, 1, 1, 3) input)
+    "reflection_pad": lambda lib, a, s: lib.nn.functional.pad(a, (1, 1, 0, 0), mode="reflect"),
+    "replication_pad": lambda lib, a, s: lib.nn.functional.pad(a, (1, 1, 0, 0), mode="replicate"),
+    "adaptive_avg_pool2d": lambda lib, a, s: lib.nn.functional.adaptive_avg_pool2d(a, (1, 2)),
+    "nll_loss": lambda lib, a, s: lib.nn.functional.nll_loss(a, lib.tensor([[[0, 0, 0]]])),
     "put_source": lambda lib, a, s: a.put(lib.tensor([0, 2]), s),
     "index_add_source": lambda lib, a, s: a.index_add(0, lib.tensor([0, 2]), s),
     "index_copy_source": lambda lib, a, s: a.index_copy(0, lib.tensor([0, 2]), s),
@@ -743,6 +748,8 @@ _KEPT = {
 def test_kept_operand_modified_error_matches_torch(name):
     def f(lib):
         a = lib.tensor([1.0, 2.0, 3.0], requires_grad=True) * 1
+        if name in ("reflection_pad", "replication_pad", "adaptive_avg_pool2d", "nll_loss"):
+            a = lib.tensor([[[[1.0, 2.0, 3.0]]]], requires_grad=True) * 1  # (not a view)
         s = lib.tensor([4.0, 5.0], requires_grad=True) * 1
         y = _KEPT[name](lib, a, s)
         (s if name.endswith("_source") else a).add_(1)

@@ -111,12 +111,16 @@ def _array_index_dims_backward(g, idxs, shape):
     return g
 
 
-def index_dims(input, idxs, name: str = "IndexSelectBackward0", **attrs) -> Tensor:  # noqa: A002
+def index_dims(input, idxs, name: str = "IndexSelectBackward0", keep: bool = False,  # noqa: A002
+               **attrs) -> Tensor:
     """Gather ``input`` at NumPy index arrays along dims, ``idxs = ((dim, idx), ...)``,
     recording an ``IndexSelectBackward0`` node called ``name`` (the name PyTorch gives the op:
-    repeat_interleave, the non-constant pads, nearest upsampling) with node ``attrs``."""
+    repeat_interleave, the non-constant pads, nearest upsampling) with node ``attrs``;
+    ``keep``: the node keeps ``input`` (PyTorch's reflection and replication pads do)."""
+    if keep:
+        attrs["_keeps"] = True
     return apply(IndexSelectBackward0, _array_index_dims(input._data, idxs), input, _idxs=idxs,
-                 _name=name, **attrs)
+                 _name=name, save=(input,) if keep else None, **attrs)
 
 
 class IndexDimsBackwardBackward0(Node):

@@ -47,8 +47,11 @@ class IndexSelectBackward0(Node):
     """
 
     _idxs = None
+    _keeps = False  # the reflection/replication pads keep their input, as PyTorch's nodes do
 
     def backward(self, xp, g):
+        if self._keeps:
+            self.saved(False)  # (version-checks it)
         if self._idxs is not None:
             return xp.index_dims_backward(g, self._idxs, self._meta[0][0])
         return xp.index_add(xp.zeros_meta(self._meta[0]), self._dim, self._idx, g)

@@ -732,6 +732,7 @@ class NllLossBackward0(Node):
     for a mean), zero elsewhere."""
 
     def backward(self, xp, g):
+        self.saved(False)  # (version-checks the kept input, as PyTorch's node does)
         coef = self._coef  # -weight[t] per element (0 where ignored); None: all -1
         if self._reduction == "mean":
             g = g / self._total
@@ -829,8 +830,8 @@ def nll_loss_core(input, target, weight, ignore_index: int, reduction: str,
             with np.errstate(invalid="ignore", divide="ignore"):
                 out = np.asarray(loss.sum() / total, dtype=dt)
     return apply(NllLoss2DBackward0 if x.ndim == 4 else NllLossBackward0, out, input,
-                 _coef=coef, _reduction=reduction, _total=total, _shape=x.shape, _dtype=dt,
-                 _in_shape=in_shape, _t=t, _weight=weight, _ignore=ignore_index)
+                 save=(input,), _coef=coef, _reduction=reduction, _total=total, _shape=x.shape,
+                 _dtype=dt, _in_shape=in_shape, _t=t, _weight=weight, _ignore=ignore_index)
 
 
 # -- pointwise losses --------------------------------------------------------------------------

@@ -928,7 +928,11 @@ class SepLinearBackward(Node):
 
     forward = staticmethod(_array_sep_linear)
 
+    _keeps = False  # adaptive_avg_pool2d keeps its input, as PyTorch's node does
+
     def backward(self, xp, g):
+        if self._keeps:
+            self.saved(False)  # (version-checks it)
         ah, aw = self._mats
         return xp.sep_linear(g, None if ah is None else ah.T, None if aw is None else aw.T,
                              self._back_name)
@@ -937,8 +941,10 @@ class SepLinearBackward(Node):
 def sep_linear(input, ah, aw, name: str = "SepLinearBackward") -> Tensor:  # noqa: A002
     """``ah @ input @ aw.T`` on the last two dims (``ah`` or ``aw`` None: identity), one node
     called ``name``."""
+    keep = name == "AdaptiveAvgPool2DBackward0"
     return apply(SepLinearBackward, _array_sep_linear(input._data, ah, aw), input, _name=name,
-                 _back_name=name.replace("Backward0", "BackwardBackward0"), _mats=(ah, aw))
+                 _back_name=name.replace("Backward0", "BackwardBackward0"), _mats=(ah, aw),
+                 save=(input,) if keep else None, _keeps=keep)
 
 
 _array.register(

@@ -139,7 +139,7 @@ def pad(input, pad, mode="constant", value=None) -> Tensor:  # noqa: A002
     # pad is a chain of in-place copies, hence CopySlices).
     name = {"reflect": f"ReflectionPad{p}DBackward0", "replicate": f"ReplicationPad{p}DBackward0",
             "circular": "torch::autograd::CopySlices"}[mode]
-    return index_dims(input, tuple(idxs), name, _padding=pad)
+    return index_dims(input, tuple(idxs), name, mode != "circular", _padding=pad)
 
 
 _pad_fp32 = fp32(pad)
