@@ -98,8 +98,8 @@ NAMES: dict = {
                       "self_sym_numel": lambda n: int(np.prod(n._meta[0][0]))},
     "MaxBackward0": {**_SIZES, "dim": ".dim", "keepdim": ".keepdim", "indices": _indices},
     "MinBackward0": {**_SIZES, "dim": ".dim", "keepdim": ".keepdim", "indices": _indices},
-    "MaximumBackward0": {},  # (retrograd keeps masks, not the inputs)
-    "MinimumBackward0": {},
+    "MaximumBackward0": {"self": 0, "other": 1}, "MinimumBackward0": {"self": 0, "other": 1},
+    "FmaxBackward0": {"self": 0, "other": 1}, "FminBackward0": {"self": 0, "other": 1},
     "AmaxBackward0": {"self": 0, "result": "result", "dim": _dims},
     "AminBackward0": {"self": 0, "result": "result", "dim": _dims},
     "ViewBackward0": _SIZES,

@@ -10,7 +10,7 @@ from .._dtypes import FLOAT_CHARS, FROM_NP, WIDE_CHARS
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
-from ._apply import apply, apply_binary, recording
+from ._apply import apply, apply_binary
 from ._base import legacy, not_implemented
 from ._core import (
     Signatures,
@@ -436,18 +436,22 @@ def _where_finish(cond, out, a, b, ad, bd):
 
 
 class _MaxMinBackward(Node):
-    """maximum / minimum: ties split the gradient in half; NaN sends it to both."""
+    """maximum / minimum: ties split the gradient in half; NaN sends it to both. Both inputs
+    are kept (either gradient reads both, as PyTorch's formula does); which side wins is found
+    again from them, a constant of the forward: the backward only routes g."""
 
-    saves = ((), ())
+    saves = ((0, 1), (0, 1))
+    _max = True
 
     def backward(self, xp, g):
         nf = self.next_functions
-        half = self._tie
+        ad, bd = operands(*self.saved(True))
+        half = ad == bd
         ga = gb = None
         if nf[0][0] is not None:
-            ga = xp.where(half, g * 0.5, xp.where(self._a_loses, 0.0, g))
+            ga = xp.where(half, g * 0.5, xp.where(ad < bd if self._max else ad > bd, 0.0, g))
         if nf[1][0] is not None:
-            gb = xp.where(half, g * 0.5, xp.where(self._b_loses, 0.0, g))
+            gb = xp.where(half, g * 0.5, xp.where(ad > bd if self._max else ad < bd, 0.0, g))
         return ga, gb
 
 
@@ -456,17 +460,20 @@ class MaximumBackward0(_MaxMinBackward):
 
 
 class MinimumBackward0(_MaxMinBackward):
-    pass
+    _max = False
 
 
 class _FmaxFminBackward(Node):
-    """fmax / fmin: the whole gradient to the chosen side; ties go to ``input``."""
+    """fmax / fmin: the whole gradient to the chosen side; ties go to ``input`` (both inputs
+    kept, as PyTorch's node keeps them; the side found again from them)."""
 
-    saves = ((), ())
+    saves = ((0, 1), (0, 1))
+    _max = True
 
     def backward(self, xp, g):
         nf = self.next_functions
-        keep = self._keep_a
+        ad, bd = operands(*self.saved(True))
+        keep = (ad >= bd if self._max else ad <= bd) | np.isnan(bd)
         ga = xp.where(keep, g, 0.0) if nf[0][0] is not None else None
         gb = xp.where(keep, 0.0, g) if nf[1][0] is not None else None
         return ga, gb
@@ -477,20 +484,7 @@ class FmaxBackward0(_FmaxFminBackward):
 
 
 class FminBackward0(_FmaxFminBackward):
-    pass
-
-
-def _maxmin(cls, ufunc, input, other, maximum_):
-    attrs = {}
-    if recording(input, other):
-        # Which side wins is a constant of the forward: the backward only routes g.
-        ad, bd = operands(input, other)
-        attrs["_tie"] = broadcasting(np.equal, ad, bd)
-        if maximum_:
-            attrs["_a_loses"], attrs["_b_loses"] = ad < bd, ad > bd
-        else:
-            attrs["_a_loses"], attrs["_b_loses"] = ad > bd, ad < bd
-    return apply_binary(cls, ufunc, input, other, **attrs)
+    _max = False
 
 
 def maximum(input, other) -> Tensor:  # noqa: A002
@@ -502,7 +496,7 @@ def maximum(input, other) -> Tensor:  # noqa: A002
     """
     try:
         _tensor_other("maximum", other)
-        return _maxmin(MaximumBackward0, np.maximum, input, other, True)
+        return apply_binary(MaximumBackward0, np.maximum, input, other)
     except (AttributeError, TypeError):
         _MAXIMUM.check(input, other)
         raise
@@ -517,19 +511,10 @@ def minimum(input, other) -> Tensor:  # noqa: A002
     """
     try:
         _tensor_other("minimum", other)
-        return _maxmin(MinimumBackward0, np.minimum, input, other, False)
+        return apply_binary(MinimumBackward0, np.minimum, input, other)
     except (AttributeError, TypeError):
         _MINIMUM.check(input, other)
         raise
-
-
-def _fmaxmin(cls, ufunc, input, other, maximum_):
-    keep_a = None
-    if recording(input, other):
-        ad, bd = operands(input, other)
-        keep_a = broadcasting(np.greater_equal if maximum_ else np.less_equal, ad, bd) | \
-            np.isnan(bd)
-    return apply_binary(cls, ufunc, input, other, _keep_a=keep_a)
 
 
 def fmax(input, other) -> Tensor:  # noqa: A002
@@ -540,7 +525,7 @@ def fmax(input, other) -> Tensor:  # noqa: A002
     tensor([3., 2.])
     """
     _tensor_other("fmax", other)
-    return _fmaxmin(FmaxBackward0, np.fmax, input, other, True)
+    return apply_binary(FmaxBackward0, np.fmax, input, other)
 
 
 def fmin(input, other) -> Tensor:  # noqa: A002
@@ -551,7 +536,7 @@ def fmin(input, other) -> Tensor:  # noqa: A002
     tensor([1., 2.])
     """
     _tensor_other("fmin", other)
-    return _fmaxmin(FminBackward0, np.fmin, input, other, False)
+    return apply_binary(FminBackward0, np.fmin, input, other)
 
 __all__ = [
     "where", "eq", "ne", "lt", "le", "gt", "ge", "greater", "less", "greater_equal", "less_equal",
