@@ -371,3 +371,21 @@ def test_bfloat16_nan_bits(torch, op, layout):
     want = ref.contiguous().view(torch.int16).numpy().view(np.uint16).reshape(-1)
     assert ((want & 0x7FFF) > 0x7F80).any()
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "step2", "rows", "expanded"])
+def test_bfloat16_cast_nan_bits(torch, layout):
+    """float32 NaNs (either sign) cast to bfloat16: 0xFFFF where torch's copy kernel converts
+    in vector steps (its tails too), 0x7FC0 where the rows are strided (its scalar loop)."""
+    shape, view = dict(LAYOUTS, contiguous=((3, 7), lambda t: t))[layout]
+    x = np.random.default_rng(4).choice(np.array([np.nan, -np.nan, 1.0], np.float32), shape)
+    x[np.signbit(x) & np.isnan(x)] = -np.abs(np.nan)
+    bits = []
+    for lib in (retrograd, torch):
+        t = view(lib.tensor(x))
+        for out in (t.to(lib.bfloat16), t.bfloat16()):
+            bits.append(np.ascontiguousarray(out._data).view(np.uint16) if lib is retrograd
+                        else out.contiguous().view(torch.int16).numpy().view(np.uint16))
+    assert (bits[2] == 0xFFFF).any() or (bits[2] == 0x7FC0).any()
+    for b in bits[:2]:
+        np.testing.assert_array_equal(b, bits[2])

@@ -247,8 +247,24 @@ def strided_loop(shape: tuple, *operands: np.ndarray):
     >>> strided_loop((70, 4), np.zeros((4, 70)).T)[:4]  # alone: its memory order, one tail
     array([187, 191, 195, 199])
     """
-    nd = len(shape)
+    inner, row, perm = _iteration(shape, operands)
     n = int(np.prod(shape))
+    vector = all(s == 1 for s in inner) or (
+        inner.count(0) == 1 and all(s in (0, 1) for s in inner))
+    if not vector:
+        return slice(0, n)
+    tail = row % 32
+    if not tail:
+        return None
+    nd = len(shape)
+    order = np.arange(n).reshape(shape).transpose([nd - 1 - p for p in reversed(perm)])
+    return order.reshape(-1, row)[:, row - tail:].reshape(-1)
+
+
+def _iteration(shape: tuple, operands) -> tuple:
+    """TensorIterator's view of a pointwise loop: (each operand's stride along a row, the
+    row's size, the order of the dimensions, innermost first)."""
+    nd = len(shape)
     sizes = shape[::-1]  # innermost first, as TensorIterator numbers dimensions
     strides = [[s // o.itemsize for s in np.broadcast_to(o, shape).strides[::-1]]
                for o in operands]
@@ -278,15 +294,7 @@ def strided_loop(shape: tuple, *operands: np.ndarray):
             isz[prev] = isz[d]
     row = isz[0] if nd else 1
     inner = [st[0] for st in ist] if nd else [0] * len(operands)
-    vector = all(s == 1 for s in inner) or (
-        inner.count(0) == 1 and all(s in (0, 1) for s in inner))
-    if not vector:
-        return slice(0, n)
-    tail = row % 32
-    if not tail:
-        return None
-    order = np.arange(n).reshape(shape).transpose([nd - 1 - p for p in reversed(perm)])
-    return order.reshape(-1, row)[:, row - tail:].reshape(-1)
+    return inner, row, perm
 
 
 def put_tail(out: np.ndarray, tail, fn, *arrays) -> np.ndarray:
@@ -332,6 +340,28 @@ def bf16_nans(out: np.ndarray, *operands: np.ndarray) -> np.ndarray:
         scalar = np.zeros(flat.size, bool)
         scalar[tail] = True
         flat[nan & scalar] = 0x7FC0
+    return out
+
+
+def bf16_cast_nans(out: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """A float32 array ``a`` converted to bfloat16 (``out``) with the NaN bits of torch's copy
+    kernel (``reduced_float_copy_kernel``): 0xFFFF where its rows step by one element (vector
+    conversion, tails included), 0x7FC0 where they do not, broadcast rows too
+    (``c10::BFloat16``), whatever the NaN's sign.
+
+    >>> import ml_dtypes
+    >>> x = np.full((2, 4), np.nan, np.float32)
+    >>> hex(bf16_cast_nans(x.astype(ml_dtypes.bfloat16), x).view(np.uint16)[0, 0])
+    '0xffff'
+    >>> hex(bf16_cast_nans(x[:, ::2].astype(ml_dtypes.bfloat16), x[:, ::2]).view(np.uint16)[0, 0])
+    '0x7fc0'
+    """
+    if not _has_nan(a):
+        return out
+    vector = a.flags.c_contiguous or _iteration(a.shape, (a,))[0] == [1]
+    out = np.array(out, order="C")
+    flat = out.view(np.uint16).reshape(-1)
+    flat[(flat & 0x7FFF) > 0x7F80] = 0xFFFF if vector else 0x7FC0
     return out
 
 

@@ -17,14 +17,14 @@ from operator import index as _index
 
 import numpy as np
 
-from .._dtypes import FLOAT_CHARS, REDUCED, to_dtype, to_reduced
+from .._dtypes import F32, FLOAT_CHARS, REDUCED, bfloat16, to_dtype, to_reduced
 from .._dtypes import dtype as _dt
 from .._tensor import Size, Tensor, device, make
 from ..autograd.graph import Node
 from . import _array
 from ._apply import apply, apply_multi, apply_view, link_view, recording
 from ._base import _check_leaf, _check_writable, legacy
-from ._core import Signatures, arg_error, wrap_dim
+from ._core import Signatures, arg_error, bf16_cast_nans, wrap_dim
 from ._views import slice_dim
 
 # PyTorch's signatures, for its errors when arguments fit none (checked only after a failure).
@@ -558,6 +558,8 @@ def to_dtype_op(input, np_dtype) -> Tensor:  # noqa: A002
         return input
     # PyTorch converts to a reduced float through float32 (float64 rounds twice).
     out = to_reduced(a, np_dtype) if np_dtype in REDUCED else a.astype(np_dtype)
+    if a.dtype == F32 and np_dtype == bfloat16.np:
+        out = bf16_cast_nans(out, a)
     if out.dtype.char not in FLOAT_CHARS:
         return make(out)  # not differentiable
     return apply(ToCopyBackward0, out, input, _src=a.dtype)
