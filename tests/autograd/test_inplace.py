@@ -734,6 +734,9 @@ _KEPT = {
     "sgn": lambda lib, a, s: a.sgn(),
     "maximum": lambda lib, a, s: lib.maximum(a, lib.tensor(2.0)),
     "fmin": lambda lib, a, s: lib.fmin(a, lib.tensor(2.0)),
+    "fmod": lambda lib, a, s: lib.fmod(a, a * 0 + 4),
+    "remainder": lambda lib, a, s: lib.remainder(a, a * 0 + 4),
+    "xlogy_number": lambda lib, a, s: lib.xlogy(a, 2.0),
     # (these four on a (1, 1, 1, 3) input)
     "reflection_pad": lambda lib, a, s: lib.nn.functional.pad(a, (1, 1, 0, 0), mode="reflect"),
     "replication_pad": lambda lib, a, s: lib.nn.functional.pad(a, (1, 1, 0, 0), mode="replicate"),
@@ -771,6 +774,22 @@ def test_erfinv_result_modified_is_no_error():
         y.mul_(2)
         z.sum().backward()
         return a.grad
+
+    compare(f)
+
+
+@needs_torch
+@pytest.mark.parametrize("name", ["fmod", "remainder"])
+def test_mod_keeps_operands_only_for_others_gradient(name):
+    """fmod/remainder keep their operands only where ``other`` requires grad (only its gradient
+    reads them): changing ``input`` in place otherwise is no error."""
+    def f(lib):
+        a = lib.tensor([1.0, -2.0, 3.5], requires_grad=True) * 1
+        y = getattr(lib, name)(a, lib.tensor([2.0, 1.5, -1.0]))
+        kept = (y.grad_fn._saved_self, y.grad_fn._saved_other)
+        a.add_(1)
+        y.sum().backward()
+        return kept
 
     compare(f)
 

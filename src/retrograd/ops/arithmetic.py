@@ -20,7 +20,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..autograd.graph import Node
 from . import _array
-from ._apply import apply, apply_binary, apply_unary, binary_op, recording
+from ._apply import apply, apply_binary, apply_unary, binary_op, needs_grad, recording
 from ._base import legacy, not_implemented
 from ._core import (
     Signatures,
@@ -725,9 +725,10 @@ class XlogyBackward1(Node):
 
 
 class XlogyBackward2(Node):
-    """xlogy of a tensor and a number."""
+    """xlogy of a tensor and a number (both kept, as PyTorch's node keeps them)."""
 
     def backward(self, xp, g):
+        self.saved(False)  # (version-checks the input)
         return g * self._dx, None  # log(other) where input != 0: a constant
 
 
@@ -750,7 +751,7 @@ def xlogy(input, other) -> Tensor:  # noqa: A002
         yd, xd = operands(y, input)
         yd, xd = _float_pair(yd, xd)
         out = _xlogy_array(xd, yd)
-        return apply(XlogyBackward1, out, None, y, save=(y,), _x=xd)
+        return apply(XlogyBackward1, out, None, y, save=(y,), _x=xd, _self=input)
     if isinstance(other, Tensor):
         attrs = {}
         if recording(input, other):
@@ -762,7 +763,8 @@ def xlogy(input, other) -> Tensor:  # noqa: A002
     xd, yd = _float_pair(xd, yd)
     out = _xlogy_array(xd, yd)
     dx = _xlogy_array((xd != 0).astype(out.dtype), yd) if recording(input) else None
-    return apply(XlogyBackward2, out, input, None, _dx=dx)
+    other = other.item() if isinstance(other, np.generic) else other  # (kept as a number)
+    return apply(XlogyBackward2, out, input, None, save=(input, other), _dx=dx)
 
 
 def _float_pair(x, y):
@@ -792,11 +794,20 @@ class RemainderBackward0(Node):
 
 
 class RemainderBackward1(Node):
+    """Keeps both operands where ``other`` requires grad (only its gradient reads them), as
+    PyTorch's node does."""
+
+    _quotient = staticmethod(np.floor)
+
     def backward(self, xp, g):
         nf = self.next_functions
         ga = g if nf[0][0] is not None else None
-        # d/db (a - b * floor(a / b)) = -floor(a / b), a constant of the forward.
-        gb = g * self._negq if nf[1][0] is not None else None
+        gb = None
+        if nf[1][0] is not None:
+            # d/db (a - b * floor(a / b)) = -floor(a / b), a constant of the forward.
+            ad, bd = operands(*self.saved(True))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                gb = g * -self._quotient(ad / bd)
         return ga, gb
 
 
@@ -805,7 +816,7 @@ class FmodBackward0(RemainderBackward0):
 
 
 class FmodBackward1(RemainderBackward1):
-    pass
+    _quotient = staticmethod(np.trunc)
 
 
 class NotImplementedBackward(Node):
@@ -854,7 +865,7 @@ def _remainder_array(a, b):
     return bf16_nans(out, *src) if rd == _BF16 else out
 
 
-def _mod_op(name, fn, cls0, cls1, quotient):
+def _mod_op(name, fn, cls0, cls1):
     def op(input, other) -> Tensor:  # noqa: A002
         if not isinstance(input, Tensor):
             # A number by a tensor: computed, but PyTorch has no derivative for it.
@@ -876,19 +887,15 @@ def _mod_op(name, fn, cls0, cls1, quotient):
             out = out.astype(ad.dtype)
         if not isinstance(other, Tensor):
             return apply(cls0, out, input, None)
-        negq = None
-        if recording(input, other):
-            with np.errstate(divide="ignore", invalid="ignore"):
-                negq = -quotient(ad / bd)
-        return apply(cls1, out, input, other, _negq=negq)
+        return apply(cls1, out, input, other,
+                     save=(input, other) if needs_grad(other) else None)
 
     op.__name__ = name
     return op
 
 
-remainder = _mod_op("remainder", _remainder_array, RemainderBackward0, RemainderBackward1,
-                    np.floor)
-fmod = _mod_op("fmod", _fmod_array, FmodBackward0, FmodBackward1, np.trunc)
+remainder = _mod_op("remainder", _remainder_array, RemainderBackward0, RemainderBackward1)
+fmod = _mod_op("fmod", _fmod_array, FmodBackward0, FmodBackward1)
 remainder.__doc__ = """The remainder with the sign of the divisor (Python's ``%``).
 
     >>> import retrograd as torch
