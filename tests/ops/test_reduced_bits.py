@@ -389,3 +389,26 @@ def test_bfloat16_cast_nan_bits(torch, layout):
     assert (bits[2] == 0xFFFF).any() or (bits[2] == 0x7FC0).any()
     for b in bits[:2]:
         np.testing.assert_array_equal(b, bits[2])
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "step2"])
+@pytest.mark.parametrize("name", ["sqrt", "log", "exp", "sigmoid", "rsqrt", "acosh", "silu",
+                                  "gelu", "logsigmoid"])
+def test_bfloat16_unary_nan_bits(torch, name, layout):
+    """bfloat16 NaNs of unary kernels: vml's map converts everything in vector steps (0xFFFF),
+    cpu_kernel_vec leaves its tail and strided input to scalar code (0x7FC0), acosh has only
+    scalar code."""
+    fn = {"silu": lambda lib, t: lib.nn.functional.silu(t),
+          "gelu": lambda lib, t: lib.nn.functional.gelu(t),
+          "logsigmoid": lambda lib, t: lib.nn.functional.logsigmoid(t)}.get(
+        name, lambda lib, t: getattr(lib, name)(t))
+    shape, view = dict(LAYOUTS, contiguous=((3, 45), lambda t: t))[layout]
+    x = np.random.default_rng(5).choice(np.array([np.nan, -2.0, 1.0], np.float32), shape)
+    bits = []
+    for lib in (retrograd, torch):
+        with np.errstate(all="ignore"):
+            out = fn(lib, view(lib.tensor(x).to(lib.bfloat16)))
+        bits.append(np.ascontiguousarray(out._data).view(np.uint16) if lib is retrograd
+                    else out.contiguous().view(torch.int16).numpy().view(np.uint16))
+    assert ((bits[1] & 0x7FFF) > 0x7F80).any()
+    np.testing.assert_array_equal(bits[0], bits[1])

@@ -316,11 +316,12 @@ def put_tail(out: np.ndarray, tail, fn, *arrays) -> np.ndarray:
     return out
 
 
-def bf16_nans(out: np.ndarray, *operands: np.ndarray) -> np.ndarray:
+def bf16_nans(out: np.ndarray, *operands: np.ndarray, vector: bool = False) -> np.ndarray:
     """A bfloat16 result computed in float32 with its NaNs' bits as torch's loop leaves them:
     0xFFFF where the vector steps convert (``cvtfp32_bf16`` blends in all ones), 0x7FC0 in the
     scalar loop (``c10::BFloat16``'s rounding), whatever the NaN's sign (``scalar_loop`` of
-    the operands as laid out; with none, a kernel with no vector steps: all 0x7FC0).
+    the operands as laid out; with none, a kernel with no vector steps: all 0x7FC0; ``vector``:
+    one that converts even its tails in vector steps, ``vml``'s: all 0xFFFF).
 
     >>> import ml_dtypes
     >>> x = np.full(40, np.nan, ml_dtypes.bfloat16)
@@ -335,6 +336,8 @@ def bf16_nans(out: np.ndarray, *operands: np.ndarray) -> np.ndarray:
     flat = out.view(np.uint16).reshape(-1)
     nan = (flat & 0x7FFF) > 0x7F80
     flat[nan] = 0xFFFF
+    if vector:
+        return out
     tail = scalar_loop(out.shape, *operands) if operands else slice(None)
     if tail is not None:
         scalar = np.zeros(flat.size, bool)
@@ -365,6 +368,39 @@ def bf16_cast_nans(out: np.ndarray, a: np.ndarray) -> np.ndarray:
     return out
 
 
+# bfloat16 unary kernels by how they convert a float32 NaN (checked with torch): in vector steps
+# throughout (vml's map: 0xFFFF), in a loop with a scalar tail (cpu_kernel_vec: 0xFFFF, 0x7FC0
+# in the tail and for strided input), in scalar code only (0x7FC0).
+_UNARY_VECTOR_NANS = frozenset((
+    "ExpBackward0", "LogBackward0", "SinBackward0", "CosBackward0", "TanBackward0",
+    "AsinBackward0", "AcosBackward0", "AtanBackward0", "TanhBackward0", "SqrtBackward0",
+    "Log1PBackward0", "Expm1Backward0", "Log2Backward0", "Log10Backward0", "ErfBackward0",
+    "ErfcBackward0", "ErfinvBackward0", "LgammaBackward0", "I0Backward0", "ReluBackward0",
+    "FloorBackward0", "CeilBackward0", "RoundBackward0", "TruncBackward0",
+    "LogSigmoidBackward0", "HardtanhBackward0", "HardshrinkBackward0"))
+_UNARY_LOOP_NANS = frozenset((
+    "SinhBackward0", "CoshBackward0", "AtanhBackward0", "SigmoidBackward0", "RsqrtBackward0",
+    "Exp2Backward0", "DigammaBackward0", "FracBackward0", "ReciprocalBackward0",
+    "SiluBackward0", "MishBackward0", "GeluBackward0", "EluBackward0", "CeluBackward0",
+    "SoftplusBackward0", "HardswishBackward0", "HardsigmoidBackward0", "LeakyReluBackward0",
+    "SoftshrinkBackward0"))
+_UNARY_SCALAR_NANS = frozenset(("AsinhBackward0", "AcoshBackward0"))
+
+
+def unary_nans(P, out: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """A bfloat16 unary result ``out`` of input ``a`` with the NaN bits of ``P``'s kernel."""
+    name = P.__name__
+    if out.dtype != _dtypes.bfloat16.np or (
+            name not in _UNARY_LOOP_NANS and name not in _UNARY_VECTOR_NANS
+            and name not in _UNARY_SCALAR_NANS):
+        return out
+    if out.flags.c_contiguous and (out.view(np.uint16) & 0x7FFF).max(initial=0) <= 0x7F80:
+        return out  # no NaN: one pass
+    if name in _UNARY_LOOP_NANS:
+        return bf16_nans(out, a)
+    return bf16_nans(out, vector=name in _UNARY_VECTOR_NANS)
+
+
 def reduced_unary(P, a: np.ndarray) -> np.ndarray:
     """A unary pointwise op on a float16/bfloat16 array: computed in float32 and rounded once,
     as PyTorch's kernels do. An op whose kernel takes a SLEEF function there declares the
@@ -383,8 +419,8 @@ def reduced_unary(P, a: np.ndarray) -> np.ndarray:
             out = out.astype(a.dtype)
     tail = getattr(P, "reduced_tail", None)
     if tail is not None:
-        return put_tail(out, scalar_loop(a.shape, a), tail, a)
-    return out
+        out = put_tail(out, scalar_loop(a.shape, a), tail, a)
+    return unary_nans(P, out, a)
 
 
 def scalar_array(value, dtype) -> np.ndarray:

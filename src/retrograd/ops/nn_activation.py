@@ -31,6 +31,7 @@ from ._core import (
     operands,
     put_tail,
     scalar_loop,
+    unary_nans,
     wrap_dim,
 )
 from .compare import TiedGradBackward
@@ -87,7 +88,7 @@ def _unary(P, x: Tensor, kernel: str, *params, result: bool = False, **attrs) ->
             out = f(a.astype(F32), *params, tail=scalar_loop(a.shape, a))
         else:
             out = f(a.astype(F32), *params)
-        out = out.astype(a.dtype)
+        out = unary_nans(P, out.astype(a.dtype), a)
     else:
         out = P.forward(a, *params)
     if result:
