@@ -737,6 +737,11 @@ _KEPT = {
     "fmod": lambda lib, a, s: lib.fmod(a, a * 0 + 4),
     "remainder": lambda lib, a, s: lib.remainder(a, a * 0 + 4),
     "xlogy_number": lambda lib, a, s: lib.xlogy(a, 2.0),
+    "lerp_end": lambda lib, a, s: lib.lerp(a, a * 0 + 4, a * 0 + 0.25),
+    "aminmax": lambda lib, a, s: lib.aminmax(a)[0],
+    "scatter_reduce_sum_source": lambda lib, a, s: a.scatter_reduce(0, lib.tensor([0, 0]), s,
+                                                                    "sum"),
+    "scatter_reduce_amax": lambda lib, a, s: a.scatter_reduce(0, lib.tensor([0, 2]), s, "amax"),
     # (these four on a (1, 1, 1, 3) input)
     "reflection_pad": lambda lib, a, s: lib.nn.functional.pad(a, (1, 1, 0, 0), mode="reflect"),
     "replication_pad": lambda lib, a, s: lib.nn.functional.pad(a, (1, 1, 0, 0), mode="replicate"),

@@ -962,7 +962,8 @@ class LerpBackward0(Node):
 
 
 class LerpBackward1(Node):
-    """lerp with a tensor weight."""
+    """lerp with a tensor weight. Keeps ``input`` and ``end`` only where ``weight`` requires
+    grad (only its gradient reads them), as PyTorch's node does."""
 
     def backward(self, xp, g):
         s, e, w = self.saved(xp.TENSORS)
@@ -1023,7 +1024,9 @@ def lerp(input, end, weight) -> Tensor:  # noqa: A002
             check_broadcast(s.shape, e.shape, wd.shape)
             raise
         if w_tensor:
-            return apply(LerpBackward1, out, input, end, weight, save=(input, end, weight))
+            both = needs_grad(weight)
+            return apply(LerpBackward1, out, input, end, weight,
+                         save=(input if both else None, end if both else None, weight))
         return apply(LerpBackward0, out, input, end, _w=wd)
     except (AttributeError, TypeError):
         _LERP.check(input, end, weight)

@@ -489,6 +489,7 @@ class AminmaxBackward0(Node):
     _materialize = False
 
     def backward(self, xp, g_min, g_max):
+        self.saved(False)  # (version-checks the kept input, as PyTorch's node does)
         keep = self._keep
         out = None
         for g, mask, cnt in ((g_min, self._mask_min, self._cnt_min),
@@ -546,7 +547,7 @@ def aminmax(input, *, dim=None, keepdim=False):  # noqa: A002
         }
     return return_types.aminmax(apply_multi(AminmaxBackward0, (lo, hi), (input,),
                                             differentiable=(True, True), _g=(dim, keepdim),
-                                            **attrs))
+                                            save=(input,), **attrs))
 
 
 # -- nansum / nanmean / prod -------------------------------------------------------------------

@@ -289,11 +289,17 @@ def _identity(reduce, dtype):
 
 
 class ScatterReduceBackward0(Node):
+    """Keeps ``input``, ``src`` and the result for every reduction, as PyTorch's node does
+    (only ``prod``'s formula reads them; the others version-check them)."""
+
     _bad_src = None
 
     def backward(self, xp, g):
         nf = self.next_functions
         dim, idx, red, inc = self._dim, self._idx, self._reduce, self._include_self
+        if red != "prod":
+            self.saved(False)
+            self.saved_output(False)
         gx = gs = None
         if nf[1][0] is not None:
             _check_src_grad(self)
@@ -391,9 +397,8 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True) -> Tens
         add_at(nz, grids, s_zero)
         attrs.update(_x_zero=a == 0, _s_zero=s_zero.reshape(ishape),
                      _single=(s_zero & (nz[grids] == 1)).reshape(ishape))
-        return apply(ScatterReduceBackward0, out, input, src, save=(input, src), save_out=True,
-                     **attrs)
-    return apply(ScatterReduceBackward0, out, input, src, **attrs)
+    return apply(ScatterReduceBackward0, out, input, src, save=(input, src), save_out=True,
+                 **attrs)
 
 
 # -- take / put / take_along_dim ----------------------------------------------------------------
