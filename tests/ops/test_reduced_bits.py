@@ -393,14 +393,15 @@ def test_bfloat16_cast_nan_bits(torch, layout):
 
 @pytest.mark.parametrize("layout", ["contiguous", "step2"])
 @pytest.mark.parametrize("name", ["sqrt", "log", "exp", "sigmoid", "rsqrt", "acosh", "silu",
-                                  "gelu", "logsigmoid"])
+                                  "gelu", "logsigmoid", "i0", "hardtanh"])
 def test_bfloat16_unary_nan_bits(torch, name, layout):
     """bfloat16 NaNs of unary kernels: vml's map converts everything in vector steps (0xFFFF),
     cpu_kernel_vec leaves its tail and strided input to scalar code (0x7FC0), acosh has only
     scalar code."""
     fn = {"silu": lambda lib, t: lib.nn.functional.silu(t),
           "gelu": lambda lib, t: lib.nn.functional.gelu(t),
-          "logsigmoid": lambda lib, t: lib.nn.functional.logsigmoid(t)}.get(
+          "logsigmoid": lambda lib, t: lib.nn.functional.logsigmoid(t),
+          "hardtanh": lambda lib, t: lib.nn.functional.hardtanh(t)}.get(
         name, lambda lib, t: getattr(lib, name)(t))
     shape, view = dict(LAYOUTS, contiguous=((3, 45), lambda t: t))[layout]
     x = np.random.default_rng(5).choice(np.array([np.nan, -2.0, 1.0], np.float32), shape)

@@ -25,7 +25,7 @@ from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
 from ._apply import apply
-from ._core import as_tensor_arg, float_array, wrap
+from ._core import as_tensor_arg, float_array, unary_nans, wrap
 from .special import _erfc, _lgamma
 
 __all__ = ["i0", "igamma", "igammac"]
@@ -351,7 +351,10 @@ def i0(input: Tensor) -> Tensor:  # noqa: A002
     """
     a = float_array(input)
     # float16/bfloat16: torch's float32 kernel (Cephes), bit for bit
-    out = lookup(_sleef.i0f, a) if a.dtype in REDUCED else I0Backward0.forward(a)
+    if a.dtype in REDUCED:
+        out = unary_nans(I0Backward0, lookup(_sleef.i0f, a), a)
+    else:
+        out = I0Backward0.forward(a)
     return apply(I0Backward0, out, input, save=(input,))
 
 

@@ -246,7 +246,7 @@ def hardtanh(input, min_val=-1.0, max_val=1.0) -> Tensor:  # noqa: A002
     a = input._data
     if a.dtype.kind == "b":
         raise NotImplementedError("\"hardtanh_backward_cpu\" not implemented for 'Bool'")
-    out = np.clip(a, min_val, max_val).astype(a.dtype, copy=False)
+    out = unary_nans(HardtanhBackward0, np.clip(a, min_val, max_val).astype(a.dtype, copy=False), a)
     return apply(HardtanhBackward0, out, input, save=(input,), _lo=min_val, _hi=max_val)
 
 
