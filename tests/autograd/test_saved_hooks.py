@@ -430,3 +430,21 @@ def test_pack_calls_for_kept_inputs_match_torch(torch):
         return packs, log, x.grad
 
     compare(f)
+
+
+def test_saved_numbers_as_given(torch):
+    """pow's exponent (and a number base) keep the Python type the call passed (``square`` is
+    ``pow(x, 2)``: an int); a pool's stride is ``()`` where the call gave none."""
+    def f(lib):
+        x = lib.tensor([[[[1.0, 2.0], [3.0, 4.0]]]], requires_grad=True)
+        fn = lib.nn.functional
+        got = [lib.square(x).grad_fn._saved_exponent, (x ** 2.0).grad_fn._saved_exponent,
+               (x ** True).grad_fn._saved_exponent, (2 ** x).grad_fn._saved_self,
+               (2.5 ** x).grad_fn._saved_self]
+        for pool in (fn.max_pool2d, fn.avg_pool2d):
+            got += [pool(x, 2).grad_fn._saved_stride, pool(x, 2, []).grad_fn._saved_stride,
+                    pool(x, 2, 1).grad_fn._saved_stride]
+        got.append(lib.nn.MaxPool2d(2)(x).grad_fn._saved_stride)
+        return [(type(v).__name__, v) for v in got]
+
+    compare(f)

@@ -71,14 +71,20 @@ __all__ = ["NAMES", "saved_attr", "generic_names"]
 
 
 _SIZES = {"self_sym_sizes": "sizes 0"}
+
+
+def _stride(node):
+    """A 2-D pool's stride: ``()`` where the call gave none, as PyTorch's node keeps it."""
+    return () if node.__dict__.get("_no_stride") else tuple(node._params[1])
 _DIM = {"dim": ".dim"}
 
 NAMES: dict = {
     "AddBackward0": {"alpha": lambda n: _py(n._alpha)},
     "SubBackward0": {"alpha": lambda n: _py(n._alpha)},
-    "PowBackward0": {"self": 0, "exponent": lambda n: _py(n._e)},
+    "PowBackward0": {"self": 0, "exponent": lambda n: _py(n.__dict__.get("_g", n._e))},
     "PowBackward1": {"self": 0, "exponent": 1},  # (the result is not kept: recomputed)
-    "PowBackward2": {"exponent": 0, "self": lambda n: _py(n._base), "result": "result"},
+    "PowBackward2": {"exponent": 0, "self": lambda n: _py(n.__dict__.get("_g", n._base)),
+                     "result": "result"},
     "MmBackward0": {"self": 0, "mat2": 1, "self_sym_sizes": "sizes 0",
                     "mat2_sym_sizes": "sizes 1", "self_sym_strides": _strides_of(0),
                     "mat2_sym_strides": _strides_of(1)},
@@ -476,13 +482,13 @@ _KEPT: dict = {
                            "S_sym_argsize_minus_1": lambda n: int(n._out_meta[1][0][-1])},
     "LinalgSlogdetBackward0": {"sign": _out(0)},
     "AvgPool2DBackward0": {"kernel_size": lambda n: tuple(n._params[0]),
-                           "stride": lambda n: tuple(n._params[1]),
+                           "stride": _stride,
                            "padding": lambda n: tuple(n._params[2]),
                            "ceil_mode": lambda n: n._params[3],
                            "count_include_pad": lambda n: n._params[4],
                            "divisor_override": lambda n: n._params[5]},
     "MaxPool2DWithIndicesBackward0": {"kernel_size": lambda n: tuple(n._params[0]),
-                                      "stride": lambda n: tuple(n._params[1]),
+                                      "stride": _stride,
                                       "padding": lambda n: tuple(n._params[2]),
                                       "dilation": lambda n: tuple(n._params[3])},
     "AdaptiveMaxPool2DBackward0": {"result1": _arr("_idx")},
@@ -499,8 +505,7 @@ for _name, _spec in _FROM_TABLE.items():
 # quantile and matrix_norm are written with other reductions, permutes and selects),
 # eigenvectors and singular vectors are unique only up to sign (LAPACK's choice differs), and
 # topk(sorted=False)'s order is unspecified; in eval rrelu's noise is uninitialized memory in
-# PyTorch; max_pool2d's stride is () in PyTorch when none was given (nn.functional fills it in
-# before the op here); a given layer_norm bias is not kept (only an absent one reads None).
+# PyTorch; a given layer_norm bias is not kept (only an absent one reads None).
 # tests/autograd/test_saved_hooks.py checks dims on direct calls.
 _UNCHECKED = {
     "PermuteBackward0": ("dims",), "SortBackward0": ("indices", "self_sym_sizes"),
@@ -508,7 +513,7 @@ _UNCHECKED = {
     "SelectBackward0": ("dim", "index"),
     "LinalgEighBackward0": ("eigenvectors",),
     "LinalgSvdBackward0": ("U", "Vh"),
-    "MaxPool2DWithIndicesBackward0": ("stride",), "RreluWithNoiseBackward0": ("noise",),
+    "RreluWithNoiseBackward0": ("noise",),
     "NativeLayerNormBackward0": ("bias",),
     "AminBackward0": ("keepdim",),
 }

@@ -503,7 +503,8 @@ def pow(input, exponent) -> Tensor:  # noqa: A001, A002
                 out = np.multiply(out, ad) if e == 3 else np.reciprocal(out)
             else:
                 out = np.power(ad, e)
-            return apply(PowBackward0, out, input, save=(input,), _e=e)
+            # (``_g``: the exponent as given, PyTorch's ``_saved_exponent``: 2 stays an int)
+            return apply(PowBackward0, out, input, save=(input,), _e=e, _g=exponent)
         return apply_binary(PowBackward1, np.power, input, exponent)
     except (AttributeError, TypeError):
         if not called_by_operator():
@@ -520,7 +521,8 @@ def _rpow(exponent: Tensor, base) -> Tensor:
         out = asarray(out)
     if out.dtype != ed.dtype:
         out = out.astype(ed.dtype)
-    return apply(PowBackward2, out, exponent, save=(exponent,), save_out=True, _base=b)
+    return apply(PowBackward2, out, exponent, save=(exponent,), save_out=True, _base=b,
+                 _g=base)
 
 
 def _check_int_zero(ad, bd) -> None:

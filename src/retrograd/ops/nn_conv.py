@@ -761,8 +761,9 @@ class MaxPool2DWithIndicesBackwardBackward0(TiedGradBackward):
 
 
 def max_pool2d_with_indices(input, kernel_size, stride, padding, dilation,  # noqa: A002
-                            ceil_mode, want_indices: bool):
-    """Max pooling of a (C, H, W) or (N, C, H, W) tensor; returns (output, indices or None)."""
+                            ceil_mode, want_indices: bool, no_stride: bool = False):
+    """Max pooling of a (C, H, W) or (N, C, H, W) tensor; returns (output, indices or None).
+    ``no_stride``: the caller gave none (``grad_fn._saved_stride`` is ``()``, as PyTorch's)."""
     x = input._data
     x4 = x if x.ndim == 4 else x[None]
     h, w = x4.shape[2:]
@@ -776,13 +777,13 @@ def max_pool2d_with_indices(input, kernel_size, stride, padding, dilation,  # no
         if x4.dtype.kind != "f" or not np.isnan(best.max()):
             return apply(MaxPool2DWithIndicesBackward0, best if x.ndim == 4 else best[0], input,
                          save=(input,), _in_shape=x.shape, _params=params, _masks=masks,
-                         _ceil_mode=ceil_mode), None
+                         _ceil_mode=ceil_mode, _no_stride=no_stride), None
     best, arg = _max_pool_arrays(x4, kernel_size, stride, padding, dilation, out_hw)
     if x.ndim == 3:
         best, arg = best[0], arg[0]
     indices = wrap(_max_pool_indices(arg, (h, w), *params)) if want_indices else None
     return apply(MaxPool2DWithIndicesBackward0, best, input, save=(input,), _in_shape=x.shape,
-                 _params=params, _arg=arg, _ceil_mode=ceil_mode), indices
+                 _params=params, _arg=arg, _ceil_mode=ceil_mode, _no_stride=no_stride), indices
 
 
 class AdaptiveMaxPool2DBackward0(Node):
@@ -901,11 +902,11 @@ class AvgPool2DBackwardBackward0(Node):
         return xp.avg_pool(gg, self._params)
 
 
-def avg_pool(input, params) -> Tensor:  # noqa: A002
+def avg_pool(input, params, no_stride: bool = False) -> Tensor:  # noqa: A002
     """2-D average pooling; ``params = (kernel, stride, padding, ceil_mode, count_include_pad,
-    divisor_override)`` with 2-tuples."""
+    divisor_override)`` with 2-tuples; ``no_stride`` as for ``max_pool2d_with_indices``."""
     return apply(AvgPool2DBackward0, _array_avg_pool(input._data, params), input, save=(input,),
-                 _in_shape=input._data.shape, _params=params)
+                 _in_shape=input._data.shape, _params=params, _no_stride=no_stride)
 
 
 def avg_pool_backward(g, in_shape, params) -> Tensor:

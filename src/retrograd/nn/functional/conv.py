@@ -236,8 +236,14 @@ def max_pool2d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, 
         raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
     k, s, p, d = _pool_params(kernel_size, stride, padding, dilation, 2)
     _check_pool(shape, k, s, p, d, ceil_mode, "max_pool2d", _nc.pool_out_size)
-    out, idx = _nc.max_pool2d_with_indices(input, k, s, p, d, bool(ceil_mode), return_indices)
+    out, idx = _nc.max_pool2d_with_indices(input, k, s, p, d, bool(ceil_mode), return_indices,
+                                           _no_stride(stride))
     return (out, idx) if return_indices else out
+
+
+def _no_stride(stride) -> bool:
+    """No stride given (the kernel size is taken): PyTorch's node keeps ``()`` then."""
+    return stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0)
 
 
 def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,  # noqa: A002
@@ -317,7 +323,7 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0,  # noqa: A002
         raise RuntimeError("divisor must be not zero")
     _check_pool(shape, k, s, p, (1, 1), ceil_mode, "avg_pool2d", _avg_out)
     params = (k, s, p, bool(ceil_mode), bool(count_include_pad), divisor_override)
-    return _nc.avg_pool(input, params)
+    return _nc.avg_pool(input, params, _no_stride(stride))
 
 
 def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0,  # noqa: A002
