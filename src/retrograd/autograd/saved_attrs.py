@@ -27,7 +27,6 @@ import numpy as np
 from .._tensor import make
 from . import saved as _saved
 from .saved_spec import (
-    _absent_bias,
     _arr,
     _as_int,
     _broadcast_weight,
@@ -345,7 +344,7 @@ _MORE: dict = {
                          "target_lengths": lambda n: tuple(int(v) for v in n._lengths[1])},
     "NativeBatchNormBackward0": {"result1": _norm_mean, "running_mean": _running(0),
                                  "running_var": _running(1)},
-    "NativeLayerNormBackward0": {"result1": _norm_mean, "bias": _absent_bias},
+    "NativeLayerNormBackward0": {"result1": _norm_mean, "bias": 2},
     "LinalgLuFactorExBackward0": {"LU": _fused_out(0), "pivot": ".pivot",
                                   "pivots": _arr("_pivots")},
     "GatherBackward0": {"self": 0}, "TakeBackward0": {"self": 0},
@@ -505,8 +504,7 @@ for _name, _spec in _FROM_TABLE.items():
 # quantile and matrix_norm are written with other reductions, permutes and selects),
 # eigenvectors and singular vectors are unique only up to sign (LAPACK's choice differs), and
 # topk(sorted=False)'s order is unspecified; in eval rrelu's noise is uninitialized memory in
-# PyTorch; a given layer_norm bias is not kept (only an absent one reads None).
-# tests/autograd/test_saved_hooks.py checks dims on direct calls.
+# PyTorch. tests/autograd/test_saved_hooks.py checks dims on direct calls.
 _UNCHECKED = {
     "PermuteBackward0": ("dims",), "SortBackward0": ("indices", "self_sym_sizes"),
     "TopkBackward0": ("indices",), "SumBackward1": ("dim",), "MeanBackward1": ("dim",),
@@ -514,7 +512,6 @@ _UNCHECKED = {
     "LinalgEighBackward0": ("eigenvectors",),
     "LinalgSvdBackward0": ("U", "Vh"),
     "RreluWithNoiseBackward0": ("noise",),
-    "NativeLayerNormBackward0": ("bias",),
     "AminBackward0": ("keepdim",),
 }
 for _name, _drop in _UNCHECKED.items():

@@ -241,13 +241,6 @@ def _scalar_or_tensor(node):
     return g if g is None or isinstance(g, Tensor) else make(np.asarray(g))
 
 
-def _absent_bias(node):
-    """layer_norm's bias: None where the call had none (a given one is not kept)."""
-    if len(node._meta) < 3 or node._meta[2] is None:
-        return None
-    raise AttributeError("layer_norm's bias is not kept")
-
-
 def _running(k):
     """batch_norm's running mean (0) or variance (1): the tensors the call got, or None."""
     return lambda n: n.__dict__.get("_running", (None, None))[k]

@@ -250,8 +250,10 @@ def _rows_grad(xp, gxh, xhat, rstd):
 
 
 class NativeLayerNormBackward0(_NormNode):
+    """Keeps the input, weight and bias (the bias only version-checked), as PyTorch's node."""
+
     def backward(self, xp, g):
-        x, w = self.saved(xp.TENSORS)
+        x, w, _ = self.saved(xp.TENSORS)
         m, k = self._mk
         g2 = xp.reshape(g, (m, k))
         if xp.TENSORS:
@@ -291,7 +293,7 @@ def native_layer_norm(x: Tensor, normalized_shape: tuple, w, b, eps: float) -> T
     else:
         out = xhat.copy()
     out = out.reshape(xd.shape) if rd is None else out.reshape(xd.shape).astype(rd)
-    return apply(NativeLayerNormBackward0, out, x, w, b, save=(x, w), _mk=(m, k), _eps=eps,
+    return apply(NativeLayerNormBackward0, out, x, w, b, save=(x, w, b), _mk=(m, k), _eps=eps,
                  _xshape=xd.shape, _wshape=tuple(normalized_shape), _xhat=xhat, _rstd=rstd)
 
 
