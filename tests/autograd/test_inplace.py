@@ -739,6 +739,7 @@ _KEPT = {
     "xlogy_number": lambda lib, a, s: lib.xlogy(a, 2.0),
     "lerp_end": lambda lib, a, s: lib.lerp(a, a * 0 + 4, a * 0 + 0.25),
     "aminmax": lambda lib, a, s: lib.aminmax(a)[0],
+    "div_floor": lambda lib, a, s: lib.div(a, a * 0 + 2, rounding_mode="floor"),
     "layer_norm_bias_source": lambda lib, a, s: lib.nn.functional.layer_norm(a[:2], (2,), None, s),
     "scatter_reduce_sum_source": lambda lib, a, s: a.scatter_reduce(0, lib.tensor([0, 0]), s,
                                                                     "sum"),

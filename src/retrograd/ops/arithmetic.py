@@ -363,8 +363,10 @@ def _div_rounding(a, b, mode):
         )
     r = asarray(r).astype(ad.dtype if isinstance(b, Tensor) or ad.dtype.char in FLOAT_CHARS
                           else ad.dtype, copy=False)
-    # Rounded division is piecewise constant: its gradient is zero.
-    return apply(DivRoundingBackward, r, a, b if isinstance(b, Tensor) else None,
+    # Rounded division is piecewise constant: its gradient is zero. PyTorch's node keeps
+    # ``other``, and ``input`` where ``other`` requires grad: kept (version-checked) the same.
+    bt = b if isinstance(b, Tensor) else None
+    return apply(DivRoundingBackward, r, a, bt, save=(a if needs_grad(bt) else None, bt),
                  _rounding_mode=mode, _g=b)
 
 
@@ -392,6 +394,7 @@ class DivRoundingBackward(Node):
     _name = "DivBackward2"
 
     def backward(self, xp, g):
+        self.saved(False)
         return xp.zeros_like(g), xp.zeros_like(g)
 
 
