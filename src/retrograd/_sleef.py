@@ -749,6 +749,7 @@ def lookup(fn, a: np.ndarray) -> np.ndarray:
     table = _TABLES.get(key)
     if table is None:
         every = np.arange(65536, dtype=np.uint16).view(a.dtype)
-        with np.errstate(over="ignore"):  # beyond float16's range: inf, as torch rounds
+        # Beyond float16's range: inf, as torch rounds; the NaN entries cast silently.
+        with np.errstate(over="ignore", invalid="ignore"):
             table = _TABLES[key] = np.asarray(fn(every.astype(_f32)), _f32).astype(a.dtype)
     return table[a.view(np.uint16)]

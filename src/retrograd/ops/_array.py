@@ -91,6 +91,8 @@ def where(cond, a, b):
             return r
     elif a.__class__ is float and a == 0.0 and b.__class__ is np.ndarray and \
             cond.__class__ is np.ndarray and cond.dtype == np.bool_:
+        if b.dtype in REDUCED and b.shape == np.broadcast_shapes(b.shape, cond.shape):
+            return (b.view(np.uint16) * ~cond).view(b.dtype)  # as above: exact on the bits
         r = b * ~cond
         if np.isfinite(r).all():
             r += 0.0

@@ -85,15 +85,31 @@ def _unary(P, x: Tensor, kernel: str, *params, result: bool = False, **attrs) ->
         # elements its scalar loop computes, ``scalar_loop``, where that loop differs)
         f = getattr(P, "reduced", P.forward)
         if getattr(P, "reduced_loop", False):
-            out = f(a.astype(F32), *params, tail=scalar_loop(a.shape, a))
+            # The vector steps' result depends on the element alone: read from a table of the
+            # dtype's 65,536 values; only the scalar loop's elements are computed, its way.
+            out = put_tail(_sleef.lookup(_vector_form(f, params), a), scalar_loop(a.shape, a),
+                           lambda x: f(x.astype(F32), *params, tail=slice(None)).astype(a.dtype),
+                           a)
         else:
-            out = f(a.astype(F32), *params)
-        out = unary_nans(P, out.astype(a.dtype), a)
+            out = f(a.astype(F32), *params).astype(a.dtype)
+        out = unary_nans(P, out, a)
     else:
         out = P.forward(a, *params)
     if result:
         return apply(P, out, x, save_out=True, **attrs)
     return apply(P, out, x, save=(x,), **attrs)
+
+
+_VECTOR_FORMS: dict = {}
+
+
+def _vector_form(f, params: tuple):
+    """``f(x, *params)`` with no scalar-loop elements, one function per (f, params), so that
+    ``_sleef.lookup`` builds its table once."""
+    g = _VECTOR_FORMS.get((f, params))
+    if g is None:
+        g = _VECTOR_FORMS[(f, params)] = lambda x: f(x, *params)
+    return g
 
 
 # -- unary activations -------------------------------------------------------------------------
