@@ -772,6 +772,20 @@ def test_kept_operand_modified_error_matches_torch(name):
 
 
 @needs_torch
+def test_aminmax_output_modified_error_matches_torch():
+    """aminmax keeps both outputs, as PyTorch's node does."""
+    def f(lib):
+        a = lib.tensor([1.0, 2.0, 3.0], requires_grad=True) * 1
+        lo, hi = lib.aminmax(a)
+        assert lo.grad_fn._saved_min.item() == 1.0 and lo.grad_fn._saved_max.item() == 3.0
+        hi.mul_(2)
+        lo.backward()
+
+    ours, _ = compare_error(f)
+    assert "modified by an inplace operation" in str(ours)
+
+
+@needs_torch
 def test_erfinv_result_modified_is_no_error():
     """PyTorch's erfinv keeps its input, not its result."""
     def f(lib):

@@ -481,15 +481,16 @@ def amin(input, dim=(), keepdim=False, *, axis=None, keepdims=None) -> Tensor:  
     return _amax_amin(input, dim, keepdim, False)
 
 
-class AminmaxBackward0(Node):
+class AminmaxBackward0(decomp._MultiOut):
     """Both outputs' gradients, each shared evenly among its tied elements (masks fixed at
-    forward time: they do not depend differentiably on the input)."""
+    forward time: they do not depend differentiably on the input). Keeps its input and both
+    outputs, as PyTorch's node does (version-checked here; its formula reads the masks)."""
 
     _n_out = 2
-    _materialize = False
 
     def backward(self, xp, g_min, g_max):
-        self.saved(False)  # (version-checks the kept input, as PyTorch's node does)
+        self.saved(False)
+        self.outputs(xp)
         keep = self._keep
         out = None
         for g, mask, cnt in ((g_min, self._mask_min, self._cnt_min),
@@ -545,9 +546,12 @@ def aminmax(input, *, dim=None, keepdim=False):  # noqa: A002
             "_cnt_min": np.sum(mask_min, axis=rdims, keepdims=True).astype(a.dtype),
             "_cnt_max": np.sum(mask_max, axis=rdims, keepdims=True).astype(a.dtype),
         }
-    return return_types.aminmax(apply_multi(AminmaxBackward0, (lo, hi), (input,),
-                                            differentiable=(True, True), _g=(dim, keepdim),
-                                            save=(input,), **attrs))
+    res = apply_multi(AminmaxBackward0, (lo, hi), (input,), differentiable=(True, True),
+                      _g=(dim, keepdim), save=(input,), **attrs)
+    node = res[0]._grad_fn
+    if node is not None:
+        node.keep([t._data for t in res], [t._vc for t in res])
+    return return_types.aminmax(res)
 
 
 # -- nansum / nanmean / prod -------------------------------------------------------------------
