@@ -448,3 +448,19 @@ def test_saved_numbers_as_given(torch):
         return [(type(v).__name__, v) for v in got]
 
     compare(f)
+
+
+def test_index_put_indices_as_given(torch):
+    """index_put's (and ``x[index] = v``'s) ``_saved_indices``: the index tensors given."""
+    def f(lib):
+        a = lib.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], requires_grad=True)
+        got = [lib.index_put(a, (lib.tensor([2, 0, 2]),), lib.tensor([1.0, 1.0]),
+                             accumulate=True).grad_fn._saved_indices,
+               lib.index_put(a, (lib.tensor([True, False, True]),),
+                             lib.tensor(1.0)).grad_fn._saved_indices]
+        y = a.clone()
+        y[[0, 1], [1, 0]] = 1.0
+        got.append(y.grad_fn._saved_indices)
+        return got
+
+    compare(f)

@@ -335,6 +335,7 @@ _MORE: dict = {
     "LinalgSolveExBackward0": {"LU": _lu_of(0), "pivots": _lu_of(1)},
     "LogSigmoidBackward0": {"buffer": _log_sigmoid_buffer},
     "IndexBackward0": {"indices": _index_indices},
+    "IndexPutBackward0": {"indices": _index_indices},
     "DivBackward2": {"rounding_mode": ".rounding_mode", "other": _scalar_or_tensor, "self": 0},
     "MaskedSelectBackward0": {"mask": _given(fallback=_arr("_mask")), "self": 0},
     "MaskedScatterBackward0": {"mask": _given(fallback=_arr("_mask"))},

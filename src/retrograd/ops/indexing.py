@@ -426,7 +426,9 @@ def index_put(input, indices, values, accumulate: bool = False) -> Tensor:  # no
         # PyTorch writes through a view of the basic part: its node is CopySlices.
         return apply(IndexPutBackward0, out, input, values, _key=key,
                      _accumulate=bool(accumulate), _name=_COPY_SLICES)
-    return apply(IndexPutBackward0, out, input, values, _key=key, _accumulate=bool(accumulate))
+    # (``_g``: the index as given, for ``grad_fn._saved_indices``)
+    return apply(IndexPutBackward0, out, input, values, _key=key, _accumulate=bool(accumulate),
+                 _g=indices.index if setitem else indices)
 
 
 def _key_get(x, key):
