@@ -464,3 +464,18 @@ def test_index_put_indices_as_given(torch):
         return got
 
     compare(f)
+
+
+def test_slice_bounds_as_given(torch):
+    """A slice's ``_saved_start``/``_saved_end`` as the call gave them (None: 0 and INT64_MAX;
+    out-of-range bounds unclamped), tensor_split's too."""
+    def signed(v):
+        return v - 2 ** 64 if v >= 2 ** 63 else v  # (PyTorch shows negative ones as uint64)
+
+    def f(lib):
+        x = lib.ones(5, 6, requires_grad=True)
+        views = [x[1:], x[:2], x[-2:], x[1:4:2], x[:, 2:10], x.narrow(1, 2, 3),
+                 *x.tensor_split([1, 3, 2, 9])]
+        return [(signed(v.grad_fn._saved_start), signed(v.grad_fn._saved_end)) for v in views]
+
+    compare(f)

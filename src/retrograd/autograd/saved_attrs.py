@@ -72,6 +72,18 @@ __all__ = ["NAMES", "saved_attr", "generic_names"]
 _SIZES = {"self_sym_sizes": "sizes 0"}
 
 
+def _slice_bound(k):
+    """A slice's start (0) or end (1) as given (None: 0 and INT64_MAX, PyTorch's defaults),
+    where the view keeps them, else the normalized bound."""
+    def get(node):
+        g = node.__dict__.get("_g")
+        if g is None:
+            return node._range[k]
+        v = g[k]
+        return (0, 2 ** 63 - 1)[k] if v is None else int(v)
+    return get
+
+
 def _stride(node):
     """A 2-D pool's stride: ``()`` where the call gave none, as PyTorch's node keeps it."""
     return () if node.__dict__.get("_no_stride") else tuple(node._params[1])
@@ -117,8 +129,8 @@ NAMES: dict = {
     "SqueezeBackward0": _SIZES,
     "SqueezeBackward1": _SIZES,
     "SelectBackward0": {**_SIZES, "dim": ".dim", "index": ".index"},
-    "SliceBackward0": {**_SIZES, "dim": ".dim", "start": lambda n: n._range[0],
-                       "step": lambda n: n._range[2]},
+    "SliceBackward0": {**_SIZES, "dim": ".dim", "start": _slice_bound(0),
+                       "end": _slice_bound(1), "step": lambda n: n._range[2]},
     "SoftmaxBackward0": {**_DIM, "result": "result"},
     "LogSoftmaxBackward0": {**_DIM, "result": "result"},
     "CumsumBackward0": _DIM,

@@ -1153,9 +1153,8 @@ def tensor_split(input, indices_or_sections, dim=0) -> tuple:  # noqa: A002
             bounds.append(bounds[-1] + q + (1 if i < r else 0))
     outs = []
     for lo, hi in zip(bounds[:-1], bounds[1:]):
-        lo = min(max(lo, 0), n) if lo >= 0 else max(lo + n, 0)
-        hi = min(max(hi, 0), n) if hi >= 0 else max(hi + n, 0)
-        outs.append(slice_dim(input, d, lo, max(lo, hi), 1))
+        # (slice_dim clamps them as PyTorch's slice does; its node keeps them as given)
+        outs.append(slice_dim(input, d, lo, hi, 1))
     return tuple(outs)
 
 
