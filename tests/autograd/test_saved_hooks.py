@@ -479,3 +479,18 @@ def test_slice_bounds_as_given(torch):
         return [(signed(v.grad_fn._saved_start), signed(v.grad_fn._saved_end)) for v in views]
 
     compare(f)
+
+
+def test_embedding_bag_weight_kept_for_per_sample_weights(torch):
+    """embedding_bag keeps its weight only where per_sample_weights requires grad."""
+    def f(lib):
+        w = lib.ones(5, 2, requires_grad=True)
+        psw = lib.ones(4, requires_grad=True)
+        got = []
+        for ww, pp in ((w, psw), (w, psw.detach()), (w.detach(), psw), (w, None)):
+            g = lib.nn.functional.embedding_bag(lib.tensor([0, 1, 2, 3]), ww, lib.tensor([0, 2]),
+                                                mode="sum", per_sample_weights=pp).grad_fn
+            got.append(g._saved_weight)
+        return got
+
+    compare(f)

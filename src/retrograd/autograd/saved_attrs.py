@@ -29,6 +29,7 @@ from . import saved as _saved
 from .saved_spec import (
     _arr,
     _as_int,
+    _bag_weight,
     _broadcast_weight,
     _conv_output_padding,
     _conv_param,
@@ -370,7 +371,8 @@ _MORE: dict = {
     "EmbeddingBagBackward0": {"indices": ".indices", "offsets": ".offsets", "mode": ".mode",
                               "padding_idx": ".padding_idx",
                               "scale_grad_by_freq": ".scale_grad_by_freq", "sparse": ".sparse",
-                              "per_sample_weights": 1, "weight_sym_argsize_0": _size(0, 0)},
+                              "per_sample_weights": 1, "weight_sym_argsize_0": _size(0, 0),
+                              "weight": _bag_weight},
 }
 
 

@@ -372,3 +372,10 @@ def _none_such(node):
     """A name PyTorch's node lacks, where the generic names would give one (a node keeping only
     its second operand has no ``_saved_self``)."""
     raise AttributeError(f"'{type(node).__name__}' object has no such saved attribute")
+
+
+def _bag_weight(node):
+    """embedding_bag's weight: kept where per_sample_weights requires grad (its gradient reads
+    the weight), None otherwise, as PyTorch's node keeps it."""
+    nf = node.next_functions
+    return _value(node, 0) if len(nf) > 1 and nf[1][0] is not None else None
