@@ -22,7 +22,7 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-from _common import time_it
+from _common import time_interleaved
 
 import retrograd
 
@@ -54,10 +54,7 @@ def main() -> None:
         torch.set_num_threads(1)
         print(f"torch {torch.__version__}, numpy {np.__version__}, {args.dtype}, n = {N}")
 
-    results = {}
     ref = numpy_hvp(w, x, v)[1]
-    results["numpy"] = time_it(lambda: numpy_hvp(w, x, v), args.repeat, args.number)
-
     W, X, V = (retrograd.tensor(a) for a in (w, x, v))
 
     def f_rg(z):
@@ -65,11 +62,12 @@ def main() -> None:
 
     hv = retrograd.autograd.functional.hvp(f_rg, X, V)[1]
     np.testing.assert_allclose(hv.numpy(), ref, rtol=1e-3, atol=1e-4)
-    results["retrograd"] = time_it(lambda: retrograd.autograd.functional.hvp(f_rg, X, V),
-                                   args.repeat, args.number)
     XG = X.detach().requires_grad_()
-    results["grad"] = time_it(lambda: retrograd.autograd.grad(f_rg(XG), XG),
-                              args.repeat, args.number)
+    fns = {
+        "numpy": lambda: numpy_hvp(w, x, v),
+        "retrograd": lambda: retrograd.autograd.functional.hvp(f_rg, X, V),
+        "grad": lambda: retrograd.autograd.grad(f_rg(XG), XG),
+    }
 
     if torch is not None:
         tW, tX, tV = (torch.tensor(a) for a in (w, x, v))
@@ -79,8 +77,11 @@ def main() -> None:
 
         hv = torch.autograd.functional.hvp(f_t, tX, tV)[1]
         np.testing.assert_allclose(hv.numpy(), ref, rtol=1e-3, atol=1e-4)
-        results["torch"] = time_it(lambda: torch.autograd.functional.hvp(f_t, tX, tV),
-                                   args.repeat, args.number)
+        fns["torch"] = lambda: torch.autograd.functional.hvp(f_t, tX, tV)
+
+    # The contenders take turns in each round (the mat-vecs' speed drifts with the machine's
+    # load and caches): the best round of each.
+    results = time_interleaved(fns, args.repeat, args.number)
 
     print("\nhvp of sum(tanh(W x)), ms per call:")
     for k, t in results.items():
