@@ -48,6 +48,7 @@ from ._core import (
 
 ndarray = np.ndarray
 _SCALARS = _core._SCALARS_CACHE
+_NODE_TYPE = type(Node)  # primitives' class: a user Function class is not one
 _getframe = sys._getframe
 asarray = np.asarray
 
@@ -109,7 +110,7 @@ def _observed(fn, P, inputs, args, kwargs, attrs=None):
     global OBSERVED
     OBSERVED = False
     hint = _provenance.HINT
-    if PROVENANCE and hint is None and P.__class__ is type(Node) and issubclass(P, Node):
+    if PROVENANCE and hint is None and P.__class__ is _NODE_TYPE and issubclass(P, Node):
         # A primitive's call: every node made inside it (the tangent's too) takes the line
         # this call came from, walked up to once. (A user Function's jvp is user code: its
         # ops find their own lines.)
