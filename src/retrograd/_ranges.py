@@ -143,9 +143,9 @@ def _linspace_values(s: Any, e: Any, steps: int, dt: dtype) -> np.ndarray:
     half = steps // 2
     up, down = idx[:half], steps - idx[half:] - 1
     with np.errstate(all="ignore"):
-        if dt is _dtypes.float16:
-            # half precision rounds after every operation
-            h = np.float16
+        if dt.np in _dtypes.REDUCED:
+            # float16/bfloat16 round after every operation (the index too), as PyTorch's kernel
+            h = dt.np.type
             step = (h(e) - h(s)) / h(steps - 1)
             lo = h(s) + step * up.astype(h)
             hi = h(e) - step * down.astype(h)

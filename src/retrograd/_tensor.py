@@ -555,9 +555,11 @@ class Tensor:
         )
 
     def __format__(self, spec: str) -> str:
-        if self._data.ndim == 0 and spec:
+        # As PyTorch: a plain 0-d tensor formats as its number (f"{loss}" prints 0.25), any
+        # other takes only the empty spec (its str).
+        if self._data.ndim == 0 and type(self) is Tensor:
             return format(self.item(), spec)
-        return format(repr(self), spec)
+        return object.__format__(self, spec)
 
     __str__ = __repr__
 

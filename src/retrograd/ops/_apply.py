@@ -463,8 +463,9 @@ def apply_unary(P, x: Tensor, a=None, **attrs) -> Tensor:
         elif a.dtype in REDUCED:
             # float16/bfloat16: computed in float32 and rounded once, as PyTorch's kernels do.
             out = reduced_unary(P, a)
-        else:
-            out = P.forward(a.astype(default_float()))
+        else:  # integers and bools take the default float dtype (which may be reduced)
+            a = a.astype(default_float())
+            out = reduced_unary(P, a) if a.dtype in REDUCED else P.forward(a)
     else:
         out = P.forward(a)
     if out.__class__ is not ndarray:

@@ -322,6 +322,9 @@ def _true_div(x, y):
                                  y.dtype.char not in FLOAT_CHARS)):
         # Integer / integer is true division into the default float dtype.
         dt = default_float()
+        if dt in REDUCED:  # both cast to float16/bfloat16, divided in float32, rounded once
+            y = np.asarray(y).astype(dt)
+            return np.true_divide(x.astype(dt).astype(F32), y.astype(F32)).astype(dt)
         return np.true_divide(x, y, dtype=dt)
     return np.true_divide(x, y)
 

@@ -104,17 +104,48 @@ class UnsafeViewBackward0(ViewBackward0):
     pass
 
 
-def view(input, *shape) -> Tensor:  # noqa: A002
-    """The same memory seen with another shape; raises if the memory layout does not allow it.
+def _view_dtype(input: Tensor, dt: _dt) -> Tensor:  # noqa: A002
+    """``input.view(dtype)``: the same bytes read as ``dt``, sharing memory and version counter
+    but outside the graph (PyTorch's output does not require grad); a dtype of another size
+    rescales the last dimension, which must then be contiguous."""
+    a = input._data
+    src = input.dtype
+    if dt.np.itemsize != a.itemsize:
+        what = f"to view {src.scalar_name} as {dt.scalar_name} (different element sizes)"
+        if a.ndim == 0:
+            raise RuntimeError(f"self.dim() cannot be 0 {what}")
+        if a.shape[-1] != 1 and a.strides[-1] != a.itemsize:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got "
+                               f"{a.strides[-1] // a.itemsize}")
+        ratio = dt.np.itemsize // a.itemsize
+        if ratio > 1 and a.shape[-1] % ratio:
+            raise RuntimeError(f"self.size(-1) must be divisible by {ratio} {what}, but got "
+                               f"{a.shape[-1]}")
+        if a.shape[-1] == 1 and a.strides[-1] != a.itemsize:
+            a = np.lib.stride_tricks.as_strided(a, strides=a.strides[:-1] + (a.itemsize,))
+    out = a.view(dt.np)
+    t = Tensor._make(out)
+    t._vc = input._vc
+    t._inference = input._inference
+    return t
+
+
+def view(input, *shape, dtype=None) -> Tensor:  # noqa: A002
+    """The same memory seen with another shape, or its bytes read as another dtype; raises if
+    the memory layout does not allow it.
 
     >>> import retrograd as torch
     >>> torch.arange(6).view(2, 3)
     tensor([[0, 1, 2],
             [3, 4, 5]])
+    >>> torch.tensor([1.0, -2.0], dtype=torch.bfloat16).view(torch.int16)
+    tensor([ 16256, -16384], dtype=retrograd.int16)
     """
+    if dtype is not None and not shape:
+        shape = (dtype,)
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list)):
         if isinstance(shape[0], _dt):
-            raise NotImplementedError("retrograd does not implement view(dtype)")
+            return _view_dtype(input, shape[0])
     a = input._data
     shape = _infer_shape(parse_shape(shape, "view"), a.size)
     try:
@@ -556,8 +587,14 @@ def to_dtype_op(input, np_dtype) -> Tensor:  # noqa: A002
     a = input._data
     if a.dtype == np_dtype:
         return input
-    # PyTorch converts to a reduced float through float32 (float64 rounds twice).
-    out = to_reduced(a, np_dtype) if np_dtype in REDUCED else a.astype(np_dtype)
+    if (np_dtype.itemsize < a.itemsize and not (np_dtype == bfloat16.np and a.dtype == F32)) or \
+            (np_dtype.char not in FLOAT_CHARS and a.dtype.char in FLOAT_CHARS):
+        # a cast that may overflow (to inf) or meet NaN (into an integer): PyTorch's result,
+        # without NumPy's RuntimeWarning
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = to_reduced(a, np_dtype) if np_dtype in REDUCED else a.astype(np_dtype)
+    else:  # PyTorch converts to a reduced float through float32 (float64 rounds twice).
+        out = to_reduced(a, np_dtype) if np_dtype in REDUCED else a.astype(np_dtype)
     if a.dtype == F32 and np_dtype == bfloat16.np:
         out = bf16_cast_nans(out, a)
     if out.dtype.char not in FLOAT_CHARS:
