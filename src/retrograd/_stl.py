@@ -27,6 +27,12 @@ def _greater(x: tuple, y: tuple) -> bool:
     return (xn and not yn) or x[0] > y[0]
 
 
+def _less(x: tuple, y: tuple) -> bool:
+    """PyTorch's comparator for ``largest=False``: smaller values first, NaN last."""
+    xn, yn = math.isnan(x[0]), math.isnan(y[0])
+    return (yn and not xn) or x[0] < y[0]
+
+
 # -- heaps ---------------------------------------------------------------------------------------
 def _push_heap(a: list, first: int, hole: int, top: int, value: tuple, comp: Comp) -> None:
     parent = (hole - 1) // 2
@@ -205,3 +211,94 @@ def topk_largest(values: np.ndarray, k: int) -> np.ndarray:
         nth_element(pairs, 0, k - 1, n, _greater)
         sort(pairs, 0, k - 1, _greater)
     return np.array([i for _, i in pairs[:k]], np.int64)
+
+
+def topk(values: list, k: int, largest: bool = True, sorted: bool = True) -> list:  # noqa: A002
+    """The indices PyTorch's CPU ``topk`` picks from the 1-D ``values`` (a list of Python
+    numbers), in its order: ``std::partial_sort`` when ``k * 64 <= n``, else
+    ``std::nth_element`` followed (when ``sorted``) by ``std::sort`` of the first ``k - 1``.
+
+    >>> topk([3.0, 1.0, 3.0, 2.0, 1.0, 3.0], 3)
+    [2, 0, 5]
+    """
+    n = len(values)
+    comp = _greater if largest else _less
+    pairs = list(zip(values, range(n)))
+    if k == 0:
+        return []
+    if k * 64 <= n:
+        partial_sort(pairs, 0, k, n, comp)
+    else:
+        nth_element(pairs, 0, k - 1, n, comp)
+        if sorted:
+            sort(pairs, 0, k - 1, comp)
+    return [i for _, i in pairs[:k]]
+
+
+def _rank_less(x: tuple, y: tuple) -> bool:
+    return x[0] < y[0]
+
+
+def _rank_greater(x: tuple, y: tuple) -> bool:
+    return x[0] > y[0]
+
+
+def ranks(values: np.ndarray) -> list:
+    """The 1-D ``values`` as integer ranks that compare as PyTorch's sorting comparators compare
+    the values (NaN above every number and equal to NaN; ``-0.0`` equal to ``0.0``), so that the
+    emulations below compare plain Python ints."""
+    return np.unique(values, return_inverse=True)[1].reshape(-1).tolist()
+
+
+def sort_order(keys: list, descending: bool = False) -> list:
+    """The indices in the order ``std::sort`` leaves ``(key, index)`` pairs compared on their
+    keys alone (PyTorch's CPU ``sort(stable=False)`` and ``mode``), ties included.
+
+    >>> sort_order([1, 0, 1, 0] * 5)[:10]
+    [1, 19, 17, 15, 13, 11, 9, 7, 5, 3]
+    """
+    pairs = list(zip(keys, range(len(keys))))
+    sort(pairs, 0, len(pairs), _rank_greater if descending else _rank_less)
+    return [i for _, i in pairs]
+
+
+def quick_select(keys: list, k: int) -> int:
+    """The index that ATen's ``quick_select_template`` (Sedgewick's quickselect, the CPU
+    ``kthvalue``) leaves at position ``k`` of ``(key, index)`` pairs, ties included.
+
+    >>> quick_select([2, 1, 2, 1, 2], 3)
+    0
+    """
+    a = list(zip(keys, range(len(keys))))
+    lo, hi = 0, len(a) - 1
+    while True:
+        if hi <= lo:
+            return a[k][1]
+        if hi == lo + 1:
+            if a[lo][0] > a[hi][0]:
+                a[lo], a[hi] = a[hi], a[lo]
+            return a[k][1]
+        p = (lo + hi) >> 1
+        a[p], a[lo + 1] = a[lo + 1], a[p]
+        if a[lo + 1][0] > a[hi][0]:
+            a[lo + 1], a[hi] = a[hi], a[lo + 1]
+        if a[lo][0] > a[hi][0]:
+            a[lo], a[hi] = a[hi], a[lo]
+        if a[lo + 1][0] > a[lo][0]:
+            a[lo + 1], a[lo] = a[lo], a[lo + 1]
+        i, j, piv = lo + 1, hi, a[lo][0]
+        while True:
+            i += 1
+            while piv > a[i][0]:
+                i += 1
+            j -= 1
+            while a[j][0] > piv:
+                j -= 1
+            if j < i:
+                break
+            a[i], a[j] = a[j], a[i]
+        a[lo], a[j] = a[j], a[lo]
+        if j <= k:
+            lo = i
+        if j >= k:
+            hi = j - 1

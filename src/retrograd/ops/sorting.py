@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import return_types
+from .. import _stl, return_types
 from .._dtypes import F32, FLOAT_CHARS, REDUCED, WIDE_CHARS, to_dtype
 from .._tensor import Tensor
 from ..autograd.graph import Node
@@ -87,6 +87,62 @@ def _stable_argsort(a, d, descending=False):
     rev = np.argsort(np.flip(a, d), axis=d, kind="stable")
     return (a.shape[d] - 1) - np.flip(rev, d)
 
+# Tied rows of more than this many elements in all keep the stable order rather than replay
+# libstdc++ in Python (about 1 s per 10^5 elements): tie order is then the only difference left.
+_REPLAY_LIMIT = 1 << 17
+
+
+def _rows(x, d):
+    """``x`` with ``d`` moved last, as a 2-D array of rows (a view where NumPy can)."""
+    return np.moveaxis(x, d, -1).reshape(-1, x.shape[d])
+
+
+def _unrow(rows, like, d):
+    """The inverse of ``_rows``: ``rows`` shaped as ``like`` with its last dim moved to ``d``."""
+    return np.moveaxis(rows.reshape(np.moveaxis(like, d, -1).shape), -1, d)
+
+
+def _tied(head):
+    """Per row of the sorted ``head``, whether two neighbours are equal (NaN equal to NaN)."""
+    same = head[:, 1:] == head[:, :-1]
+    if head.dtype.kind == "f":
+        same |= np.isnan(head[:, 1:]) & np.isnan(head[:, :-1])
+    return same.any(axis=1)
+
+
+def _libstdcxx_sort(a, d, order, descending):
+    """The stable ``order`` along ``d`` changed to the order PyTorch's ``sort(stable=False)``
+    leaves ties in: ``std::sort`` (``_stl.sort_order``), except in rows of at most 16 elements
+    (its insertion sort is stable) and for 1-D integer tensors of 32768 or more elements in
+    ascending order (PyTorch sorts those with fbgemm's stable radix sort)."""
+    n = a.shape[d]
+    if n <= 16 or (a.ndim == 1 and a.dtype.kind in "iu" and not descending and n >= 32768):
+        return order
+    rows_a, rows_o = _rows(a, d), _rows(order, d)
+    redo = np.flatnonzero(_tied(np.take_along_axis(rows_a, rows_o, axis=1)))
+    if redo.size == 0 or redo.size * n > _REPLAY_LIMIT:
+        return order
+    rows_o = rows_o.copy()
+    for r in redo:
+        rows_o[r] = _stl.sort_order(_stl.ranks(rows_a[r]), descending)
+    return _unrow(rows_o, order, d)
+
+
+def _quick_select_ties(a, d, order, k):
+    """The index of the ``k``-th smallest along ``d`` (kept as a dim of size 1) that PyTorch's
+    ``kthvalue`` picks: the stable order's where the value is unique in its row, else the
+    index ATen's quickselect leaves (``_stl.quick_select``)."""
+    idx = order[(slice(None),) * d + (slice(k - 1, k),)]
+    rows_a, rows_o = _rows(a, d), _rows(order, d)
+    head = np.take_along_axis(rows_a, rows_o[:, max(k - 2, 0):k + 1], axis=1)
+    redo = np.flatnonzero(_tied(head))
+    if redo.size == 0 or redo.size * a.shape[d] > _REPLAY_LIMIT:
+        return idx
+    rows_i = _rows(idx, d).copy()
+    for r in redo:
+        rows_i[r, 0] = _stl.quick_select(_stl.ranks(rows_a[r]), k - 1)
+    return _unrow(rows_i, idx, d)
+
 
 def _selected(node_cls, rtype, input, idx, d, keepdim, given=None, save=None):  # noqa: A002
     """``(values, indices)`` for NumPy indices ``idx`` (the reduced dim kept) along ``d``;
@@ -119,7 +175,11 @@ def sort(input, dim=-1, descending=False, *, stable=None):  # noqa: A002
     except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
         raise arg_error("sort", "input", 1, input) from None
     d = wrap_dim(dim, a.ndim)
-    idx = _stable_argsort(a, d, descending) if a.ndim else None
+    idx = None
+    if a.ndim:
+        idx = _stable_argsort(a, d, descending)
+        if not stable:
+            idx = _libstdcxx_sort(a, d, idx, descending)
     cls = SortBackward0 if stable is None else SortBackward1
     return _selected(cls, return_types.sort, input, idx, d, True, (dim, True))
 
@@ -138,7 +198,32 @@ def argsort(input, dim=-1, descending=False, stable=False) -> Tensor:  # noqa: A
     d = wrap_dim(dim, a.ndim)
     if a.ndim == 0:
         return wrap(np.zeros((), np.int64))
-    return wrap(_stable_argsort(a, d, descending).astype(np.int64, copy=False))
+    idx = _stable_argsort(a, d, descending)
+    if not stable:
+        idx = _libstdcxx_sort(a, d, idx, descending)
+    return wrap(idx.astype(np.int64, copy=False))
+
+
+def _libstdcxx_ties(a, d, order, k, largest, sorted):  # noqa: A002
+    """The first ``k`` of the stable ``order`` along ``d``, except in rows where PyTorch's CPU
+    topk (libstdc++'s selection, ``_stl.topk``) leaves another order: rows with ties among the
+    first ``k + 1`` sorted values, and every row when ``sorted=False`` makes it skip the final
+    sort (``nth_element`` order, when ``k * 64 > n`` and ``k > 1``)."""
+    n = a.shape[d]
+    idx = order[(slice(None),) * d + (slice(0, k),)]
+    if k == 0:
+        return idx
+    rows_a, rows_o = _rows(a, d), _rows(order, d)
+    if not sorted and k > 1 and k * 64 > n:
+        redo = np.arange(rows_a.shape[0])
+    else:
+        redo = np.flatnonzero(_tied(np.take_along_axis(rows_a, rows_o[:, :k + 1], axis=1)))
+    if redo.size == 0 or redo.size * n > _REPLAY_LIMIT:
+        return idx
+    rows_i = _rows(idx, d).copy()
+    for r in redo:
+        rows_i[r] = _stl.topk(rows_a[r].tolist(), k, largest, sorted)
+    return _unrow(rows_i, idx, d)
 
 
 def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A001, A002
@@ -166,7 +251,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A001, A002
                                       wrap(np.zeros((0,), np.int64))))
         return _selected(TopkBackward0, return_types.topk, input, None, d, True, (dim, True))
     idx = _stable_argsort(a, d, largest)
-    idx = idx[(slice(None),) * d + (slice(0, k),)]
+    idx = _libstdcxx_ties(a, d, idx, k, largest, sorted)
     return _selected(TopkBackward0, return_types.topk, input, idx, d, True, (dim, True))
 
 
@@ -191,7 +276,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):  # noqa: A002
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     idx = None
     if a.ndim:
-        idx = _stable_argsort(a, d)[(slice(None),) * d + (slice(k - 1, k),)]
+        idx = _quick_select_ties(a, d, _stable_argsort(a, d), k)
     return _selected(KthvalueBackward0, return_types.kthvalue, input, idx, d, keepdim,
                      (dim, keepdim))
 
@@ -309,10 +394,36 @@ def mode(input, dim=-1, keepdim=False):  # noqa: A002
     first = np.maximum.accumulate(np.where(start, ar, 0), axis=-1)
     last = np.flip(np.minimum.accumulate(np.flip(np.where(end, ar, n - 1), -1), axis=-1), -1)
     # argmax takes the first longest run: runs are sorted, so the smallest such value.
-    best = np.argmax(last - first + 1, axis=-1)[..., None]
+    runs = last - first + 1
+    best = np.argmax(runs, axis=-1)[..., None]
     idx = np.take_along_axis(order, np.take_along_axis(last, best, axis=-1), axis=-1)
+    idx = _libstdcxx_mode(am, idx, np.take_along_axis(runs, best, axis=-1))
     return _selected(ModeBackward0, return_types.mode, input, np.moveaxis(idx, -1, d), d,
                      keepdim, (dim, keepdim))
+
+
+def _libstdcxx_mode(am, idx, freq):
+    """``mode``'s indices (``am`` with the dim last) where PyTorch's kernel, which scans
+    ``std::sort``'s order for the longest run, ends on another element than the last occurrence
+    in the stable order: rows longer than 16 (introsort rather than insertion sort) whose mode
+    occurs more than once (``freq``), and rows holding NaN, are replayed (``_stl.sort_order``)."""
+    rows_a, rows_i, freq = am.reshape(-1, am.shape[-1]), idx.reshape(-1, 1).copy(), freq.ravel()
+    redo = freq > 1 if am.shape[-1] > 16 else np.zeros(freq.shape, bool)
+    if am.dtype.kind == "f":
+        redo |= np.isnan(rows_a).any(axis=1)
+    redo = np.flatnonzero(redo)
+    if redo.size == 0 or redo.size * am.shape[-1] > _REPLAY_LIMIT:
+        return idx
+    for r in redo:
+        row = rows_a[r]
+        # The kernel compares with a plain ``<``, under which NaN ties with every value.
+        keys = row.tolist() if row.dtype.kind == "f" and np.isnan(row).any() else _stl.ranks(row)
+        order = _stl.sort_order(keys)
+        vals = row[order]
+        ends = np.flatnonzero(np.append(vals[1:] != vals[:-1], True))
+        lens = np.diff(ends, prepend=-1)
+        rows_i[r, 0] = order[ends[np.argmax(lens)]]
+    return rows_i.reshape(idx.shape)
 
 
 class _NoDerivative(Node):
