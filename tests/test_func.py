@@ -356,14 +356,32 @@ def test_vmap_batches_by_rules_or_loops_faithfully():
         "inplace": (lambda a: (a * 1).mul_(2), "loop"),
         "made_inside": (lambda a: a + retrograd.ones(2) * retrograd.tensor([1.0, 3.0]), "rules"),
         "made_from_data": (lambda a: a * retrograd.tensor(a.detach()), "loop"),
-        "made_then_written": (lambda a: retrograd.zeros(2).add_(a) * 2, "loop"),
-        "closure_written": (lambda a: _ACC.add_(a) * 1 - _ACC.detach(), "loop"),
     }
     for name, (fn, path) in cases.items():
         kw = {"chunk_size": 3} if name == "chunks" else {}
         got, how, _ = _vmap_path(fn, x, **kw)
         assert how["path"] == path, (name, how)
         np.testing.assert_allclose(got.detach().numpy(), loop(fn), rtol=1e-12, err_msg=name)
+
+    # in place, PyTorch's errors where per-sample values would go into an unbatched tensor
+    for fn in (lambda a: retrograd.zeros(2).add_(a) * 2, lambda a: _ACC.add_(a) * 1):
+        with pytest.raises(RuntimeError, match=r"output with shape \[2\] doesn't match the "
+                                               r"broadcast shape \[4, 2\]"):
+            retrograd.func.vmap(fn)(x)
+    with pytest.raises(RuntimeError, match=r"vmap: inplace arithmetic\(self, \*extra_args\) is "
+                                           "not possible"):
+        retrograd.func.vmap(lambda a: retrograd.zeros(2).copy_(a))(x)
+    with pytest.raises(RuntimeError, match=r"vmap: index_put_\(self"):
+        retrograd.func.vmap(lambda a: retrograd.zeros(3, dtype=a.dtype).index_put_(
+            (retrograd.tensor([0, 1]),), a))(x)
+    # ... but not into what PyTorch batches (zeros_like of a batched tensor); and a write into
+    # an input happens once per sample, the traced one too
+    got, how, _ = _vmap_path(lambda a: retrograd.zeros_like(a).add_(a), x)
+    np.testing.assert_array_equal(got.numpy(), x.numpy())
+    y = x.clone()
+    got, how, _ = _vmap_path(lambda a, b: a.add_(b), y, retrograd.ones(2), in_dims=(0, None))
+    assert how["path"] == "loop"
+    np.testing.assert_array_equal(y.numpy(), x.numpy() + 1)
 
     # grad mode as traced: vmap(grad) under no_grad, and no_grad inside the function
     with retrograd.no_grad():
@@ -380,7 +398,7 @@ def test_vmap_batches_by_rules_or_loops_faithfully():
     assert how["path"] == "rules"
     np.testing.assert_allclose(got.numpy(), 2 * x.numpy(), rtol=1e-12)
 
-    # backward() inside: the trace stops before it accumulates, so .grad is the loop's
+    # backward() inside: the traced run is the loop's run of its sample, so .grad is the loop's
     w.grad = None
     got, how, _ = _vmap_path(lambda a: _backward_sum(a, w), x)
     assert how["path"] == "loop"

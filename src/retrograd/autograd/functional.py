@@ -343,24 +343,27 @@ def _jacfwd(func, inputs, strict: bool, vectorize: bool):
                     if m == k:
                         tan.reshape(-1)[j] = 1
                     duals.append(fwAD.make_dual(x, make(tan)))
-                res = func(*duals)
-                out_tuple = isinstance(res, tuple)
-                unpacked = [fwAD.unpack_dual(o) for o in (res if out_tuple else (res,))]
+                # PyTorch names no function here: "The outputs given to None must be ..."
+                out_tuple, res = _tupled(func(*duals), "outputs", "None")
+                unpacked = [fwAD.unpack_dual(o) for o in res]
                 outputs = [u.primal for u in unpacked]
                 if cols is None:
                     cols = [[[] for _ in inputs] for _ in outputs]
                 for i, u in enumerate(unpacked):
                     tan = u.tangent if u.tangent is not None else _zeros(u.primal)
-                    cols[i][k].append(tan.detach())
+                    cols[i][k].append(tan)
     if cols is None:  # no input elements: one call to learn the outputs
-        res = func(*inputs)
-        out_tuple = isinstance(res, tuple)
-        outputs = res if out_tuple else (res,)
+        out_tuple, outputs = _tupled(func(*inputs), "outputs", "None")
         cols = [[[] for _ in inputs] for _ in outputs]
-    jac = tuple(
-        tuple(_stack_cols(cols[i][k], out.shape + inp.shape, inp) for k, inp in enumerate(inputs))
-        for i, out in enumerate(outputs))
-    return _untuple2(jac, out_tuple, in_tuple)
+    # Lists, not tuples, and no detach: PyTorch's forward-mode jacobian returns its nested lists
+    # as they are (tuple inputs give a list) and keeps the tangents' graph (forward-over-reverse
+    # hessian results require grad).
+    jac = [
+        [_stack_cols(cols[i][k], out.shape + inp.shape, inp) for k, inp in enumerate(inputs)]
+        for i, out in enumerate(outputs)]
+    if not in_tuple:
+        jac = tuple(r[0] for r in jac)
+    return jac if out_tuple else jac[0]
 
 
 def _stack_cols(cols, shape, inp):

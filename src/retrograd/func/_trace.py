@@ -31,9 +31,10 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node
 from ..ops import _apply
+from ..ops import inplace as _inplace
 from . import _transforms
 
-__all__ = ["Escape", "Tape", "TensorMethod", "same_program", "same_ref"]
+__all__ = ["Tape", "TensorMethod", "same_program", "same_ref"]
 
 ndarray = np.ndarray
 
@@ -66,11 +67,23 @@ def _constant_maker(orig, data: bool):
                 return out  # a traced tensor's data: not a constant
             for t in ACTIVE:
                 t.const(out)
+                if not data and args and isinstance(args[0], Tensor) and \
+                        t._is_batched(t.ref(args[0])):
+                    t.batched_consts.add(id(out))  # zeros_like(x), x.new_zeros(...): batched
         return out
 
     make_constant.__name__ = getattr(orig, "__name__", "make")
     return make_constant
 
+
+# How PyTorch names an in-place op in its vmap error, by the primitive behind it
+_INPLACE_NAMES = {"AddBackward0": "add_", "IndexPutBackward0": "index_put_",
+                  "IndexAddBackward0": "index_add_", "ClampBackward1": "aten::clamp_",
+                  "AddcmulBackward0": "aten::addcmul_", "AddcdivBackward0": "aten::addcdiv_",
+                  "PowBackward1": "aten::pow_", "LerpBackward0": "aten::lerp_",
+                  "LerpBackward1": "aten::lerp_", "MaskedScatterBackward0": "aten::masked_scatter_",
+                  "IndexCopyBackward0": "aten::index_copy_", "ScatterBackward0": "aten::scatter_",
+                  "Atan2Backward0": "add_"}
 
 _PATCHES: list = []  # (owner, name, original, stand-in), made once on first use
 
@@ -89,7 +102,21 @@ def _patches() -> list:
         for owner, name, data in targets:
             orig = getattr(owner, name)
             _PATCHES.append((owner, name, orig, _constant_maker(orig, data)))
+        _PATCHES.append((_inplace, "write", _inplace.write, _checked_write(_inplace.write)))
     return _PATCHES
+
+
+def _checked_write(orig):
+    """In-place ops write their result through ``ops.inplace.write``: the innermost tape
+    checks each write first (``Tape.check_write``)."""
+
+    def write(self, arr) -> None:
+        tape = ACTIVE[-1] if ACTIVE else None
+        if tape is not None and tape.bad is None and not tape.paused and not tape.in_grad:
+            tape.check_write(self, arr)
+        orig(self, arr)
+
+    return write
 
 
 class TensorMethod(Node):
@@ -111,23 +138,14 @@ def _recorded_method(name):
 ACTIVE: list = []  # the tapes being traced, innermost last (nested vmap)
 
 
-class Escape(BaseException):
-    """Raised inside the traced function where Python reads a traced value: the trace ends
-    there (``vmap`` catches it and loops). A BaseException, so that the function's own
-    ``except Exception`` does not swallow it."""
-
-
 def _escape_method(name):
     orig = _ORIGINAL[name]
 
     def method(self, *args, **kwargs):
+        # The run goes on (the loop reuses it as its sample's run), the tape records no more.
         for tape in ACTIVE:
             if not tape.in_grad and tape.knows(self):
                 tape.bad = tape.bad or f"Python read a traced value (Tensor.{name})"
-                if tape is ACTIVE[-1]:
-                    # Stop here: the loop reruns the function, so the rest of this run (a
-                    # backward() that accumulates into .grad, say) must not happen twice.
-                    raise Escape(tape.bad)
         return orig(self, *args, **kwargs)
 
     method.__name__ = name
@@ -143,7 +161,11 @@ class Tape:
     external ``externals[k]``.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, size: int = 0) -> None:
+        self.size = size            # the batch size
+        self.batched: set = set()   # the values that differ per sample (the vmapped inputs and
+        #                             what is computed from them)
+        self.batched_consts: set = set()  # ids of constants PyTorch makes batched (zeros_like)
         self.meta: list = []        # per value: (shape, dtype, requires_grad)
         self.traced: list = []      # per value: the traced tensor itself
         self.inputs: list = []      # value indices of the function's tensor inputs
@@ -271,7 +293,33 @@ class Tape:
                 self.bad = "a primitive returned a non-tensor"
                 return
             out_refs.append(self.new(o))
+        if any(self._is_batched(r) for r in in_refs) or \
+                any(self._is_batched(r) for r in attr_refs.values()):
+            self.batched.update(out_refs)
         self.entries.append(("op", P, in_refs, attr_refs, tuple(out_refs), state.grad_enabled))
+
+    def _is_batched(self, ref) -> bool:
+        if ref[0] == "c":
+            return id(ref[1]) in self.batched_consts
+        return ref[0] in ("v", "d", "a") and ref[1] in self.batched
+
+    def check_write(self, dst: Tensor, arr) -> None:
+        """PyTorch's error for an in-place op that writes values differing per sample (``arr``,
+        the op's result) into a tensor that does not: ``vmap`` cannot give it a batch dim."""
+        i = self._did.get(id(arr))
+        if i is None or i not in self.batched or self._is_batched(self.ref(dst)):
+            return
+        op = next((e[1] for e in reversed(self.entries) if e[0] == "op" and i in e[4]), None)
+        name = _INPLACE_NAMES.get(getattr(op, "__name__", ""), "inplace arithmetic")
+        if name == "add_":  # PyTorch's add_ (atan2_) broadcasts first
+            raise RuntimeError(f"output with shape {list(dst.shape)} doesn't match the broadcast "
+                               f"shape {[self.size] + list(np.shape(arr))}")
+        raise RuntimeError(
+            f"vmap: {name}(self, *extra_args) is not possible because there exists a Tensor "
+            "`other` in extra_args that has more elements than `self`. This happened due to "
+            "`other` being vmapped over but `self` not being vmapped over in a vmap. Please try "
+            f"to use out-of-place operators instead of {name}. If said operator is being called "
+            "inside the PyTorch framework, please file a bug report instead.")
 
     # -- the transforms' entries (func._transforms calls these while a tape traces) ------------
     def leaf(self, x, t) -> None:
@@ -280,6 +328,8 @@ class Tape:
             return
         src = self.ref(x)
         self.entries.append(("leaf", src, self.new(t)))
+        if self._is_batched(src):
+            self.batched.add(len(self.meta) - 1)
 
     def grads(self, fn, out, leaves, outer, grad_outputs):
         """Run ``fn`` (``_transforms._grads``) untraced, recording one ``grad`` entry."""
@@ -295,6 +345,9 @@ class Tape:
             leaf_refs = tuple(tuple(self.ref(x) for x in g) for g in leaves)
             go_refs = None if grad_outputs is None else tuple(self.ref(g) for g in grad_outputs)
             res_refs = tuple(tuple(self.new(g) for g in group) for group in res)
+            if any(self._is_batched(r) for r in out_refs + sum(leaf_refs, ()) +
+                   (go_refs or ())):
+                self.batched.update(sum(res_refs, ()))
             self.entries.append(("grad", out_refs, leaf_refs, outer, go_refs, res_refs))
         return res
 

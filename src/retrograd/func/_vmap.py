@@ -22,7 +22,7 @@ from ..ops.join import cat, stack
 from ..ops.shape import expand, movedim
 from ._batching import NoRule, lookup, replay
 from ._pytree import flatten, unflatten
-from ._trace import Escape, Tape, same_program, same_ref
+from ._trace import Tape, same_program, same_ref
 
 # How the last vmap call ran: "rules" or "loop", and why it looped (the tests read it).
 LAST = {"path": None, "reason": None}
@@ -112,13 +112,19 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=N
             )
         (B,) = sizes
         state = _random.get_rng_state()
-        fast = _batched(func, flat, spec, dims, B, kwargs, randomness, state, chunk_size)
+        done: dict = {}  # sample -> the output of a traced run of it, reused by the loop
+        fast = _batched(func, flat, spec, dims, B, kwargs, randomness, state, chunk_size, done)
         if fast is not None:
             return _assemble(func, fast, out_dims, B)
         if randomness == "different":
             state = None
         results = []
         for b in range(B):
+            # A traced run is a real run of the sample (its in-place writes, its backward()
+            # happened): running it again would do them twice.
+            if b in done:
+                results.append(done[b])
+                continue
             if randomness == "same":
                 _random.set_rng_state(state)
             sample = [x if d is None else select(x, d, b) for x, d in zip(flat, dims)]
@@ -164,19 +170,20 @@ def _same_state(a, b) -> bool:
 def _trace(func, flat, spec, dims, b, kwargs):
     """Run ``func`` on sample ``b`` under a new tape: ``(tape, flat outputs, output spec)``."""
     sample = [x if d is None else select(x, d, b) for x, d in zip(flat, dims)]
-    tape = Tape()
-    for x in sample:
+    tape = Tape(len(flat) and next((x.shape[d] for x, d in zip(flat, dims) if d is not None), 0))
+    for x, d in zip(sample, dims):
         if isinstance(x, Tensor):
             tape.inputs.append(tape.new(x))
+            if d is not None:
+                tape.batched.add(tape.inputs[-1])
     tape.start()
     try:
         out = func(*unflatten(sample, spec), **kwargs)
-    except Escape:
-        return tape, None, None  # tape.bad says why
     finally:
         tape.stop()
     flat_out, out_spec = flatten(out)
     tape.out_refs = [tape.ref(o) if isinstance(o, Tensor) else None for o in flat_out]
+    tape.out = out
     return tape, flat_out, out_spec
 
 
@@ -184,18 +191,19 @@ def _loop(reason: str):
     LAST["path"], LAST["reason"] = "loop", reason
 
 
-def _batched(func, flat, spec, dims, B, kwargs, randomness, state, chunk_size):
+def _batched(func, flat, spec, dims, B, kwargs, randomness, state, chunk_size, done):
     """The fast path: trace one sample, replay on the batch. ``(outputs as (physical
-    tensor, batched) pairs, output spec, traced outputs)``, or None to run the loop."""
+    tensor, batched) pairs, output spec, traced outputs)``, or None to run the loop; ``done``
+    receives the outputs of the samples traced (the loop reuses them)."""
     if B == 0:
         return _loop("an empty batch")
     tape, flat_out, out_spec = _trace(func, flat, spec, dims, 0, kwargs)
+    done[0] = tape.out
     moved = not _same_state(state, _random.get_rng_state())
     if moved:
         if randomness == "error":
             raise RuntimeError(_RANDOM_ERROR)
         if randomness == "different":  # each sample its own draws, in the loop's order
-            _random.set_rng_state(state)
             return _loop("randomness='different'")
     if tape.bad is not None:
         return _loop(tape.bad)
@@ -206,6 +214,8 @@ def _batched(func, flat, spec, dims, B, kwargs, randomness, state, chunk_size):
         if moved:
             _random.set_rng_state(state)
         tape2, _, _ = _trace(func, flat, spec, dims, B - 1, kwargs)
+        if randomness != "different":  # (the loop draws "different" numbers in sample order)
+            done[B - 1] = tape2.out
         if tape2.bad is not None or not same_program(tape, tape2) or not all(
                 same_ref(a, b, tape, tape2) for a, b in zip(tape.out_refs, tape2.out_refs)):
             return _loop("a value made during the call outside the recorded calls")
