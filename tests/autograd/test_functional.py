@@ -93,6 +93,30 @@ def test_forward_mode_strategies(torch):
                                        outer_jacobian_strategy="forward-mode"))
 
 
+def test_forward_mode_structures_and_graph(torch):
+    """PyTorch's forward-mode jacobian returns its nested lists as built (tuple inputs give
+    lists) and keeps the tangents' graph (forward-over-reverse hessians require grad)."""
+
+    def shape(o):
+        if isinstance(o, (tuple, list)):
+            return type(o).__name__, [shape(e) for e in o]
+        return tuple(o.shape), o.requires_grad
+
+    def run(lib):
+        fm = {"vectorize": True, "strategy": "forward-mode"}
+        return [shape(r) for r in (
+            F(lib).jacobian(f_pair, (t(lib, B), t(lib, B + 1)), **fm),
+            F(lib).jacobian(lambda x, y: x * y, (t(lib, A), t(lib, A)), **fm),
+            F(lib).jacobian(lambda x: (x * x, x.sum()), t(lib, A), **fm),
+            F(lib).jacobian(lambda x: x * x, t(lib, A, requires_grad=True), **fm),
+            F(lib).hessian(scalar2, (t(lib, A), t(lib, A * 2)), vectorize=True,
+                           outer_jacobian_strategy="forward-mode"))]
+
+    assert run(retrograd) == run(torch)
+    compare_error(lambda lib: F(lib).jacobian(lambda x: [x], t(lib, A), vectorize=True,
+                                              strategy="forward-mode"))
+
+
 def test_hessian(torch):
     compare(lambda lib: F(lib).hessian(scalar, t(lib, A)))
     compare(lambda lib: F(lib).hessian(scalar2, (t(lib, A), t(lib, A * 2))))
