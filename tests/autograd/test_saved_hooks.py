@@ -494,3 +494,65 @@ def test_embedding_bag_weight_kept_for_per_sample_weights(torch):
         return got
 
     compare(f)
+
+
+def _index_family(lib, name):
+    """One op of the index family, on small inputs that require grad."""
+    x = lib.tensor(X.astype(np.float64), requires_grad=True)
+    s = lib.tensor(Y[:2].astype(np.float64), requires_grad=True)
+    i2 = lib.tensor([[0, 2, 1, 0], [2, 1, 0, 0]])
+    i1 = lib.tensor([2, 0])
+    mask = lib.tensor(X > 0)
+    fn = lib.nn.functional
+    return {
+        "gather": lambda: x.gather(0, i2),
+        "take": lambda: x.take(i2),
+        "put": lambda: x.put(i1, s[0, :2]),
+        "index_add": lambda: x.index_add(0, i1, s),
+        "index_copy": lambda: x.index_copy(0, i1, s),
+        "index_select": lambda: x.index_select(1, i1),
+        "index_fill": lambda: x.index_fill(1, i1, 0.5),
+        "masked_select": lambda: x.masked_select(mask),
+        "masked_fill": lambda: x.masked_fill(mask, 0.5),
+        "masked_scatter": lambda: x.masked_scatter(mask, s.reshape(-1).repeat(2)),
+        "where": lambda: lib.where(mask, x, s[:1]),
+        "scatter": lambda: x.scatter(0, i2, s),
+        "scatter_add": lambda: x.scatter_add(0, i2, s),
+        "scatter_reduce": lambda: x.scatter_reduce(0, i2, s, "amax"),
+        "cummax": lambda: x.cummax(1)[0],
+        "cummin": lambda: x.cummin(0)[0],
+        "max_dim": lambda: x.max(1)[0],
+        "min_keepdim": lambda: x.min(0, keepdim=True)[0],
+        "sort": lambda: x.sort(1)[0],
+        "topk": lambda: x.topk(2)[0],
+        "kthvalue": lambda: x.kthvalue(2, 0)[0],
+        "median": lambda: x.median(1)[0],
+        "mode": lambda: x.mode(1)[0],
+        "nll_loss": lambda: fn.nll_loss(x, lib.tensor([0, 3, 1])),
+        "nll_loss_weight": lambda: fn.nll_loss(x, lib.tensor([0, 3, 1]), weight=x[0].detach()),
+        "cross_entropy": lambda: fn.cross_entropy(x, lib.tensor([0, 3, 1])),
+        "embedding": lambda: fn.embedding(i2, x),
+        "copysign": lambda: x.copysign(-1.0) * 1.0,
+    }[name]()
+
+
+@pytest.mark.parametrize("name", [
+    "gather", "take", "put", "index_add", "index_copy", "index_select", "index_fill",
+    "masked_select", "masked_fill", "masked_scatter", "where", "scatter", "scatter_add",
+    "scatter_reduce", "cummax", "cummin", "max_dim", "min_keepdim", "sort", "topk", "kthvalue",
+    "median", "mode", "nll_loss", "nll_loss_weight", "cross_entropy", "embedding"])
+def test_index_family_packs_what_torch_saves(torch, name):
+    """Indices, masks and targets PyTorch saves as tensors go through pack and unpack as there:
+    the same tensors (shape, dtype), in the same order, each unpacked once in backward."""
+    def f(lib):
+        log = []
+        pack = lambda t: log.append(("pack", tuple(t.shape), str(t.dtype)[-5:])) or t  # noqa: E731
+        unpack = lambda t: log.append(("unpack", tuple(t.shape), str(t.dtype)[-5:])) or t  # noqa
+        with G(lib).saved_tensors_hooks(pack, unpack):
+            y = _index_family(lib, name)
+        packs = list(log)
+        log.clear()
+        y.sum().backward()
+        return packs, sorted(log)
+
+    compare(f)

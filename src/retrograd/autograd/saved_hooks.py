@@ -11,11 +11,21 @@ not checked then (the hooks own the data).
 The save points (``SavedTensors.save``, the unrolled saves in ``ops._apply``, saved outputs,
 Function's ``save_for_backward``) test one module flag, ``saved.HOOKS_ON``, and call
 ``pack_node`` only when it is set; the unpack side is one flag per node (``_packed``).
+
+PyTorch packs what its node saves in the order of its saved names (inputs by name, then
+outputs). A primitive whose saves differ from the plain order, or that keeps as arrays what
+PyTorch saves as tensors (indices, masks, targets), declares ``_packs``: that order, over its
+saved entries (``int``), its saved output (``"out"``) and array attributes (``"_idx"``, or
+``("_idx", to_torch, back)`` where PyTorch's tensor has another shape). A packed attribute
+leaves the node's ``__dict__`` and reads through a class descriptor that unpacks it (so nodes
+made without hooks read it as a plain attribute, at no cost).
 """
 
 from __future__ import annotations
 
 import threading
+
+import numpy as np
 
 from .._tensor import Tensor, make
 from . import saved as _saved
@@ -60,6 +70,17 @@ def _hooks():
     return stack[-1] if stack else None
 
 
+class paused:  # noqa: N801 - a context manager, used as a function
+    """Saved tensors are not packed inside: the inner graph of a composite recorded as one
+    node (``ops.fused``), whose node packs what PyTorch's one node saves."""
+
+    def __enter__(self) -> None:
+        _state.stack = _state.stack + (None,)
+
+    def __exit__(self, *args) -> None:
+        _state.stack = _state.stack[:-1]
+
+
 def pack_node(node, out=None, outputs=None) -> None:
     """Run the current pack hook over what ``node`` just saved: its saved inputs, and its saved
     output ``out`` (a tensor) if it keeps one. A custom Function's node passes its
@@ -68,6 +89,13 @@ def pack_node(node, out=None, outputs=None) -> None:
     if hooks is None:
         return
     pack, unpack = hooks
+    plan = type(node).__dict__.get("_packs_plan")
+    if plan is None:
+        plan = _plan(type(node))
+    if plan:
+        if out is None and plan[-1] == "out":
+            return  # the output's save point, just after this one, packs all in order
+        _pack_planned(node, plan, pack, unpack, out)
     saved = node._saved
     if saved:
         kinds = node.__dict__.get("_saved_kinds")
@@ -82,9 +110,87 @@ def pack_node(node, out=None, outputs=None) -> None:
                 entries.append(t)
         node._saved = tuple(entries)
         node._versions = (None,) * len(entries)
-    if out is not None and node._out is not None:
+    if out is not None and node._out.__class__ is tuple:
         node._out = Packed(out, pack, unpack, out=0)
     node._packed = True
+
+
+_NO_PLAN = ()
+_ABSENT = object()
+
+
+class _PackedAttr:
+    """A node attribute PyTorch saves as a tensor (``_packs``): on a node made under hooks it
+    was packed, and reading it unpacks it (as the array, or tensor, it was)."""
+
+    __slots__ = ("name", "default")
+
+    def __init__(self, name: str, default) -> None:
+        self.name, self.default = name, default
+
+    def __get__(self, node, cls=None):
+        if node is None:
+            return self
+        entry = node.__dict__.get("_packed_attrs", {}).get(self.name)
+        if entry is None:
+            if self.default is _ABSENT:
+                raise AttributeError(self.name)
+            return self.default
+        if node._saved is None:  # freed by a backward
+            raise RuntimeError(_saved.freed_msg(node))
+        p, as_tensor, back = entry
+        v = unpack_entry(node, p, as_tensor)
+        return back(node, v) if back is not None else v
+
+
+def _plan(cls):
+    """``cls._packs`` read once per class: ``(kind, key, to_torch, back)`` per entry, the
+    attributes' descriptors installed."""
+    packs = getattr(cls, "_packs", None)
+    if packs is None:
+        cls._packs_plan = _NO_PLAN
+        return _NO_PLAN
+    plan = []
+    for e in packs:
+        if e.__class__ is int or e == "out":
+            plan.append((e, None, None))
+            continue
+        name, to_torch, back = (e, None, None) if isinstance(e, str) else e
+        if not isinstance(cls.__dict__.get(name), _PackedAttr):
+            setattr(cls, name, _PackedAttr(name, getattr(cls, name, _ABSENT)))
+        plan.append((name, to_torch, back))
+    if "out" in packs:
+        plan.append("out")  # (a marker: the node saves its output; pack at that point)
+    cls._packs_plan = plan = tuple(plan)
+    return plan
+
+
+def _pack_planned(node, plan, pack, unpack, out) -> None:
+    """Pack what ``node`` saved in PyTorch's order (``plan``); entries already packed (an
+    earlier save point of the same node) are left as they are."""
+    saved = node._saved
+    entries = list(saved) if saved else []
+    attrs = node.__dict__.get("_packed_attrs")
+    for key, to_torch, back in plan[:-1] if plan[-1] == "out" else plan:
+        if key.__class__ is int:
+            if key < len(entries) and isinstance(entries[key], Tensor):
+                entries[key] = Packed(entries[key], pack, unpack)
+        elif key == "out":
+            if out is not None and node._out.__class__ is tuple:
+                node._out = Packed(out, pack, unpack, out=0)
+        else:
+            v = node.__dict__.get(key)
+            if v is None:
+                continue  # (None stays: nothing saved, as PyTorch's undefined tensor)
+            del node.__dict__[key]
+            if attrs is None:
+                attrs = node._packed_attrs = {}
+            is_tensor = isinstance(v, Tensor)
+            t = v if is_tensor else make(np.asarray(to_torch(node, v) if to_torch else v))
+            attrs[key] = (Packed(t, pack, unpack), is_tensor, back)
+    if saved:
+        node._saved = tuple(entries)
+        node._versions = (None,) * len(entries)
 
 
 def _out_nr(node, arr) -> int:

@@ -80,7 +80,7 @@ def _strides_of(i):
 def _arr(attr):
     """A kept array (or tensor) attribute, as a tensor; None stays None."""
     def get(node):
-        v = node.__dict__.get(attr)
+        v = getattr(node, attr, None)  # (through the hooks, where they packed it)
         if v is None or isinstance(v, Tensor):
             return v
         return make(np.asarray(v))

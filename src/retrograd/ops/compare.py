@@ -372,6 +372,8 @@ def tie(P, r: Tensor, x: Tensor, **attrs) -> Tensor:
 
 
 class WhereBackward0(Node):
+    _packs = ("_cond",)  # what PyTorch's node saves (autograd/saved_hooks.py)
+
     def backward(self, xp, g):
         cond = self._cond
         nf = self.next_functions
@@ -432,7 +434,7 @@ def _where_array(cond, a, b):
 def _where_finish(cond, out, a, b, ad, bd):
     if out.dtype != np.result_type(ad, bd) and not isinstance(ad, (int, float)):
         out = out.astype(np.result_type(ad, bd))
-    return apply(WhereBackward0, out, a, b, _cond=cond)
+    return apply(WhereBackward0, out, a, b, save=(), _cond=cond)
 
 
 class _MaxMinBackward(Node):

@@ -21,8 +21,10 @@ import numpy as np
 
 from .._dtypes import FLOAT_CHARS
 from .._tensor import Tensor, make
+from ..autograd import saved as _saved
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node
+from ..autograd.saved_hooks import paused
 from ._apply import apply, apply_multi, needs_grad, recording
 
 __all__: list = []
@@ -141,7 +143,11 @@ def fused(name: str, fn, *inputs, differentiable=None, **attrs):
     inner = None
     if state.grad_enabled:
         leaves = [x if x is None else x.detach().requires_grad_(needs_grad(x)) for x in inputs]
-        outs = fn(*leaves)
+        if _saved.HOOKS_ON:  # PyTorch's one node saves what it saves, not fn's ops
+            with paused():
+                outs = fn(*leaves)
+        else:
+            outs = fn(*leaves)
         inner = (outs, leaves)
     else:  # only forward AD records here: its rule recomputes from the saved inputs
         outs = fn(*[x if x is None else x.detach() for x in inputs])

@@ -48,6 +48,7 @@ class IndexSelectBackward0(Node):
 
     _idxs = None
     _keeps = False  # the reflection/replication pads keep their input, as PyTorch's nodes do
+    _packs = ("_idx",)  # what PyTorch's node saves, in its order (autograd/saved_hooks.py)
 
     def backward(self, xp, g):
         if self._keeps:
@@ -87,13 +88,15 @@ def index_select(input, dim, index) -> Tensor:  # noqa: A002
         out = np.take(_as1d(a), idx, axis=d)
         if a.ndim == 0:
             out = out.reshape(())
-        return apply(IndexSelectBackward0, out, input, _idx=idx, _dim=d, _g=(dim, index))
+        return apply(IndexSelectBackward0, out, input, save=(), _idx=idx, _dim=d, _g=(dim, index))
     except (AttributeError, TypeError):
         _INDEX_SELECT.check(input, dim, index)
         raise
 
 
 class IndexAddBackward0(Node):
+    _packs = ("_idx", 0)
+
     def backward(self, xp, g):
         self.saved(False)  # (version-checks the kept source, as PyTorch's node does)
         nf = self.next_functions
@@ -176,13 +179,16 @@ def index_add(input, dim, index, source, *, alpha=1) -> Tensor:  # noqa: A002
 
 
 class IndexCopyBackward0(Node):
+    _packs = ("_idx", 0)
+
     def backward(self, xp, g):
         self.saved(False)  # (version-checks the kept source, as PyTorch's node does)
         nf = self.next_functions
-        gx = xp.index_fill(g, self._dim, self._idx, 0.0) if nf[0][0] is not None else None
+        idx = self._idx
+        gx = xp.index_fill(g, self._dim, idx, 0.0) if nf[0][0] is not None else None
         gs = None
         if nf[1][0] is not None:
-            gs = xp.index_select(g, self._dim, self._idx)
+            gs = xp.index_select(g, self._dim, idx)
             src_shape = self._meta[1][0]
             if src_shape != gs.shape:
                 gs = xp.reshape(gs, src_shape)
@@ -223,6 +229,8 @@ def index_copy(input, dim, index, source) -> Tensor:  # noqa: A002
 class IndexFillBackward0(Node):
     """index_fill with a number."""
 
+    _packs = ("_idx",)
+
     def backward(self, xp, g):
         return xp.index_fill(g, self._dim, self._idx, 0.0)
 
@@ -230,13 +238,16 @@ class IndexFillBackward0(Node):
 class IndexFillBackward1(Node):
     """index_fill with a 0-dim tensor."""
 
+    _packs = ("_idx",)
+
     def backward(self, xp, g):
         nf = self.next_functions
-        gx = xp.index_fill(g, self._dim, self._idx, 0.0) if nf[0][0] is not None else None
+        idx = self._idx
+        gx = xp.index_fill(g, self._dim, idx, 0.0) if nf[0][0] is not None else None
         gv = None
         if nf[1][0] is not None:
             # Each filled place counts once, however often the index repeats it.
-            gv = xp.sum(xp.index_select(g, self._dim, np.unique(self._idx)))
+            gv = xp.sum(xp.index_select(g, self._dim, np.unique(idx)))
         return gx, gv
 
 
@@ -269,8 +280,8 @@ def index_fill(input, dim, index, value) -> Tensor:  # noqa: A002
     out[_along(d, idx)] = np.asarray(v).astype(a.dtype)
     out = out.reshape(a.shape)
     if vt:
-        return apply(IndexFillBackward1, out, input, value, _idx=idx, _dim=d, _g=index)
-    return apply(IndexFillBackward0, out, input, _idx=idx, _dim=d, _g=index)
+        return apply(IndexFillBackward1, out, input, value, save=(), _idx=idx, _dim=d, _g=index)
+    return apply(IndexFillBackward0, out, input, save=(), _idx=idx, _dim=d, _g=index)
 
 
 # -- masks --------------------------------------------------------------------------------------
@@ -290,6 +301,8 @@ def _bshape(a, b) -> tuple:
 class MaskedFillBackward0(Node):
     """masked_fill with a number."""
 
+    _packs = ("_mask",)
+
     def backward(self, xp, g):
         return xp.where(self._mask, 0.0, g)
 
@@ -297,10 +310,13 @@ class MaskedFillBackward0(Node):
 class MaskedFillBackward1(Node):
     """masked_fill with a 0-dim tensor."""
 
+    _packs = ("_mask",)
+
     def backward(self, xp, g):
         nf = self.next_functions
-        gx = xp.where(self._mask, 0.0, g) if nf[0][0] is not None else None
-        gv = xp.sum(xp.where(self._mask, g, 0.0)) if nf[1][0] is not None else None
+        m = self._mask
+        gx = xp.where(m, 0.0, g) if nf[0][0] is not None else None
+        gv = xp.sum(xp.where(m, g, 0.0)) if nf[1][0] is not None else None
         return gx, gv
 
 
@@ -336,17 +352,19 @@ def masked_fill(input, mask, value, _inplace: bool = False) -> Tensor:  # noqa: 
     _bshape(a, m) if _inplace else _bshape(m, a)
     out = np.where(m, v, a)
     if vt:
-        return apply(MaskedFillBackward1, out, input, value, _mask=m)
-    return apply(MaskedFillBackward0, out, input, _mask=m)
+        return apply(MaskedFillBackward1, out, input, value, save=(), _mask=m)
+    return apply(MaskedFillBackward0, out, input, save=(), _mask=m)
 
 
 class MaskedSelectBackward0(Node):
+    _packs = ("_mask", 0)
+
     def backward(self, xp, g):
         self.saved(False)  # (version-checks the kept input, as PyTorch's node does)
         # Zeros of the broadcast shape (the mask's, as saved); the engine sums it down to the
         # input's.
-        return xp.masked_scatter(xp.zeros_meta((self._mask.shape, self._meta[0][1])),
-                                 self._mask, g)
+        m = self._mask
+        return xp.masked_scatter(xp.zeros_meta((m.shape, self._meta[0][1])), m, g)
 
 
 def masked_select(input, mask) -> Tensor:  # noqa: A002
@@ -367,6 +385,8 @@ def masked_select(input, mask) -> Tensor:  # noqa: A002
 
 
 class MaskedScatterBackward0(Node):
+    _packs = ("_mask",)
+
     def backward(self, xp, g):
         nf = self.next_functions
         m = self._mask
@@ -410,7 +430,7 @@ def masked_scatter(input, mask, source) -> Tensor:  # noqa: A002
     if s.size < n:
         raise RuntimeError("Number of elements of source < number of ones in mask")
     out[mb] = s.reshape(-1)[:n]
-    return apply(MaskedScatterBackward0, out, input, source, _mask=mb, _n=n, _g=mask)
+    return apply(MaskedScatterBackward0, out, input, source, save=(), _mask=mb, _n=n, _g=mask)
 
 
 _array.register(

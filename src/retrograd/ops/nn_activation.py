@@ -748,24 +748,29 @@ class NllLossBackward0(Node):
     """The gradient lands at each target's class: ``-weight[t] * g`` (over the total weight
     for a mean), zero elsewhere."""
 
+    _packs = (0, "_t", "_weight", "_total")  # PyTorch's saves, in its order (saved_hooks.py)
+
     def backward(self, xp, g):
         self.saved(False)  # (version-checks the kept input, as PyTorch's node does)
         coef = self._coef  # -weight[t] per element (0 where ignored); None: all -1
+        t = self._t  # (read once: under saved-tensor hooks this unpacks it)
+        total = self._total
+        self._weight  # noqa: B018 - (unpacked too, as PyTorch's node does; _coef holds it)
         if self._reduction == "mean":
-            g = g / self._total
+            g = g / total
         c = -g if coef is None else g * coef
         shape = self._shape
         if xp.TENSORS:
-            if tuple(c.shape) != self._t.shape:
-                c = xp.expand(c, self._t.shape)
-            out = xp.scatter_along(xp.unsqueeze(c, 1), np.expand_dims(self._t, 1), 1, shape)
+            if tuple(c.shape) != t.shape:
+                c = xp.expand(c, t.shape)
+            out = xp.scatter_along(xp.unsqueeze(c, 1), np.expand_dims(t, 1), 1, shape)
         else:
             out = np.zeros(shape, dtype=self._dtype)
             if len(shape) == 2:
-                out[_arange(shape[0]), self._t] = c
+                out[_arange(shape[0]), t] = c
             else:
-                c = np.broadcast_to(c, self._t.shape)
-                np.put_along_axis(out, np.expand_dims(self._t, 1), np.expand_dims(c, 1), axis=1)
+                c = np.broadcast_to(c, t.shape)
+                np.put_along_axis(out, np.expand_dims(t, 1), np.expand_dims(c, 1), axis=1)
         if self._in_shape != shape:
             out = xp.reshape(out, self._in_shape)
         return out

@@ -494,6 +494,8 @@ _array.register(embedding_dense_backward=_np_embedding_dense_backward)
 
 
 class EmbeddingBackward0(Node):
+    _packs = ("_indices",)  # what PyTorch's node saves (autograd/saved_hooks.py)
+
     def backward(self, xp, g):
         self.saved(False)  # raises once the graph is freed, as PyTorch (it keeps the indices)
         return xp.embedding_dense_backward(g, self._indices, self._num, self._pad, self._scale)

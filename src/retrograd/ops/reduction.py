@@ -259,6 +259,9 @@ class _ValueSelecting(Node):
 
     _materialize = False
     _keeps = False
+    # PyTorch saves the indices output (squeezed where keepdim is False): saved_hooks.py
+    _packs = (("_idx", lambda n, i: i if n._keepdim or not i.ndim else np.squeeze(i, n._dim),
+               lambda n, i: i if n._keepdim or not n._in_shape else np.expand_dims(i, n._dim)),)
 
     def backward(self, xp, g, g_idx=None):
         if self._keeps:  # (cummax/cummin keep their input: version-checked, as PyTorch's)
@@ -314,7 +317,8 @@ def _max_min(input, dim, keepdim, is_max, other=None):
             vals = np.squeeze(vals, axis=d)
     indices = idx if keepdim or a.ndim == 0 else np.squeeze(idx, axis=d)
     res = apply_multi(MaxBackward0 if is_max else MinBackward0, (vals, indices), (input,),
-                      differentiable=_VALUES, _idx=idx if a.ndim else idx.reshape(()), _dim=d,
+                      differentiable=_VALUES, save=(), _idx=idx if a.ndim else idx.reshape(()),
+                      _dim=d,
                       _keepdim=keepdim or a.ndim == 0, _in_shape=a.shape, _g=(dim, keepdim))
     return (return_types.max if is_max else return_types.min)(res)
 

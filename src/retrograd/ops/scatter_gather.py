@@ -108,6 +108,7 @@ class GatherBackward0(Node):
 
     forward = staticmethod(_take_along_array)
     _along = False
+    _packs = ("_idx", 0)  # PyTorch saves index, self (autograd/saved_hooks.py)
 
     def backward(self, xp, g):
         self.saved(False)  # (version-checks the kept input, as PyTorch's node does)
@@ -145,19 +146,23 @@ class ScatterBackward0(Node):
     """scatter with a src tensor."""
 
     _bad_src = None
+    _packs = ("_idx",)  # what PyTorch's node saves, in its order (autograd/saved_hooks.py)
 
     def backward(self, xp, g):
         nf = self.next_functions
-        gx = xp.scatter(g, self._dim, self._idx, 0.0) if nf[0][0] is not None else None
+        idx = self._idx  # (read once: under saved-tensor hooks this unpacks it)
+        gx = xp.scatter(g, self._dim, idx, 0.0) if nf[0][0] is not None else None
         gs = None
         if nf[1][0] is not None:
             _check_src_grad(self)
-            gs = xp.gather(g, self._dim, self._idx)
+            gs = xp.gather(g, self._dim, idx)
         return gx, gs
 
 
 class ScatterBackward1(Node):
     """scatter with a value."""
+
+    _packs = ("_idx",)
 
     def backward(self, xp, g):
         return xp.scatter(g, self._dim, self._idx, 0.0)
@@ -211,9 +216,9 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None) -> Tensor: 
                      _op="scatter")
     ishape = _idx_of(index).shape
     if is_t:
-        return apply(ScatterBackward0, out, input, src, _idx=idx.reshape(ishape), _dim=d,
+        return apply(ScatterBackward0, out, input, src, save=(), _idx=idx.reshape(ishape), _dim=d,
                      _bad_src=_src_mismatch(src._data.shape, ishape))
-    return apply(ScatterBackward1, out, input, _idx=idx.reshape(ishape), _dim=d)
+    return apply(ScatterBackward1, out, input, save=(), _idx=idx.reshape(ishape), _dim=d)
 
 
 def _src_mismatch(sshape, ishape):
@@ -240,6 +245,7 @@ class ScatterAddBackward0(Node):
     forward = staticmethod(_scatter_along_array)
     _along = False
     _bad_src = None
+    _packs = ("_idx",)
 
     def backward(self, xp, g):
         if self._along:
@@ -267,8 +273,8 @@ def scatter_add(input, dim, index, src) -> Tensor:  # noqa: A002
     add_at(out, grids, _src_part(s, idx.shape))
     out = out.reshape(a.shape)
     ishape = _idx_of(index).shape
-    return apply(ScatterAddBackward0, out, input, src, _idx=idx.reshape(ishape), _dim=d, _g=dim,
-                 _bad_src=_src_mismatch(s.shape, ishape))
+    return apply(ScatterAddBackward0, out, input, src, save=(), _idx=idx.reshape(ishape), _dim=d,
+                 _g=dim, _bad_src=_src_mismatch(s.shape, ishape))
 
 
 _REDUCE_UFUNC = {"sum": np.add, "prod": np.multiply, "mean": np.add, "amax": np.maximum,
@@ -293,6 +299,7 @@ class ScatterReduceBackward0(Node):
     (only ``prod``'s formula reads them; the others version-check them)."""
 
     _bad_src = None
+    _packs = ("_idx", 0, 1, "out")
 
     def backward(self, xp, g):
         nf = self.next_functions
@@ -415,6 +422,8 @@ def _flat_index(op, idx, numel) -> np.ndarray:
 
 
 class TakeBackward0(Node):
+    _packs = ("_idx", 0)
+
     def backward(self, xp, g):
         self.saved(False)  # (version-checks the kept input, as PyTorch's node does)
         return xp.put(xp.zeros_meta(self._meta[0]), self._idx, g, True)
@@ -436,14 +445,17 @@ def take(input, index) -> Tensor:  # noqa: A002
 
 
 class PutBackward0(Node):
+    _packs = ("_idx", 0)
+
     def backward(self, xp, g):
         self.saved(False)  # (version-checks the kept source, as PyTorch's node does)
         nf = self.next_functions
         src_meta = self._meta[1]
+        idx = self._idx
         gx = None
         if nf[0][0] is not None:
-            gx = g if self._accumulate else xp.put(g, self._idx, xp.zeros_meta(src_meta), False)
-        gs = xp.reshape(xp.take(g, self._idx), src_meta[0]) if nf[1][0] is not None else None
+            gx = g if self._accumulate else xp.put(g, idx, xp.zeros_meta(src_meta), False)
+        gs = xp.reshape(xp.take(g, idx), src_meta[0]) if nf[1][0] is not None else None
         return gx, gs
 
 

@@ -64,10 +64,12 @@ class ModeBackward0(_ValueSelecting):
 
 class CummaxBackward0(_ValueSelecting):
     _keeps = True
+    _packs = (0, "_idx")
 
 
 class CumminBackward0(_ValueSelecting):
     _keeps = True
+    _packs = (0, "_idx")
 
 
 class MedianBackward0(_EvenlyDistributed):
@@ -144,7 +146,7 @@ def _quick_select_ties(a, d, order, k):
     return _unrow(rows_i, idx, d)
 
 
-def _selected(node_cls, rtype, input, idx, d, keepdim, given=None, save=None):  # noqa: A002
+def _selected(node_cls, rtype, input, idx, d, keepdim, given=None, save=()):  # noqa: A002
     """``(values, indices)`` for NumPy indices ``idx`` (the reduced dim kept) along ``d``;
     ``given`` is ``(dim, keepdim)`` as the caller got them (``grad_fn._saved_dim``); ``save``
     what the node keeps besides (cummax/cummin keep their input, as PyTorch's do)."""
