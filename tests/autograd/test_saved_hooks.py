@@ -532,15 +532,27 @@ def _index_family(lib, name):
         "nll_loss_weight": lambda: fn.nll_loss(x, lib.tensor([0, 3, 1]), weight=x[0].detach()),
         "cross_entropy": lambda: fn.cross_entropy(x, lib.tensor([0, 3, 1])),
         "embedding": lambda: fn.embedding(i2, x),
-        "copysign": lambda: x.copysign(-1.0) * 1.0,
+        "getitem": lambda: x[i1],
+        "getitem_mask": lambda: x[mask],
+        "getitem_2d": lambda: x[[0, 2], 1:][:, [1, 0]],
+        "setitem": lambda: _set(x.clone(), (i1,), s),
+        "setitem_slice": lambda: _set(x.clone(), (slice(1, None), i1), s[:, :2]),
+        "index_put": lambda: x.index_put((i1,), s, accumulate=True),
+        "index_select_0d": lambda: x.index_select(1, i1[0]),
     }[name]()
+
+
+def _set(z, key, v):
+    z[key] = v
+    return z
 
 
 @pytest.mark.parametrize("name", [
     "gather", "take", "put", "index_add", "index_copy", "index_select", "index_fill",
     "masked_select", "masked_fill", "masked_scatter", "where", "scatter", "scatter_add",
     "scatter_reduce", "cummax", "cummin", "max_dim", "min_keepdim", "sort", "topk", "kthvalue",
-    "median", "mode", "nll_loss", "nll_loss_weight", "cross_entropy", "embedding"])
+    "median", "mode", "nll_loss", "nll_loss_weight", "cross_entropy", "embedding", "getitem",
+    "getitem_mask", "getitem_2d", "setitem", "setitem_slice", "index_put", "index_select_0d"])
 def test_index_family_packs_what_torch_saves(torch, name):
     """Indices, masks and targets PyTorch saves as tensors go through pack and unpack as there:
     the same tensors (shape, dtype), in the same order, each unpacked once in backward."""

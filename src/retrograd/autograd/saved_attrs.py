@@ -547,10 +547,11 @@ def generic_names(node) -> dict:
     return names
 
 
-def saved_attr(node, attr: str):
-    """``node._saved_<name>`` (the properties ``_install`` puts on nodes read through here)."""
+def saved_attr(node, attr: str, kind: str | None = None):
+    """``node._saved_<name>`` (the properties ``_install`` puts on nodes read through here);
+    ``kind``: read it as that grad_fn's (a node named otherwise, as CopySlices)."""
     name = attr[len("_saved_"):]
-    names = NAMES.get(node.name())
+    names = NAMES.get(kind or node.name())
     spec = names.get(name) if names is not None else None
     if spec is None:
         spec = generic_names(node).get(name)

@@ -18,17 +18,23 @@ PyTorch saves as tensors (indices, masks, targets), declares ``_packs``: that or
 saved entries (``int``), its saved output (``"out"``) and array attributes (``"_idx"``, or
 ``("_idx", to_torch, back)`` where PyTorch's tensor has another shape). A packed attribute
 leaves the node's ``__dict__`` and reads through a class descriptor that unpacks it (so nodes
-made without hooks read it as a plain attribute, at no cost).
+made without hooks read it as a plain attribute, at no cost). An entry ``"=name"`` packs the
+value of ``grad_fn._saved_name`` (a tensor, or each tensor of a list), for what the node keeps in
+another form (an indexing key, statistics it recomputes): those are unpacked when the node's
+backward runs (a per-node override of ``backward``), and the node keeps its own form.
 """
 
 from __future__ import annotations
 
 import threading
+import weakref
+from functools import partial
 
 import numpy as np
 
 from .._tensor import Tensor, make
 from . import saved as _saved
+from .saved_attrs import saved_attr
 
 __all__ = ["saved_tensors_hooks", "disable_saved_tensors_hooks", "save_on_cpu", "pack_node",
            "unpack_entry", "Packed", "Plain"]
@@ -152,7 +158,7 @@ def _plan(cls):
         return _NO_PLAN
     plan = []
     for e in packs:
-        if e.__class__ is int or e == "out":
+        if e.__class__ is int or e == "out" or e[0] == "=":
             plan.append((e, None, None))
             continue
         name, to_torch, back = (e, None, None) if isinstance(e, str) else e
@@ -171,13 +177,25 @@ def _pack_planned(node, plan, pack, unpack, out) -> None:
     saved = node._saved
     entries = list(saved) if saved else []
     attrs = node.__dict__.get("_packed_attrs")
-    for key, to_torch, back in plan[:-1] if plan[-1] == "out" else plan:
+    plan = plan[:-1] if plan[-1] == "out" else plan
+    # Values named by ``"=name"``, read before anything is packed (the reads unpack after).
+    named = {key: _named(node, key[1:]) for key, _, _ in plan
+             if key.__class__ is str and key[0] == "="}
+    for key, to_torch, back in plan:
         if key.__class__ is int:
             if key < len(entries) and isinstance(entries[key], Tensor):
                 entries[key] = Packed(entries[key], pack, unpack)
         elif key == "out":
             if out is not None and node._out.__class__ is tuple:
                 node._out = Packed(out, pack, unpack, out=0)
+        elif key[0] == "=":
+            v = named[key]
+            extra = node.__dict__.get("_packed_extra")
+            if extra is None:
+                extra = node._packed_extra = []
+                node.backward = partial(_unpacking_backward, weakref.ref(node))
+            extra += [Packed(t, pack, unpack) for t in (v if isinstance(v, (tuple, list))
+                                                        else (v,)) if isinstance(t, Tensor)]
         else:
             v = node.__dict__.get(key)
             if v is None:
@@ -191,6 +209,22 @@ def _pack_planned(node, plan, pack, unpack, out) -> None:
     if saved:
         node._saved = tuple(entries)
         node._versions = (None,) * len(entries)
+
+
+def _named(node, name: str):
+    try:  # (as the class's grad_fn: CopySlices is an IndexPutBackward0 renamed)
+        return saved_attr(node, "_saved_" + name, type(node).__name__)
+    except (AttributeError, RuntimeError):
+        return None
+
+
+def _unpacking_backward(ref, xp, *grads):
+    """A node's backward that first unpacks its ``"=name"`` entries, as PyTorch's backward
+    unpacks every saved tensor (the node holds this through a weak reference: no cycle)."""
+    node = ref()
+    for p in node._packed_extra:
+        p.unpack(p.value)
+    return type(node).backward(node, xp, *grads)
 
 
 def _out_nr(node, arr) -> int:

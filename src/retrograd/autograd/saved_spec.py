@@ -362,7 +362,8 @@ def _index_indices(node):
             # a scalar mask: PyTorch indexes a new dim of size 1 with [0] (True) or [] (False)
             out.append(make(np.zeros(1 if bool(i) else 0, np.int64)))
         else:
-            out.append(i if isinstance(i, Tensor) else make(np.asarray(i)))
+            a = np.asarray(i)
+            out.append(i if isinstance(i, Tensor) else make(a if a.size else a.astype(np.int64)))
     while out and out[-1] is None:
         out.pop()
     return tuple(out)

@@ -48,7 +48,8 @@ class IndexSelectBackward0(Node):
 
     _idxs = None
     _keeps = False  # the reflection/replication pads keep their input, as PyTorch's nodes do
-    _packs = ("_idx",)  # what PyTorch's node saves, in its order (autograd/saved_hooks.py)
+    # What PyTorch's node saves, in its order (autograd/saved_hooks.py): the index as given.
+    _packs = (("_idx", lambda n, i: i.reshape(_given_shape(n, i)), lambda n, i: i.reshape(-1)),)
 
     def backward(self, xp, g):
         if self._keeps:
@@ -56,6 +57,11 @@ class IndexSelectBackward0(Node):
         if self._idxs is not None:
             return xp.index_dims_backward(g, self._idxs, self._meta[0][0])
         return xp.index_add(xp.zeros_meta(self._meta[0]), self._dim, self._idx, g)
+
+
+def _given_shape(node, idx) -> tuple:
+    g = node.__dict__.get("_g")
+    return idx.shape if g is None else np.shape(_idx_of(g[1]))
 
 
 def index_select(input, dim, index) -> Tensor:  # noqa: A002

@@ -290,6 +290,7 @@ class IndexBackward0(Node):
     backward for the values) is this node too, with its resolved key in ``_key``."""
 
     _key = None
+    _packs = ("=indices",)  # PyTorch saves the index tensors (autograd/saved_hooks.py)
 
     def backward(self, xp, g):
         if self._key is not None:
@@ -322,7 +323,7 @@ def getitem(input, index) -> Tensor:  # noqa: A002
         return alias(input) if r is input else r
     pre, key, trivial = _parse(index, input._data.shape)
     r = input if trivial else _basic(input, pre, True)
-    return apply(IndexBackward0, r._data[key], r, _index=key, _g=index)
+    return apply(IndexBackward0, r._data[key], r, save=(), _index=key, _g=index)
 
 
 def is_basic_index(index) -> bool:
@@ -355,6 +356,7 @@ class IndexPutBackward0(Node):
 
     _accumulate = False
     _into_zeros = False
+    _packs = ("=indices",)
 
     def backward(self, xp, g):
         key = self._key
@@ -424,11 +426,11 @@ def index_put(input, indices, values, accumulate: bool = False) -> Tensor:  # no
     # A number for values (None here): PyTorch still gives the node an (empty) second edge.
     if setitem and not trivial:
         # PyTorch writes through a view of the basic part: its node is CopySlices.
-        return apply(IndexPutBackward0, out, input, values, _key=key,
-                     _accumulate=bool(accumulate), _name=_COPY_SLICES)
+        return apply(IndexPutBackward0, out, input, values, save=(), _key=key,
+                     _accumulate=bool(accumulate), _name=_COPY_SLICES, _g=indices.index)
     # (``_g``: the index as given, for ``grad_fn._saved_indices``)
-    return apply(IndexPutBackward0, out, input, values, _key=key, _accumulate=bool(accumulate),
-                 _g=indices.index if setitem else indices)
+    return apply(IndexPutBackward0, out, input, values, save=(), _key=key,
+                 _accumulate=bool(accumulate), _g=indices.index if setitem else indices)
 
 
 def _key_get(x, key):
