@@ -111,3 +111,66 @@ def test_casts_do_not_warn(torch):
             mine = f(rg)
         want = f(torch)
         assert mine.to(rg.float64).tolist() == want.to(torch.float64).tolist()
+
+
+@pytest.mark.parametrize("name", REDUCED)
+def test_nll_loss_reduced_cascade_sum(torch, name):
+    # PyTorch's nll_loss kernel sums float16/bfloat16 terms in the dtype, in a cascade of
+    # partial sums (16 per level); weights and ignored targets follow the same path.
+    def run(lib, n, shape):
+        lib.manual_seed(n)
+        x = (lib.randn(n, 10, *shape) * 2).log_softmax(1).to(getattr(lib, name))
+        t = lib.randint(0, 10, (n, *shape))
+        w = (lib.rand(10) * 2).to(getattr(lib, name))
+        f = lib.nn.functional
+        out = []
+        for red in ("sum", "mean"):
+            out += [f.nll_loss(x, t, reduction=red), f.nll_loss(x, t, weight=w, reduction=red),
+                    f.nll_loss(x, t, ignore_index=3, reduction=red),
+                    f.nll_loss(x, t, weight=w, ignore_index=3, reduction=red),
+                    f.cross_entropy(x.float(), t, reduction=red).to(getattr(lib, name))]
+        return [bits(r) for r in out]
+
+    for n, shape in ((1, ()), (17, ()), (257, ()), (300, ()), (4, (7,)), (3, (5, 6))):
+        assert run(rg, n, shape) == run(torch, n, shape), (n, shape)
+
+
+@pytest.mark.parametrize("name", REDUCED)
+def test_reduced_losses_and_sums_accumulate_in_float32(torch, name):
+    def run(lib):
+        lib.manual_seed(0)
+        x = (lib.randn(6, 37) * 3).to(getattr(lib, name))
+        y, f = x.flip(0), lib.nn.functional
+        w = lib.randn(37).to(getattr(lib, name))
+        return [bits(r) for r in (
+            f.mse_loss(x, y), f.mse_loss(x, y, reduction="sum"), f.l1_loss(x, y),
+            f.smooth_l1_loss(x, y, reduction="sum"), x.nansum(1), x.nansum(),
+            f.rms_norm(x, (37,)), f.rms_norm(x, (37,), w),
+            (lib.ones(70000, dtype=getattr(lib, name)) * 3).sum())]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # float16's overflow to inf is silent, as in PyTorch
+        mine = run(rg)
+    assert mine == run(torch)
+    assert rg.nn.functional.rms_norm(rg.ones(2, 3, dtype=getattr(rg, name), requires_grad=True),
+                                     (3,)).grad_fn.name() == "ToCopyBackward0"
+
+
+@pytest.mark.parametrize("name", REDUCED)
+def test_ops_without_reduced_kernels_raise(torch, name):
+    def check(lib):
+        x = lib.randn(3, 4).to(getattr(lib, name))
+        f = lib.nn.functional
+        for call, kernel in ((lambda: lib.cdist(x, x), "cdist"), (lambda: lib.pdist(x), "pdist"),
+                             (lambda: f.pdist(x), "pdist"),
+                             (lambda: f.multi_margin_loss(x, lib.tensor([1, 0, 0])),
+                              "multi_margin_loss_cpu_kernel")):
+            with pytest.raises(NotImplementedError, match=f'"{kernel}" not implemented for'):
+                call()
+        with lib.autocast("cpu", dtype=getattr(lib, name)):  # the float32 list casts first
+            assert lib.cdist(x, x).dtype == lib.float32
+
+    check(rg)
+    check(torch)
+    with pytest.raises(RuntimeError, match="^cdist only supports non-negative p values$"):
+        rg.cdist(rg.ones(2, 2), rg.ones(2, 2), p=-1)

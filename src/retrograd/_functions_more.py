@@ -99,6 +99,10 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:  # noqa: A002
     """
     if input.dim() != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    if input.dtype.np in _dtypes.REDUCED:  # PyTorch has no float16/bfloat16 kernel
+        raise NotImplementedError(f"\"pdist\" not implemented for '{input.dtype.scalar_name}'")
     n = input.shape[0]
     i, j = np.triu_indices(n, 1)
     if i.size == 0:

@@ -14,6 +14,7 @@ import itertools
 
 import numpy as np
 
+from .._dtypes import REDUCED
 from .._tensor import Tensor
 from ._autocast import fp32
 from ._core import wrap, wrap_dim
@@ -130,7 +131,9 @@ def cdist(x1, x2, p: float = 2.0, compute_mode=None) -> Tensor:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
                            f"{x1.shape[-1]} X2: {x2.shape[-1]}")
     if p < 0:
-        raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
+        raise RuntimeError("cdist only supports non-negative p values")
+    if x1.dtype.np in REDUCED:  # PyTorch has no float16/bfloat16 kernel (autocast casts first)
+        raise NotImplementedError(f"\"cdist\" not implemented for '{x1.dtype.scalar_name}'")
     return fused("CdistBackward0",
                  lambda a, b: vector_norm(sub(a.unsqueeze(-2), b.unsqueeze(-3)), p, dim=-1),
                  x1, x2, _p=float(p))

@@ -794,6 +794,51 @@ class NllLoss2DBackward0(NllLossBackward0):
     """nll_loss on (N, C, H, W) inputs (PyTorch's nll_loss2d)."""
 
 
+def _segment_sums(vals: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Sums of the runs of ``vals`` that end where ``ends`` is True (and the open run after
+    the last end), each added element by element from 0 with a rounding to the dtype at every
+    step, as a loop of scalars would: one NumPy step per element of the longest run."""
+    n = vals.size
+    seg = np.zeros(n, np.intp)
+    np.cumsum(ends[:-1], out=seg[1:])
+    starts = np.flatnonzero(np.concatenate(([True], ends[:-1])))
+    pos = np.arange(n) - starts[seg]
+    grid = np.zeros((starts.size, int(pos.max()) + 1), vals.dtype)
+    grid[seg, pos] = vals  # padding adds zeros, which leave a sum unchanged
+    acc = grid[:, 0].copy()  # 0 + v is v
+    for k in range(1, grid.shape[1]):
+        acc = acc + grid[:, k]
+    return acc
+
+
+def _cascade_sum(terms: np.ndarray, keep) -> np.ndarray:
+    """PyTorch's nll_loss sum for float16/bfloat16 (its CPU kernel, checked bit for bit):
+    eight partial sums in the dtype; element ``b`` (not ignored) adds to level 0, then each
+    level ``j`` whose ``4 (j + 1)`` low bits of ``b`` are all 0 moves its sum up to ``j + 1``;
+    the total adds the levels up in order. ``keep`` False marks ignored targets (skipped)."""
+    dt = terms.dtype
+    b = np.arange(terms.size)
+    if keep is not None:
+        terms, b = terms[keep], b[keep]
+    parts = []
+    vals, idx = terms, b
+    for j in range(7):
+        if vals.size == 0:
+            parts.append(None)
+            continue
+        ends = (idx & ((1 << (4 * (j + 1))) - 1)) == 0  # this level moves up after b
+        sums = _segment_sums(vals, ends)
+        closed = int(ends.sum())
+        parts.append(sums[closed] if sums.size > closed else None)  # the open run stays
+        vals, idx = sums[:closed], idx[ends]
+    parts.append(_segment_sums(vals, np.zeros(vals.size, bool))[0] if vals.size else None)
+    total = np.zeros((), dt)
+    for p in parts:
+        if p is not None:
+            total = total + p
+    return np.asarray(total, dt)
+
+
 def nll_loss_core(input, target, weight, ignore_index: int, reduction: str,
                   n_classes: int) -> Tensor:
     """nll_loss on a batched input (N, C, d1, ...) with integer targets (N, d1, ...) of checked
@@ -835,10 +880,20 @@ def nll_loss_core(input, target, weight, ignore_index: int, reduction: str,
         coef = np.where(ignored, np.zeros((), dt), np.asarray(-1, dt))
     loss = -picked if coef is None else picked * coef
     total = None
+    cascade = dt in REDUCED and reduction != "none"
+    if cascade:  # float16/bfloat16: PyTorch's kernels sum in the dtype, in a cascade over the
+        # targets in order (nll_loss2d too)
+        keep = None if ignored is None else ~ignored.ravel()
+        lsum = _cascade_sum(loss.ravel(), keep)
     if reduction == "none":
         out = loss.reshape(()) if len(in_shape) == 1 else loss
     elif reduction == "sum":
-        out = np.asarray(loss.sum(), dtype=dt)
+        out = lsum if cascade else np.asarray(loss.sum(), dtype=dt)
+    elif cascade:
+        total = _cascade_sum(w.ravel(), keep) if w is not None else \
+            np.asarray(t.size - (0 if ignored is None else int(ignored.sum())), dt)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = (lsum.astype(F32) / total.astype(F32)).astype(dt)
     else:
         if w is not None:
             total = w.sum(dtype=dt)
@@ -862,6 +917,10 @@ def nll_loss_core(input, target, weight, ignore_index: int, reduction: str,
 def _reduce(loss, reduction, dt):
     if reduction == "none":
         return loss
+    if dt in REDUCED:  # float16/bfloat16 losses accumulate in float32, as PyTorch's sum/mean
+        with np.errstate(over="ignore", invalid="ignore"):
+            f = np.sum(loss, dtype=F32) if reduction == "sum" else np.mean(loss, dtype=F32)
+            return np.asarray(f).astype(dt)
     if reduction == "sum":
         return np.asarray(loss.sum(), dtype=dt)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -129,7 +129,8 @@ def sum(input, dim=None, keepdim=False,
             a = a.astype(np.int64)
         if a.dtype in REDUCED:  # float16/bfloat16 accumulate in float32, as PyTorch's kernels
             out = np.sum(a, axis=_norm_dims(dim, a.ndim), keepdims=keepdim, dtype=F32)
-            out = np.asarray(out).astype(a.dtype)
+            with np.errstate(over="ignore"):  # float16 overflows to inf, as in PyTorch
+                out = np.asarray(out).astype(a.dtype)
             if dim is None and not keepdim:
                 return apply(SumBackward0, out, input, _in_shape=a.shape)
             return apply(SumBackward1, out, input, _in_shape=a.shape, _dims=_norm_dims(dim, a.ndim),
@@ -588,7 +589,10 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A0
     a = _sum_dtype(input, dtype)
     dims = _norm_dims(dim, a.ndim)
     nan = np.isnan(a) if a.dtype.char in FLOAT_CHARS else np.zeros(a.shape, bool)
-    out = np.asarray(np.sum(np.where(nan, 0, a), axis=dims, keepdims=keepdim), dtype=a.dtype)
+    acc = F32 if a.dtype in REDUCED else None  # float16/bfloat16 accumulate in float32, as sum
+    with np.errstate(over="ignore"):
+        out = np.asarray(np.sum(np.where(nan, 0, a), axis=dims, keepdims=keepdim, dtype=acc),
+                         dtype=a.dtype)
     return apply(NansumBackward0, out, input, save=(input,), _nan=nan, _in_shape=a.shape, _g=dim,
                  _keep=None if keepdim else _keep_shape(a.shape, _reduced_dims(dims, a.ndim)))
 

@@ -130,6 +130,8 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:  # noqa: A002
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
+    if input.dtype in (torch.float16, torch.bfloat16):  # PyTorch has no kernel for them
+        raise NotImplementedError(f"\"pdist\" not implemented for '{input.dtype.scalar_name}'")
     i, j = (torch.tensor(v) for v in np.triu_indices(input.shape[0], 1))
     return fused("PdistBackward0",
                  lambda x: torch.linalg.vector_norm(x[i] - x[j], p, dim=1), input, _p=float(p))

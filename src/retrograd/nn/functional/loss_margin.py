@@ -67,6 +67,10 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1,  # noqa: A002
     _check_long(target)
     x = _as_batch(input, "multi_margin_loss")
     n, c = x.shape
+    if x.dtype in (torch.float16, torch.bfloat16):  # PyTorch has no kernel for them
+        name = "Half" if x.dtype == torch.float16 else "BFloat16"
+        raise NotImplementedError(f"\"multi_margin_loss_cpu_kernel\" not implemented for "
+                                  f"'{name}'")
     if target.numel() != n or (target.dim() > 1):
         raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal to "
                            f"the number of input samples (batch size). Expected target size "

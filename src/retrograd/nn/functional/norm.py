@@ -11,8 +11,6 @@ import math
 import numbers
 import warnings
 
-import numpy as np
-
 import retrograd as torch
 
 from ..._tensor import Tensor
@@ -173,13 +171,17 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,  # n
     if k == 0 or len(shape) < k or shape[len(shape) - k:] != ns:
         raise RuntimeError(f"Given normalized_shape={_shape_list(ns)}, expected input with shape "
                            f"[*{_shape_list(ns)[1:]}, but got input of size{_shape_list(shape)}")
+    dt = input.dtype
+    low = dt in (torch.float16, torch.bfloat16)
+    if low:  # PyTorch normalizes float16/bfloat16 in float32 and rounds once (weight aside)
+        input = input.float()  # noqa: A001
     if eps is None:
-        eps = float(np.finfo(input.dtype.np).eps) if input.is_floating_point() else 1e-7
+        eps = float(torch.finfo(input.dtype).eps) if input.is_floating_point() else 1e-7
     dims = tuple(range(-k, 0))
     out = input * (input.pow(2).mean(dims, keepdim=True) + eps).rsqrt()
     if weight is not None:
         out = out * weight
-    return out
+    return out.to(dt) if low else out
 
 
 # -- dropout -----------------------------------------------------------------------------------
