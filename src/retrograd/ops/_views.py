@@ -93,7 +93,25 @@ def narrow(input, dim, start, length) -> Tensor:  # noqa: A002
     >>> torch.arange(5).narrow(0, 1, 3)
     tensor([1, 2, 3])
     """
-    return slice_dim(input, dim, start, int(start) + int(length), 1)
+    try:
+        nd = input._data.ndim
+    except AttributeError:  # not a tensor: slice_dim raises PyTorch's TypeError
+        nd = None
+    if nd == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    start, length = int(start), int(length)
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if nd is not None:
+        size = input._data.shape[wrap_dim(dim, nd)]
+        if not -size <= start <= size:
+            raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], "
+                             f"but got {start})")
+        start = start + size if start < 0 else start
+        if start > size - length:
+            raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
+                               f"({size}).")
+    return slice_dim(input, dim, start, start + length, 1)
 
 
 _array.register(select=SelectBackward0.forward, slice_dim=SliceBackward0.forward)

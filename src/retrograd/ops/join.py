@@ -23,8 +23,10 @@ def _tensors(tensors, name: str) -> list:
             f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor"
         )
     ts = [t if isinstance(t, Tensor) else as_tensor_arg(t) for t in tensors]
-    if not ts:
-        raise RuntimeError(f"{name}(): expected a non-empty list of Tensors")
+    if not ts:  # PyTorch's own words: cat's Python binding checks, stack's kernel
+        if name == "cat":
+            raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
     return ts
 
 
@@ -171,7 +173,7 @@ def vstack(tensors) -> Tensor:
 
 def row_stack(tensors) -> Tensor:
     """``vstack``."""
-    return cat([_atleast(t, 2) for t in _nonempty(tensors, "row_stack")], 0)
+    return cat([_atleast(t, 2) for t in _nonempty(tensors, "vstack")], 0)
 
 
 def dstack(tensors) -> Tensor:

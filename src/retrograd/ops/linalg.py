@@ -23,7 +23,7 @@ from . import shape as _shape
 from ._apply import apply, apply_binary, needs_grad, save_plan
 from ._autocast import fp32, lower_precision
 from ._base import not_implemented
-from ._core import arg_error, as_tensor_arg, tensor_arg, wrap_dim
+from ._core import arg_error, as_tensor_arg, broadcast_error, tensor_arg, wrap_dim
 from .arithmetic import mul
 from .reduction import sum as _sum
 
@@ -195,46 +195,67 @@ def matmul(input, other) -> Tensor:  # noqa: A002
         return _shape.squeeze_dims_(_product(MmBackward0, _shape.unsqueeze(a, 0), b), 0)
     if da == 2 and db == 2:
         return _product(MmBackward0, a, b)
-    if da >= 3 and db <= 2:
-        # Fold the batch dims of ``a`` into its rows: one mm (or mv) and a view back.
-        _check_inner(a, b)
-        rows = _shape.reshape(a, (-1, a._data.shape[-1]))
-        if db == 1:
-            return _shape.unsafe_view(_product(MvBackward0, rows, b), a._data.shape[:-1])
-        return _shape.unsafe_view(_product(MmBackward0, rows, b),
-                           a._data.shape[:-1] + (b._data.shape[-1],))
-    if da <= 2 and db >= 3:
+    if _should_fold(a, b):
+        if da >= 3:
+            # Fold the batch dims of ``a`` into its rows: one mm (or mv) and a view back.
+            rows = _shape.reshape(a, (-1, a._data.shape[-1]))
+            if db == 1:
+                return _shape.unsafe_view(_product(MvBackward0, rows, b), a._data.shape[:-1])
+            return _shape.unsafe_view(_product(MmBackward0, rows, b),
+                                      a._data.shape[:-1] + (b._data.shape[-1],))
         # The same fold on the transposed problem: (b^T @ a^T)^T.
-        _check_inner(a, b)
         bt = _shape.mT(b)
         rows = _shape.reshape(bt, (-1, bt._data.shape[-1]))
         if da == 1:
             return _shape.unsafe_view(_product(MvBackward0, rows, a), bt._data.shape[:-1])
         out = _shape.unsafe_view(_product(MmBackward0, rows, _shape.t(a)),
-                          bt._data.shape[:-1] + (a._data.shape[0],))
+                                 bt._data.shape[:-1] + (a._data.shape[0],))
         return _shape.contiguous(_shape.mT(out))
-    # Both batched: broadcast the batch dims, flatten them, one bmm, view back.
-    _check_inner(a, b)
-    try:
-        batch = np.broadcast_shapes(a._data.shape[:-2], b._data.shape[:-2])
-    except ValueError:
-        raise RuntimeError(_shape_error(a._data, b._data)) from None
-    n, m = a._data.shape[-2:]
-    p = b._data.shape[-1]
+    # Broadcast the batch dims, flatten them, one bmm, view back (a vector as a 1-row or
+    # 1-column matrix).
+    sa, sb = a._data.shape, b._data.shape
+    n, m = (sa[-2] if da > 1 else 1), sa[-1]
+    m2, p = (sb[-2], sb[-1]) if db > 1 else (sb[0], 1)
+    batch_a, batch_b = sa[:-2], sb[:-2]
+    e = broadcast_error(batch_a, batch_b)
+    if e is not None:
+        raise e
+    batch = tuple(np.broadcast_shapes(batch_a, batch_b))
     size = int(np.prod(batch)) if batch else 1
     a3 = _shape.reshape(_shape.expand(a, batch + (n, m)), (size, n, m))
-    b3 = _shape.reshape(_shape.expand(b, batch + (m, p)), (size, m, p))
-    return _shape.unsafe_view(_product(BmmBackward0, a3, b3), batch + (n, p))
+    if db == 1:
+        b3 = _shape.unsqueeze(_shape.reshape(_shape.expand(b, batch + (m2,)), (size, m2)), 2)
+    else:
+        b3 = _shape.reshape(_shape.expand(b, batch + (m2, p)), (size, m2, p))
+    out_shape = batch + ((n,) if da > 1 else ()) + ((p,) if db > 1 else ())
+    return _shape.unsafe_view(_product(BmmBackward0, a3, b3), out_shape)
 
 
-def _check_inner(a, b) -> None:
-    ka = a._data.shape[-1]
-    kb = b._data.shape[-2] if b._data.ndim > 1 else b._data.shape[0]
-    if ka != kb:
-        raise RuntimeError(_shape_error(a._data, b._data))
+def _should_fold(a, b) -> bool:
+    """PyTorch's ``should_fold``: whether ``matmul`` of a batched tensor with a vector or a matrix
+    folds the batch into one mm/mv (when that costs no copy, or when the smaller operand needs a
+    gradient, which a bmm would make a batch-sized tensor for) rather than broadcasting to bmm."""
+    da, db = a._data.ndim, b._data.ndim
+    big, small = (a, b) if da >= db else (b, a)
+    if not (big._data.ndim >= 3 and small._data.ndim <= 2):
+        return False
+    if small.requires_grad:
+        return True
+    if da == 2:  # folding b^T would need a copy of the result
+        return False
+    x = big._data
+    if x.size == 0:
+        return True
+    shape, strides = list(x.shape), [st // x.itemsize for st in x.strides]
+    if big is b:  # the fold reads b^T
+        shape[-2:], strides[-2:] = shape[:-3:-1], strides[:-3:-1]
+    return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(len(shape) - 2))
 
 
 def _shape_error(a, b) -> str:
+    if a.ndim == 2 and b.ndim == 1:
+        return (f"size mismatch, got input ({a.shape[0]}), mat ({a.shape[0]}x{a.shape[1]}), "
+                f"vec ({b.shape[0]})")
     if a.ndim == 1 and b.ndim == 1:
         return (f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src "
                 f"[{b.shape[0]}] to have the same number of elements, but got {a.shape[0]} and "

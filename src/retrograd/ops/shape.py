@@ -190,7 +190,9 @@ def reshape(input, *shape) -> Tensor:  # noqa: A002
         # PyTorch copies (CloneBackward0) and then views the copy (UnsafeViewBackward0).
         c = apply(CloneBackward0, a.copy(), input)  # a contiguous clone, then a view of it
         return apply(UnsafeViewBackward0, np.reshape(c._data, shape), c, _in_shape=a.shape)
-    return apply_view(ViewBackward0, out, input, ("reshape", (shape,)), _in_shape=a.shape)
+    # PyTorch views a contiguous input and records a strided one as ``_reshape_alias``.
+    node = ViewBackward0 if a.flags.c_contiguous else ReshapeAliasBackward0
+    return apply_view(node, out, input, ("reshape", (shape,)), _in_shape=a.shape)
 
 
 def view_as(input, other) -> Tensor:  # noqa: A002
