@@ -352,7 +352,8 @@ def test_vmap_batches_by_rules_or_loops_faithfully():
         "mask": (lambda a: retrograd.where(a > 0, a, a * 2), "rules"),
         # gt() records nothing: its mask, equal for samples 0 and 3 but not 1, makes it loop
         "mask_unrecorded": (lambda a: retrograd.where(retrograd.gt(a, 0), a, a * 2), "loop"),
-        "item": (lambda a: a * 2 if a.sum().item() > 0 else a * 3, "loop"),
+        # Python reads a value that is the same for every sample: the loop
+        "item_unbatched": (lambda a: a * 2 if w.sum().item() > 0 else a * 3, "loop"),
         "inplace": (lambda a: (a * 1).mul_(2), "loop"),
         "made_inside": (lambda a: a + retrograd.ones(2) * retrograd.tensor([1.0, 3.0]), "rules"),
         "made_from_data": (lambda a: a * retrograd.tensor(a.detach()), "loop"),
@@ -398,11 +399,18 @@ def test_vmap_batches_by_rules_or_loops_faithfully():
     assert how["path"] == "rules"
     np.testing.assert_allclose(got.numpy(), 2 * x.numpy(), rtol=1e-12)
 
-    # backward() inside: the traced run is the loop's run of its sample, so .grad is the loop's
-    w.grad = None
-    got, how, _ = _vmap_path(lambda a: _backward_sum(a, w), x)
+    # Python reading a per-sample value, backward() of one: PyTorch's errors
+    for fn, msg in [(lambda a: a * 2 if a.sum().item() > 0 else a, r"calling \.item\(\)"),
+                    (lambda a: a * 2 if a.sum() > 0 else a, "data-dependent control flow"),
+                    (lambda a: a * float(a[0]), r"calling \.item\(\)"),
+                    (lambda a: retrograd.tensor(a.tolist()), "doesn't have storage"),
+                    (lambda a: _backward_sum(a, w), r"backward\(\) called inside a functorch")]:
+        with pytest.raises(RuntimeError, match=msg):
+            retrograd.func.vmap(fn)(x)
+    # ... not where the library reads one (an op written on arrays): the loop
+    got, how, _ = _vmap_path(lambda a: retrograd.quantile(a, 0.5), x)
     assert how["path"] == "loop"
-    np.testing.assert_allclose(w.grad.numpy(), x.sum(0).numpy())
+    np.testing.assert_allclose(got.numpy(), np.quantile(x.numpy(), 0.5, axis=1))
 
     # an op without a rule: PyTorch's performance warning, and the loop's values
     got, how, warned = _vmap_path(lambda a: retrograd.roll(a, 1, 0), x)

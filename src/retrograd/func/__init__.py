@@ -1,9 +1,9 @@
 """``retrograd.func``: composable function transforms, as ``torch.func``.
 
-``grad``, ``grad_and_value``, ``vjp``, ``jvp``, ``jacrev``, ``jacfwd``, ``hessian`` (see
-``_transforms``), ``functional_call`` and ``stack_module_state`` (``_module``), and ``vmap``
-(``_vmap``). They compose: ``vmap(grad(loss))`` gives per-sample gradients, ``hessian`` is
-``jacfwd(jacrev(f))``.
+``grad``, ``grad_and_value``, ``vjp``, ``jvp``, ``jacrev``, ``jacfwd``, ``hessian``,
+``linearize`` (see ``_transforms``), ``functional_call`` and ``stack_module_state``
+(``_module``), and ``vmap`` (``_vmap``). They compose: ``vmap(grad(loss))`` gives per-sample
+gradients, ``hessian`` is ``jacfwd(jacrev(f))``.
 
 >>> import retrograd as torch
 >>> from retrograd.func import grad, vmap
@@ -13,8 +13,8 @@ tensor([[ 3.],
 """
 
 from ._module import functional_call, stack_module_state
-from ._transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, vjp
+from ._transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, vjp
 from ._vmap import vmap
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap",
-           "functional_call", "stack_module_state"]
+           "functional_call", "stack_module_state", "linearize"]

@@ -45,6 +45,21 @@ _ESCAPES = ("item", "tolist", "numpy", "__bool__", "__float__", "__int__", "__in
 # Operators that compute a tensor from tensors without ``apply`` (no node: comparisons, bitwise
 # ops): while tracing, each call is recorded too, as a ``TensorMethod`` entry, so that a mask
 # computed from the data is a value of the tape rather than an unknown array.
+_ITEM = ("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over "
+         "calling .item() on a Tensor, please try to rewrite what you're doing with other "
+         "operations. If error is occurring somewhere inside PyTorch internals, please file a "
+         "bug report.")
+_STORAGE = "Cannot access data pointer of Tensor that doesn't have storage"
+_ESCAPE_ERRORS = {
+    "item": _ITEM, "__float__": _ITEM, "__int__": _ITEM, "__index__": _ITEM,
+    "__complex__": _ITEM, "tolist": _STORAGE, "numpy": _STORAGE, "__array__": _STORAGE,
+    "__bool__": "vmap: It looks like you're attempting to use a Tensor in some data-dependent "
+                "control flow. We don't support that yet, please file an issue at "
+                "https://github.com/pytorch/pytorch/issues .",
+    "backward": "backward() called inside a functorch transform. This is not supported, please "
+                "use functorch.grad or functorch.vjp instead or call backward() outside of "
+                "functorch transforms.",
+}
 _RECORDED = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__and__", "__or__",
              "__xor__", "__rand__", "__ror__", "__rxor__", "__invert__")
 _ORIGINAL: dict = {}
@@ -142,14 +157,27 @@ def _escape_method(name):
     orig = _ORIGINAL[name]
 
     def method(self, *args, **kwargs):
-        # The run goes on (the loop reuses it as its sample's run), the tape records no more.
+        # The run goes on (the loop reuses it as its sample's run), the tape records no more;
+        # but a value that differs per sample is PyTorch's error (while the tape can tell).
         for tape in ACTIVE:
             if not tape.in_grad and tape.knows(self):
+                if tape.bad is None and not tape.paused and tape._is_batched(tape.ref(self)) \
+                        and not _internal(sys._getframe(1)):
+                    raise RuntimeError(_ESCAPE_ERRORS[name])
                 tape.bad = tape.bad or f"Python read a traced value (Tensor.{name})"
         return orig(self, *args, **kwargs)
 
     method.__name__ = name
     return method
+
+
+def _internal(frame) -> bool:
+    """Whether the reader is the library itself (an op written with NumPy on a value, where
+    PyTorch has a kernel that batches): then ``vmap`` loops rather than raise."""
+    return frame.f_globals.get("__name__", "").startswith(_PKG)
+
+
+_PKG = __name__.split(".")[0] + "."
 
 
 class Tape:

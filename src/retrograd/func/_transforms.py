@@ -15,15 +15,16 @@ import functools
 
 import numpy as np
 
+from .. import _random
 from .._tensor import Tensor, make
 from ..autograd import forward_ad as _fw
 from ..autograd.api import grad as _autograd_grad
 from ..autograd.grad_mode import enable_grad
 from ..ops.join import stack
 from ..ops.shape import reshape
-from ._pytree import flatten, unflatten
+from ._pytree import flatten, spec_pprint, spec_repr, unflatten
 
-__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"]
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize"]
 
 
 def _zeros(t: Tensor) -> Tensor:
@@ -50,7 +51,10 @@ def _argnums(argnums, n: int) -> tuple:
             )
         if not -n <= a < n:
             raise RuntimeError(f"Got argnum={a}, but only {n} positional inputs")
-    return tuple(a % n for a in nums)
+    wrapped = tuple(a % n for a in nums)
+    if isinstance(argnums, tuple) and len(set(wrapped)) != len(wrapped):
+        raise RuntimeError(f"argnums elements must be unique, got {wrapped}")
+    return wrapped
 
 
 # The tape of a vmap being traced (func._trace.Tape), or None: it records the arguments the
@@ -128,6 +132,9 @@ def _split_aux(out, has_aux: bool, api: str):
         raise RuntimeError(
             f"{api}: output of function f should be a tuple: (output, aux) if has_aux is True"
         )
+    for x in flatten(out[1])[0]:  # PyTorch wraps every aux leaf as a tensor of the level
+        if not isinstance(x, Tensor):
+            raise RuntimeError(f"Expected tensors, got unsupported type {type(x)}")
     return out
 
 
@@ -213,10 +220,11 @@ def vjp(func, *primals, has_aux: bool = False):
 
     def vjp_fn(cotangents):
         flat_ct, ct_spec = flatten(cotangents)
-        if len(flat_ct) != len(flat_out):
+        if ct_spec != out_spec:
             raise RuntimeError(
                 "Expected pytree structure of cotangents to be the same as pytree structure of "
-                "outputs to the function."
+                f"outputs to the function. cotangents: {spec_pprint(ct_spec)}, primal output: "
+                f"{spec_pprint(out_spec)}"
             )
         with enable_grad():
             per_arg = _grads(flat_out, leaves, outer, flat_ct)
@@ -246,7 +254,8 @@ def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False)
         raise RuntimeError(
             "jvp(f, primals, tangents): Expected primals and tangents to have the same python "
             "structure. For example, if primals is a tuple of 3 tensors, tangents also must be. "
-            f"Got primals with structure {spec_p} and tangents with structure {spec_t}"
+            f"Got primals with structure {spec_repr(spec_p)} and tangents with structure "
+            f"{spec_repr(spec_t)}"
         )
     if not flat_p:
         raise RuntimeError(
@@ -284,6 +293,9 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size=None,
     tensor([[2., 0.],
             [0., 4.]])
     """
+
+    if not (chunk_size is None or chunk_size > 0):
+        raise ValueError("jacrev: `chunk_size` should be greater than 0.")
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
@@ -338,6 +350,7 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         nums = _argnums(argnums, len(args))
+        rng = _Randomness(randomness)
         flat_args = [flatten(args[a]) for a in nums]
         outer = any(x.requires_grad for x in flatten(args)[0] if isinstance(x, Tensor))
         for flat, _ in flat_args:
@@ -352,6 +365,8 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
                     e = np.zeros(x._data.size, x._data.dtype)
                     e[k] = 1
                     t = make(e.reshape(x._data.shape))
+                    # PyTorch vmaps these passes: its randomness modes hold for them
+                    rng.before()
                     with _fw.dual_level():
                         new = list(flat)
                         new[j] = _fw.make_dual(x, t)
@@ -365,6 +380,7 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
                             tan = _fw.unpack_dual(o).tangent
                             tans.append(_zeros(o) if tan is None else tan)
                         out = (flat_out, out_spec)
+                    rng.after()
                     per_elem.append(tans)
                 cols[a_i, j] = per_elem
         if out is None:  # every input empty: evaluate once for the output shapes
@@ -392,6 +408,65 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
         return jac
 
     return wrapper
+
+
+class _Randomness:
+    """vmap's randomness modes for the passes a transform makes one by one: "error" (no
+    random op), "same" (each pass draws what the first drew), "different"."""
+
+    def __init__(self, mode: str) -> None:
+        if mode not in ("error", "different", "same"):
+            raise RuntimeError(
+                f"Only allowed values for randomness are 'error', 'different', or 'same'. Got "
+                f"{mode}"
+            )
+        self.mode = mode
+        self.state = _random.get_rng_state() if mode != "different" else None
+
+    def before(self) -> None:
+        if self.mode == "same":
+            _random.set_rng_state(self.state)
+
+    def after(self) -> None:
+        if self.mode == "error" and not bool((_random.get_rng_state() == self.state).all()):
+            raise RuntimeError(
+                "vmap: called random operation while in randomness error mode. Please either "
+                "use the 'same' or 'different' randomness flags on vmap or perform the "
+                "randomness operation out of vmap")
+
+
+def linearize(func, *primals):
+    """``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` is the Jacobian-vector product of
+    ``func`` at ``primals`` (``torch.func.linearize``).
+
+    >>> import retrograd as torch
+    >>> out, jvp_fn = linearize(torch.sin, torch.tensor([0.0, 1.0]))
+    >>> jvp_fn(torch.tensor([1.0, 1.0]))
+    tensor([1.0000, 0.5403])
+    """
+    flat_p, spec_p = flatten(primals)
+    out = _detach_tree(func(*primals), False)
+    out_spec = flatten(out)[1]
+
+    def jvp_fn(*tangents):
+        flat_t, spec_t = flatten(tangents)
+        if spec_t != spec_p:
+            raise RuntimeError(
+                f"Expected the tangents {spec_repr(spec_t)} to have the same argspec as the "
+                f"primals {spec_repr(spec_p)}"
+            )
+        for i, (p, t) in enumerate(zip(flat_p, flat_t)):
+            for what, a, b in (("shape", t.shape, p.shape), ("dtype", t.dtype, p.dtype)):
+                if a != b:  # (PyTorch's message names its own types)
+                    a, b = (str(v).replace("retrograd.", "torch.") for v in (a, b))
+                    raise RuntimeError(
+                        f"tangent:{i} with {what} {a} in flattened pytree doesn't match the "
+                        f"{what} {b} of the corresponding primal."
+                    )
+        res = jvp(func, primals, tangents)[1]
+        return unflatten(flatten(res)[0], out_spec)
+
+    return out, jvp_fn
 
 
 def hessian(func, argnums=0):

@@ -16,12 +16,13 @@ import functools
 import warnings
 
 from .. import _random
+from .._creation import zeros
 from .._tensor import Tensor
 from ..ops._views import select, slice_dim
 from ..ops.join import cat, stack
 from ..ops.shape import expand, movedim
 from ._batching import NoRule, lookup, replay
-from ._pytree import flatten, unflatten
+from ._pytree import broadcast_to_and_flatten, flatten, spec_repr, unflatten
 from ._trace import Tape, same_program, same_ref
 
 # How the last vmap call ran: "rules" or "loop", and why it looped (the tests read it).
@@ -36,30 +37,56 @@ _RANDOM_ERROR = (
 __all__ = ["vmap"]
 
 
-def _dims_for(in_dims, args):
-    """One in_dim (int or None) per leaf of ``args``."""
-    if isinstance(in_dims, int) or in_dims is None:
-        return [in_dims] * len(flatten(args)[0])
-    if not isinstance(in_dims, tuple) or len(in_dims) != len(args):
+def _name(func) -> str:
+    return getattr(func, "__name__", repr(func))
+
+
+def _dims_for(func, in_dims, args, spec):
+    """One in_dim (int or None) per leaf of ``args``, with PyTorch's checks and messages."""
+    name = _name(func)
+    if not isinstance(in_dims, (int, tuple)):
         raise ValueError(
-            f"vmap(f, in_dims={in_dims}, ...)(<inputs>): in_dims is not compatible with the "
-            "structure of `inputs`. in_dims has structure "
-            f"{type(in_dims).__name__} but inputs has structure tuple of {len(args)}."
+            f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): expected `in_dims` to be int or a "
+            f"(potentially nested) tuple matching the structure of inputs, got: {type(in_dims)}."
         )
-    dims = []
-    for d, a in zip(in_dims, args):
-        n = len(flatten(a)[0])
-        if isinstance(d, int) or d is None:
-            dims += [d] * n
-        else:
-            fd = flatten(d)[0]
-            if len(fd) != n:
-                raise ValueError(
-                    f"vmap(f, in_dims={in_dims}, ...)(<inputs>): in_dims is not compatible with "
-                    "the structure of `inputs`."
-                )
-            dims += fd
+    if not args:
+        raise ValueError(
+            f"vmap({name})(<inputs>): got no inputs. Maybe you forgot to add inputs, or you are "
+            "trying to vmap over a function with no inputs. The latter is unsupported."
+        )
+    dims = broadcast_to_and_flatten(in_dims, spec)
+    if dims is None:
+        raise ValueError(
+            f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): in_dims is not compatible with the "
+            f"structure of `inputs`. in_dims has structure {spec_repr(flatten(in_dims)[1])} but "
+            f"inputs has structure {spec_repr(spec)}."
+        )
+    for d in dims:
+        if d is not None and not isinstance(d, int):
+            raise ValueError(
+                f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for an input "
+                "but in_dim must be either an integer dimension or None."
+            )
     return dims
+
+
+def _out_dims_for(func, out_dims, spec):
+    ods = broadcast_to_and_flatten(out_dims, spec)
+    if ods is None:
+        raise ValueError(
+            f"vmap({_name(func)}, ..., out_dims={out_dims})(<inputs>): out_dims is not "
+            f"compatible with the structure of `outputs`. out_dims has structure "
+            f"{spec_repr(flatten(out_dims)[1])} but outputs has structure {spec_repr(spec)}."
+        )
+    return ods
+
+
+def _not_tensor(func, x):
+    name = _name(func)
+    return ValueError(
+        f"vmap({name}, ...): `{name}` must only return Tensors, got type {type(x)}. Did you "
+        "mean to set out_dims= to None for output?"
+    )
 
 
 def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=None):
@@ -80,8 +107,8 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=N
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         flat, spec = flatten(args)
-        dims = _dims_for(in_dims, args)
-        sizes = set()
+        dims = _dims_for(func, in_dims, args, spec)
+        sizes = []
         for x, d in zip(flat, dims):
             if d is None:
                 continue
@@ -98,19 +125,17 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=N
                     f"Got in_dim={d} for some input, but that input is a Tensor of "
                     f"dimensionality {n} so expected in_dim to satisfy -{n} <= in_dim < {n}."
                 )
-            sizes.add(x.shape[d])
+            sizes.append(x.shape[d])
         if not sizes:
-            raise ValueError(
-                f"vmap({getattr(func, '__name__', 'f')}, in_dims={in_dims}, ...)(<inputs>): at "
-                "least one input must be a Tensor mapped over a dimension (in_dim not None)."
-            )
-        if len(sizes) > 1:
+            raise ValueError("vmap: Expected at least one Tensor to vmap over")
+        if any(n != sizes[0] for n in sizes):
             raise ValueError(
                 "vmap: Expected all tensors to have the same size in the mapped dimension, got "
-                "sizes "
-                f"{sorted(sizes)} for the mapped dimension"
+                f"sizes {sizes} for the mapped dimension"
             )
-        (B,) = sizes
+        B = sizes[0]
+        if B == 0:
+            return _empty_batch(func, flat, spec, dims, kwargs, out_dims)
         state = _random.get_rng_state()
         done: dict = {}  # sample -> the output of a traced run of it, reused by the loop
         fast = _batched(func, flat, spec, dims, B, kwargs, randomness, state, chunk_size, done)
@@ -134,26 +159,15 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=N
             results.append(out)
         flat_outs = [flatten(r)[0] for r in results]
         out_spec = flatten(results[0])[1]
-        n_out = len(flat_outs[0])
-        ods = [out_dims] * n_out if isinstance(out_dims, int) or out_dims is None else \
-            flatten(out_dims)[0]
-        if len(ods) != n_out:
-            raise ValueError(
-                f"vmap({getattr(func, '__name__', 'f')}, ..., out_dims={out_dims})(<inputs>): "
-                f"out_dims is not compatible with the structure of `outputs`."
-            )
+        ods = _out_dims_for(func, out_dims, out_spec)
         stacked = []
         for i, od in enumerate(ods):
             leaves = [fo[i] for fo in flat_outs]
-            if not isinstance(leaves[0], Tensor):
-                raise ValueError(
-                    f"vmap({getattr(func, '__name__', 'f')}, ...): "
-                    f"`{getattr(func, '__name__', 'f')}` must only return Tensors, got type "
-                    f"{type(leaves[0])}. Did you mean to set out_dims= to None for output?"
-                )
             if od is None:
                 stacked.append(leaves[0])
                 continue
+            if not isinstance(leaves[0], Tensor):
+                raise _not_tensor(func, leaves[0])
             s = stack(leaves)
             if od != 0:
                 s = movedim(s, 0, od)
@@ -260,19 +274,36 @@ def _ranges(B, step):
 
 def _assemble(func, fast, out_dims, B):
     outs, out_spec, _ = fast
-    name = getattr(func, "__name__", "f")
-    ods = [out_dims] * len(outs) if isinstance(out_dims, int) or out_dims is None else \
-        flatten(out_dims)[0]
-    if len(ods) != len(outs):
-        raise ValueError(
-            f"vmap({name}, ..., out_dims={out_dims})(<inputs>): "
-            f"out_dims is not compatible with the structure of `outputs`."
-        )
+    name = _name(func)
+    ods = _out_dims_for(func, out_dims, out_spec)
     res = []
     for (x, b), od in zip(outs, ods):
         if od is None:
-            res.append(select(x, 0, 0) if b else x)
+            if b:
+                raise ValueError(
+                    f"vmap({name}, ...): `{name}` can not return a BatchedTensor when out_dim is "
+                    "None")
+            res.append(x)
             continue
         s = x if b else stack([x] * B)
         res.append(movedim(s, 0, od) if od != 0 else s)
+    return unflatten(res, out_spec)
+
+
+def _empty_batch(func, flat, spec, dims, kwargs, out_dims):
+    """A batch of size 0: the function runs once on zeros of one sample's shape, for the
+    outputs' shapes and dtypes; each output is empty along its out_dim."""
+    sample = [x if d is None else zeros(tuple(x.shape[:d % x.dim()]) +
+                                        tuple(x.shape[d % x.dim() + 1:]), dtype=x.dtype)
+              for x, d in zip(flat, dims)]
+    flat_out, out_spec = flatten(func(*unflatten(sample, spec), **kwargs))
+    res = []
+    for o, od in zip(flat_out, _out_dims_for(func, out_dims, out_spec)):
+        if od is None:
+            res.append(o)
+            continue
+        if not isinstance(o, Tensor):
+            raise _not_tensor(func, o)
+        e = zeros((0,) + tuple(o.shape), dtype=o.dtype)
+        res.append(movedim(e, 0, od) if od != 0 else e)
     return unflatten(res, out_spec)

@@ -1,0 +1,67 @@
+"""``retrograd.func``'s errors and return structures against ``torch.func``'s: argument checks
+(argnums, chunk_size, in_dims, out_dims, pytree structures), the messages naming the function,
+return types kept through ``vmap``, empty batches, ``linearize``."""
+
+import numpy as np
+import pytest
+
+import retrograd
+
+from .oracle import compare, compare_error
+
+A = np.arange(6.0).reshape(3, 2) / 5 - 0.4
+
+
+def t(lib, a=A):
+    return lib.tensor(np.asarray(a))
+
+
+ERRORS = [
+    lambda lib: lib.func.grad(lambda a, b: (a * b).sum(), argnums=(0, -2))(t(lib), t(lib)),
+    lambda lib: lib.func.grad(lambda a: ((a * a).sum(), 3), has_aux=True)(t(lib)),
+    lambda lib: lib.func.jacrev(lambda a: a.sin(), chunk_size=0)(t(lib)),
+    lambda lib: lib.func.jacfwd(lambda a: a * lib.rand(2))(t(lib)[0]),
+    lambda lib: lib.func.vjp(lambda a: a.sin(), t(lib))[1]((t(lib),)),
+    lambda lib: lib.func.jvp(lambda a, b: a, (t(lib), t(lib)), (t(lib),)),
+    lambda lib: lib.func.vmap(lambda a, b: a + b, in_dims=(0,))(t(lib), t(lib)),
+    lambda lib: lib.func.vmap(lambda a: a, in_dims="0")(t(lib)),
+    lambda lib: lib.func.vmap(lambda a: a, in_dims=[0])(t(lib)),
+    lambda lib: lib.func.vmap(lambda a: a, in_dims=None)(t(lib)),
+    lambda lib: lib.func.vmap(lambda a: a, in_dims=(None,))(t(lib)),
+    lambda lib: lib.func.vmap(lambda a, b: a + b)(t(lib), lib.ones(2, 3)),
+    lambda lib: lib.func.vmap(lambda a: a * 2, out_dims=None)(t(lib)),
+    lambda lib: lib.func.vmap(lambda a: (a, a), out_dims=(0, 0, 0))(t(lib)),
+    lambda lib: lib.func.vmap(lambda a: 3.0)(t(lib)),
+]
+
+
+@pytest.mark.parametrize("i", range(len(ERRORS)))
+def test_errors(torch, i):
+    compare_error(ERRORS[i])
+
+
+def test_structures(torch):
+    def run(lib):
+        x = t(lib)
+        mx = lib.func.vmap(lambda a: a.max(0))(x)
+        srt = lib.func.vmap(lambda a: a.sort())(x)
+        nested = lib.func.vmap(lambda d: d["a"] * d["b"][0],
+                               in_dims=({"a": 0, "b": None},))({"a": x, "b": [x[0], x[1]]})
+        empty = lib.func.vmap(lambda a: a.sum(0), out_dims=1)(lib.ones(0, 2, 3))
+        unbatched = lib.func.vmap(lambda a: (a * 2, lib.ones(2)), out_dims=(0, None))(x)
+        out, fn = lib.func.linearize(lambda a: a.sin() * a, x)
+        return (type(mx).__name__, mx.values, mx.indices, type(srt).__name__, srt.indices,
+                nested, empty, unbatched, out, fn(lib.ones(3, 2, dtype=x.dtype)))
+
+    ours, ref = run(retrograd), run(torch)
+    assert ours[0] == ref[0] and ours[3] == ref[3]
+    compare(lambda lib: run(lib)[1:3] + run(lib)[4:])
+    assert tuple(ours[6].shape) == (3, 0) and ours[6].dtype == retrograd.float32
+
+
+def test_linearize_errors(torch):
+    compare_error(lambda lib: lib.func.linearize(lambda a: a * 2, t(lib))[1](t(lib), t(lib)),
+                  exact=False)
+    compare_error(lambda lib: lib.func.linearize(lambda a: a * 2, t(lib))[1](lib.ones(2)))
+    compare_error(lambda lib: lib.func.linearize(lambda a: a * 2, t(lib))[1](
+        lib.ones(3, 2, dtype=lib.float32)))
