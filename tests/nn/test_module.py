@@ -741,3 +741,13 @@ def test_backward_hooks_fire_once_per_backward():
     m.register_full_backward_hook(lambda mod, gi, go: calls.append((len(gi), len(go))))
     m(rg.ones(2, 1, requires_grad=True)).sum().backward()
     assert calls == [(1, 1)]
+
+
+def test_parameter_of_integer_tensor_error_matches_torch(torch):
+    def f(lib):
+        try:
+            lib.nn.Parameter(lib.tensor([1, 2]))
+        except RuntimeError as e:
+            return str(e)
+    assert f(rg) == f(torch)
+    assert rg.nn.Parameter(rg.tensor([1, 2]), requires_grad=False).requires_grad is False

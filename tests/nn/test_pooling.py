@@ -188,6 +188,11 @@ INTERP = [
     ((2, 3, 5), dict(scale_factor=1.5, mode="linear")),
     ((2, 3, 5), dict(size=9, mode="linear", align_corners=True)),
     ((2, 3, 5, 7), dict(size=(3, 4), mode="area")),
+    ((2, 3, 5, 7), dict(size=(7, 8), mode="bicubic")),
+    ((2, 3, 5, 7), dict(scale_factor=2, mode="bicubic", align_corners=True)),
+    ((2, 3, 8, 6), dict(scale_factor=(0.5, 1.7), mode="bicubic")),
+    ((1, 2, 3, 3), dict(size=(9, 2), mode="bicubic", recompute_scale_factor=None)),
+    ((1, 1, 1, 1), dict(size=3, mode="bicubic")),
 ]
 
 
@@ -212,6 +217,7 @@ def _t(*shape, seed=0):
     (lambda x: F.interpolate(x, scale_factor=1.5, mode="bilinear"), (1, 2, 3, 4)),
     (lambda x: F.interpolate(x, size=(5, 7)), (1, 2, 3, 4)),
     (lambda x: F.interpolate(x, size=4, mode="linear", align_corners=True), (1, 2, 3)),
+    (lambda x: F.interpolate(x, size=(4, 5), mode="bicubic"), (1, 2, 3, 4)),
 ])
 def test_gradcheck(fn, shape):
     x = _t(*shape)

@@ -40,6 +40,10 @@ class Parameter(Tensor):
             raise TypeError(
                 f"Parameter(): argument 'data' must be Tensor, not {type(data).__name__}"
             )
+        if requires_grad and not (data.is_floating_point() or data.is_complex()):
+            # PyTorch's words from Tensor._make_subclass, not those of requires_grad_
+            raise RuntimeError(
+                "Only Tensors of floating point and complex dtype can require gradients")
         t = _leaf_like(cls, data)
         if requires_grad:
             t.requires_grad_(True)

@@ -586,12 +586,41 @@ def _linear_matrix(n_in: int, n_out: int, scale, align_corners: bool, dtype) -> 
     return a
 
 
+def _cubic_matrix(n_in: int, n_out: int, scale, align_corners: bool, dtype) -> np.ndarray:
+    """The ``(n_out, n_in)`` matrix of PyTorch's bicubic taps along one dim: Keys' cubic
+    convolution (``A = -0.75``) on the 4 inputs around each source point, clamped at the
+    borders (weights of clamped taps add up), computed in ``dtype`` as PyTorch's kernel."""
+    t = np.dtype(dtype).type
+    if align_corners:
+        sc = t(n_in - 1) / t(n_out - 1) if n_out > 1 else t(0)
+    else:
+        sc = t(1.0 / scale) if scale is not None and scale > 0 else t(n_in) / t(n_out)
+    o = np.arange(n_out).astype(dtype)
+    src = sc * o if align_corners else sc * (o + t(0.5)) - t(0.5)  # no clamp at 0: cubic
+    i0 = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
+    lam = np.clip(src - i0.astype(dtype), 0, 1).astype(dtype)
+    a_ = t(-0.75)
+
+    def near(x):  # |x| <= 1
+        return ((a_ + t(2)) * x - (a_ + t(3))) * x * x + t(1)
+
+    def far(x):  # 1 < |x| < 2
+        return ((a_ * x - t(5) * a_) * x + t(8) * a_) * x - t(4) * a_
+
+    weights = (far(lam + t(1)), near(lam), near(t(1) - lam), far(t(1) - lam + t(1)))
+    a = np.zeros((n_out, n_in), dtype)
+    rows = np.arange(n_out)
+    for j, w in enumerate(weights):
+        np.add.at(a, (rows, np.clip(i0 - 1 + j, 0, n_in - 1)), w.astype(dtype))
+    return a
+
+
 def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",  # noqa: A002
                 align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
                 antialias: bool = False) -> Tensor:
     """Resize ``(N, C, L)`` or ``(N, C, H, W)`` input by ``size`` or ``scale_factor`` with
-    modes ``nearest``, ``nearest-exact``, ``linear``, ``bilinear`` (``align_corners``) and
-    ``area``.
+    modes ``nearest``, ``nearest-exact``, ``linear``, ``bilinear``, ``bicubic``
+    (``align_corners``) and ``area``.
 
     >>> import retrograd as torch
     >>> torch.nn.functional.interpolate(torch.tensor([[[1., 2.]]]), scale_factor=2)
@@ -671,6 +700,16 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         if nd == 1:
             return _nc.sep_linear(input, None, mats[0], "UpsampleLinear1DBackward0")
         return _nc.sep_linear(input, mats[0], mats[1], "UpsampleBilinear2DBackward0")
+    if mode == "bicubic":
+        if nd != 2:
+            raise NotImplementedError(f"Got {input.dim()}D input, but bicubic mode needs 4D input")
+        dt = input.dtype
+        if not dt.is_floating_point:
+            raise NotImplementedError(
+                f'"upsample_bicubic2d_out_frame" not implemented for \'{dt.scalar_name}\'')
+        mats = [_cubic_matrix(in_sp[i], out_sp[i], scales[i], align_corners, dt.np)
+                for i in range(2)]
+        return _nc.sep_linear(input, mats[0], mats[1], "UpsampleBicubic2DBackward0")
     if mode in _MODES:
         raise NotImplementedError(f"retrograd's interpolate does not support mode {mode!r}")
     raise NotImplementedError(
