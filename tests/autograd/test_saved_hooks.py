@@ -497,7 +497,8 @@ def test_embedding_bag_weight_kept_for_per_sample_weights(torch):
 
 
 def _index_family(lib, name):
-    """One op of the index family, on small inputs that require grad."""
+    """One op (indexing, selection, losses, norms, factorizations) on small inputs that
+    require grad."""
     x = lib.tensor(X.astype(np.float64), requires_grad=True)
     s = lib.tensor(Y[:2].astype(np.float64), requires_grad=True)
     i2 = lib.tensor([[0, 2, 1, 0], [2, 1, 0, 0]])
@@ -539,6 +540,22 @@ def _index_family(lib, name):
         "setitem_slice": lambda: _set(x.clone(), (slice(1, None), i1), s[:, :2]),
         "index_put": lambda: x.index_put((i1,), s, accumulate=True),
         "index_select_0d": lambda: x.index_select(1, i1[0]),
+        "max_pool2d": lambda: fn.max_pool2d(x[None, None], 2),
+        "adaptive_max_pool2d": lambda: fn.adaptive_max_pool2d(x[None], 2),
+        "batch_norm": lambda: fn.batch_norm(x, None, None, x[0, :4].detach() + 2, s[0],
+                                            training=True),
+        "layer_norm": lambda: fn.layer_norm(x, (4,), s[0], s[1]),
+        "group_norm": lambda: fn.group_norm(x[None], 3, s[0, :3]),
+        "pow": lambda: x.abs().pow(s[0]),
+        "aminmax": lambda: x.aminmax(dim=1)[1],
+        "mm": lambda: x.mm(s.t()),
+        "mv": lambda: x.mv(s[0]),
+        "qr": lambda: lib.linalg.qr(x)[1],
+        "eigh": lambda: lib.linalg.eigh(x[:, :3] + x[:, :3].mT)[0],
+        "svd": lambda: lib.linalg.svd(x, full_matrices=False)[1],
+        "det": lambda: lib.linalg.det(x[:, :3]),
+        "slogdet": lambda: lib.linalg.slogdet(x[:, :3])[1],
+        "solve": lambda: lib.linalg.solve(x[:, :3], s[0, :3]),
     }[name]()
 
 
@@ -552,10 +569,13 @@ def _set(z, key, v):
     "masked_select", "masked_fill", "masked_scatter", "where", "scatter", "scatter_add",
     "scatter_reduce", "cummax", "cummin", "max_dim", "min_keepdim", "sort", "topk", "kthvalue",
     "median", "mode", "nll_loss", "nll_loss_weight", "cross_entropy", "embedding", "getitem",
-    "getitem_mask", "getitem_2d", "setitem", "setitem_slice", "index_put", "index_select_0d"])
-def test_index_family_packs_what_torch_saves(torch, name):
-    """Indices, masks and targets PyTorch saves as tensors go through pack and unpack as there:
-    the same tensors (shape, dtype), in the same order, each unpacked once in backward."""
+    "getitem_mask", "getitem_2d", "setitem", "setitem_slice", "index_put", "index_select_0d",
+    "max_pool2d", "adaptive_max_pool2d", "batch_norm", "layer_norm", "group_norm", "pow",
+    "aminmax", "mm", "mv", "qr", "eigh", "svd", "det", "slogdet", "solve"])
+def test_packs_what_torch_saves(torch, name):
+    """Indices, masks, targets, statistics and factors PyTorch saves as tensors go through
+    pack and unpack as there: the same tensors (shape, dtype), in the same order, each
+    unpacked once in backward."""
     def f(lib):
         log = []
         pack = lambda t: log.append(("pack", tuple(t.shape), str(t.dtype)[-5:])) or t  # noqa: E731

@@ -179,8 +179,9 @@ def _pack_planned(node, plan, pack, unpack, out) -> None:
     attrs = node.__dict__.get("_packed_attrs")
     plan = plan[:-1] if plan[-1] == "out" else plan
     # Values named by ``"=name"``, read before anything is packed (the reads unpack after).
+    done = node.__dict__.get("_packed_named", ())
     named = {key: _named(node, key[1:]) for key, _, _ in plan
-             if key.__class__ is str and key[0] == "="}
+             if key.__class__ is str and key[0] == "=" and key not in done}
     for key, to_torch, back in plan:
         if key.__class__ is int:
             if key < len(entries) and isinstance(entries[key], Tensor):
@@ -189,13 +190,18 @@ def _pack_planned(node, plan, pack, unpack, out) -> None:
             if out is not None and node._out.__class__ is tuple:
                 node._out = Packed(out, pack, unpack, out=0)
         elif key[0] == "=":
-            v = named[key]
+            v = named.get(key)
             extra = node.__dict__.get("_packed_extra")
+            if v is None:
+                continue  # (not there yet, as a factorization's outputs; or packed already)
             if extra is None:
                 extra = node._packed_extra = []
+                node._packed_named = set()
                 node.backward = partial(_unpacking_backward, weakref.ref(node))
-            extra += [Packed(t, pack, unpack) for t in (v if isinstance(v, (tuple, list))
-                                                        else (v,)) if isinstance(t, Tensor)]
+            node._packed_named.add(key)
+            # (out=0: no grad_fn kept, which may be this node: no reference cycle)
+            extra += [Packed(t, pack, unpack, out=0) for t in (
+                v if isinstance(v, (tuple, list)) else (v,)) if isinstance(t, Tensor)]
         else:
             v = node.__dict__.get(key)
             if v is None:

@@ -133,6 +133,7 @@ class PowBackward1(Node):
 
     forward = np.power
     saves = ((0, 1), (0, 1))
+    _packs = (1, 0, "=result")  # PyTorch keeps the result too (autograd/saved_hooks.py)
 
     def backward(self, xp, g):
         x, y = self.saved(xp.TENSORS)

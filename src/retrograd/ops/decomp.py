@@ -18,6 +18,7 @@ import numpy as np
 from .. import return_types
 from .._dtypes import FLOAT_CHARS, FROM_NP
 from .._tensor import Tensor, make
+from ..autograd import saved as _saved
 from ..autograd.graph import Node, unpacked_output
 from ..autograd.saved import freed_msg, output_modified_msg
 from . import _array
@@ -204,6 +205,8 @@ class _MultiOut(Node):
 
     def keep(self, arrays, vcs) -> None:
         self._outs = [(a, vc, vc[0]) for a, vc in zip(arrays, vcs)]
+        if _saved.HOOKS_ON:  # the outputs PyTorch saves are here now (autograd/saved_hooks.py)
+            _saved.PACK_NODE(self)
 
     def outputs(self, xp) -> list:
         outs = self._outs
@@ -309,6 +312,7 @@ class LinalgDetBackward0(Node):
     zeroes their term."""
 
     _singular = None
+    _packs = (0, "=LU", "=pivots", "out")  # PyTorch's saves, in its order (saved_hooks.py)
 
     def backward(self, xp, g):
         (a,) = self.saved(xp.TENSORS)
@@ -347,6 +351,8 @@ def det(input: Tensor) -> Tensor:  # noqa: A002
 
 class LinalgSlogdetBackward0(_MultiOut):
     """Only ``logabsdet`` carries a gradient: ``g A^-T``."""
+
+    _packs = (0, "=LU", "=pivots", "=sign")  # PyTorch's saves, in its order (saved_hooks.py)
 
     def backward(self, xp, g_sign, g_logabs):
         if g_logabs is None:
@@ -402,6 +408,8 @@ def logdet(input: Tensor) -> Tensor:  # noqa: A002
 
 
 class LinalgSolveExBackward0(Node):
+    _packs = (0, "=LU", "=pivots", "out")  # PyTorch's saves, in its order (saved_hooks.py)
+
     def backward(self, xp, g):
         (a,) = self.saved(xp.TENSORS)
         x = self.saved_output(xp.TENSORS)
@@ -573,6 +581,8 @@ class LinalgQrBackward0(_MultiOut):
     """For ``m >= n``: ``gA = (gQ + Q copyltu(M)) R^-T`` with ``M = R gR^T - gQ^T Q``; for
     ``m < n`` the square formula on the first ``m`` columns and ``Q gV`` on the rest."""
 
+    _packs = ("=Q", "=R")
+
     def backward(self, xp, gq, gr):
         if self._mode == "r":
             raise RuntimeError(
@@ -673,6 +683,8 @@ def qr(input: Tensor, some: bool = True):  # noqa: A002
 class LinalgEighBackward0(_MultiOut):
     """``gA = V (diag(gL) + skew(V^T gV) / E) V^T``, ``E_ij = L_j - L_i`` off the diagonal."""
 
+    _packs = ("=eigenvalues", "=eigenvectors")
+
     def backward(self, xp, gl, gv):
         lam, v = self.outputs(xp)
         shape, dt = self._meta[0]
@@ -739,6 +751,8 @@ class LinalgSvdBackward0(_MultiOut):
     """``gA = U [(skew(U^T gU) / E) S + S (skew(V^T gV) / E) + diag(gS)] V^T`` with
     ``E_jk = S_k^2 - S_j^2``, plus the terms for the columns outside ``U`` (``m > k``) and the rows
     outside ``V^T`` (``n > k``). With ``full_matrices`` only the first ``k`` vectors count."""
+
+    _packs = ("=S", "=U", "=Vh")
 
     def backward(self, xp, gu, gs, gvh):
         u, s, vh = self.outputs(xp)

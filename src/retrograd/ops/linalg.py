@@ -84,6 +84,7 @@ class MmBackward0(Node):
     which operands are vectors; ``_mat2_t`` that ``b`` is a transposed view (``linear``)."""
 
     forward = staticmethod(_matmul_arrays)
+    _packs = (1, 0)  # PyTorch saves mat2, then self (autograd/saved_hooks.py)
     saves = ((1,), (0,))  # d/da reads b, d/db reads a
     _vecs = (False, False)
     _mat2_t = False
@@ -126,10 +127,12 @@ class MmBackward0(Node):
 
 class MvBackward0(MmBackward0):
     _vecs = (False, True)
+    _packs = (0, 1)
 
 
 class DotBackward0(MmBackward0):
     _vecs = (True, True)
+    _packs = (0, 1)
 
 
 class BmmBackward0(MmBackward0):

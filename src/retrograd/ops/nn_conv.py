@@ -719,6 +719,7 @@ def _max_pool_backward_arrays(g4, arg, in_shape4, k, s, p, d):
 
 class MaxPool2DWithIndicesBackward0(Node):
     _arg = _masks = None
+    _packs = (0, "=result1")  # PyTorch saves self and the indices (autograd/saved_hooks.py)
 
     def _window_arg(self, x):
         """Each output's window position of its maximum (kept by the general path; the 2x2
@@ -789,6 +790,8 @@ def max_pool2d_with_indices(input, kernel_size, stride, padding, dilation,  # no
 class AdaptiveMaxPool2DBackward0(Node):
     """Each output's gradient goes to its window's maximum; windows may overlap (their
     gradients add up). ``_idx`` holds flat indices into each input plane."""
+
+    _packs = (0, "_idx")  # PyTorch saves self and the indices (autograd/saved_hooks.py)
 
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)  # saved as PyTorch saves it (see max_pool2d's)

@@ -252,6 +252,10 @@ def _rows_grad(xp, gxh, xhat, rstd):
 class NativeLayerNormBackward0(_NormNode):
     """Keeps the input, weight and bias (the bias only version-checked), as PyTorch's node."""
 
+    # What PyTorch's node saves, in its order (autograd/saved_hooks.py): its mean and rstd
+    # outputs are the statistics this node keeps in its own form.
+    _packs = (2, 0, 1, "=result1", "=result2")
+
     def backward(self, xp, g):
         x, w, _ = self.saved(xp.TENSORS)
         m, k = self._mk
@@ -313,6 +317,8 @@ def _channel_affine(xhat3, w, b, c: int):
 
 
 class NativeBatchNormBackward0(_NormNode):
+    _packs = (0, "=running_mean", "=running_var", 1, "=result1", "=result2")
+
     def backward(self, xp, g):
         x, w = self.saved(xp.TENSORS)
         n, c, length = self._ncl
@@ -408,6 +414,8 @@ def native_batch_norm(x: Tensor, w, b, running_mean, running_var, training: bool
 
 
 class NativeGroupNormBackward0(_NormNode):
+    _packs = (0, 1, "=result1", "=result2")
+
     def backward(self, xp, g):
         x, w = self.saved(xp.TENSORS)
         n, c, length, groups = self._nclg

@@ -492,6 +492,7 @@ class AminmaxBackward0(decomp._MultiOut):
     outputs, as PyTorch's node does (version-checked here; its formula reads the masks)."""
 
     _n_out = 2
+    _packs = (0, "=min", "=max")  # PyTorch's saves, in its order (saved_hooks.py)
 
     def backward(self, xp, g_min, g_max):
         self.saved(False)
