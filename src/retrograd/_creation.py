@@ -512,6 +512,8 @@ def _data_to_array(data: Any, dt: dtype | None) -> np.ndarray:
         if dt is None or dt.np == data.dtype:
             return np.array(data, order="C", copy=True)
         with np.errstate(all="ignore"):
+            if dt.np in _dtypes.REDUCED:  # through float32, as PyTorch converts
+                return np.ascontiguousarray(_dtypes.to_reduced(data, dt.np))
             return np.array(data, dtype=dt.np, order="C", copy=True)
     if isinstance(data, str):
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")

@@ -413,3 +413,72 @@ def test_bfloat16_unary_nan_bits(torch, name, layout):
                     else out.contiguous().view(torch.int16).numpy().view(np.uint16))
     assert ((bits[1] & 0x7FFF) > 0x7F80).any()
     np.testing.assert_array_equal(bits[0], bits[1])
+
+
+def _bits(t, torch):
+    """A float16/bfloat16 tensor's bits in C order (NaN payloads included)."""
+    if isinstance(t, torch.Tensor):
+        return t.contiguous().view(torch.int16).numpy().view(np.uint16).reshape(-1)
+    return np.ascontiguousarray(t._data).view(np.uint16).reshape(-1)
+
+
+_SELECT = {
+    "maximum": lambda lib, a, b: lib.maximum(a, b),
+    "minimum": lambda lib, a, b: a.minimum(b),
+    "fmax": lambda lib, a, b: lib.fmax(a, b),
+    "fmin": lambda lib, a, b: lib.fmin(a, b),
+    "clamp_tensors": lambda lib, a, b: lib.clamp(a, b, b + 1),
+    "clamp_min_tensor": lambda lib, a, b: lib.clamp(a, min=b),
+    "clamp_max_method": lambda lib, a, b: a.clamp_max(b),
+    "clamp_zero": lambda lib, a, b: lib.clamp(a, 0.0, 1.0),
+    "clamp_neg_zero": lambda lib, a, b: a.clamp(-0.0, 0.0),
+    "clamp_min_zero": lambda lib, a, b: lib.clamp_min(a, 0.0),
+    "clamp_max_neg_zero": lambda lib, a, b: a.clamp(max=-0.0),
+    "threshold": lambda lib, a, b: lib.nn.functional.threshold(a, 0.0, -0.0),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("layout", ["contiguous", "step2", "transposed", "broadcast"])
+@pytest.mark.parametrize("name", list(_SELECT))
+def test_select_zeros_and_nans(torch, name, layout, dtype):
+    """maximum/minimum/clamp of +-0 and NaN, bit for bit: torch's vector steps compare in
+    float32 (a tie gives the second operand, a NaN all ones), its scalar loop's std::max the
+    first (a NaN quiet: 0x7FC0, 0x7E00); clamp keeps the input unless strictly outside, and
+    threshold lets a NaN through (``x <= threshold`` is false)."""
+    pool = np.array([0.0, -0.0, np.nan, -np.nan, 1.0, -1.0, np.inf, -np.inf], np.float32)
+    rng = np.random.default_rng(len(name) + 7 * len(layout))
+    a, b = rng.choice(pool, (20, 45)), rng.choice(pool, (20, 45))
+
+    def make(lib):
+        ta, tb = (_tensor(lib, v, dtype) for v in (a, b))
+        if layout == "step2":
+            ta = lib.stack([ta, ta], 2)[:, :, 0]
+        elif layout == "transposed":
+            ta, tb = (_tensor(lib, v.T.copy(), dtype).t() for v in (a, b))
+        elif layout == "broadcast":
+            tb = tb[0]
+        return ta, tb
+
+    out, ref = (_SELECT[name](lib, *make(lib)) for lib in (retrograd, torch))
+    np.testing.assert_array_equal(_bits(out, torch), _bits(ref, torch))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_float64_to_reduced_through_float32(torch, dtype):
+    """float64 values (a NumPy array, a tensor, a copy_) convert to float16/bfloat16 through
+    float32, as torch does: 1 + 2**-11 + 2**-40 rounds to float32's 1 + 2**-11, a float16
+    tie that goes to even (1.0), not up; the same for the midpoints of every bfloat16 step."""
+    x = _values(dtype).astype(np.float64)
+    x = x[np.isfinite(x)]
+    step = np.abs(x) * 2.0 ** -(11 if dtype == "float16" else 8)
+    x = np.concatenate([x + step / 2 + step * 2.0**-30, x - step / 2 - step * 2.0**-30,
+                        [1 + 2**-11 + 2**-40, 1 + 2**-11 - 2**-40, 2.0**-25]])
+    rd, td = getattr(retrograd, dtype), getattr(torch, dtype)
+    outs = [retrograd.tensor(x, dtype=rd), retrograd.as_tensor(x, dtype=rd),
+            retrograd.tensor(x).to(rd),
+            retrograd.empty(x.size, dtype=rd).copy_(retrograd.tensor(x))]
+    ref = _bits(torch.tensor(x, dtype=td), torch)
+    np.testing.assert_array_equal(ref, _bits(torch.tensor(x).to(td), torch))
+    for out in outs:
+        np.testing.assert_array_equal(_bits(out, torch), ref)

@@ -124,9 +124,8 @@ def check_wide(op: str, np_dtype) -> None:
 _VECTOR_NANS = frozenset((
     "AddBackward0", "SubBackward0", "MulBackward0", "MulBackward1", "DivBackward0",
     "DivBackward1", "PowBackward0", "PowBackward1", "Atan2Backward0", "HypotBackward0",
-    "MaximumBackward0", "MinimumBackward0", "LogaddexpBackward0", "Logaddexp2Backward0"))
-_SCALAR_NANS = frozenset(("XlogyBackward0", "XlogyBackward1", "XlogyBackward2", "FmaxBackward0",
-                          "FminBackward0"))
+    "LogaddexpBackward0", "Logaddexp2Backward0"))
+_SCALAR_NANS = frozenset(("XlogyBackward0", "XlogyBackward1", "XlogyBackward2"))
 
 
 def _has_nan(a: np.ndarray) -> bool:
@@ -332,18 +331,29 @@ def bf16_nans(out: np.ndarray, *operands: np.ndarray, vector: bool = False) -> n
     if bits is None or not ((bits & 0x7FFF) > 0x7F80).any():
         if bits is not None or not np.isnan(out).any():
             return out
-    out = np.array(out, order="C")
+    proto, out = out, np.array(out, order="C")
     flat = out.view(np.uint16).reshape(-1)
     nan = (flat & 0x7FFF) > 0x7F80
     flat[nan] = 0xFFFF
     if vector:
-        return out
+        return like_layout(out, proto)
     tail = scalar_loop(out.shape, *operands) if operands else slice(None)
     if tail is not None:
         scalar = np.zeros(flat.size, bool)
         scalar[tail] = True
         flat[nan & scalar] = 0x7FC0
-    return out
+    return like_layout(out, proto)
+
+
+def like_layout(out: np.ndarray, proto: np.ndarray) -> np.ndarray:
+    """``out`` (C-contiguous) laid out in memory as ``proto`` of its shape is (NumPy's order
+    for a new result of the operands, as torch lays out a pointwise result: a transposed
+    input gives a transposed result, which decides the loops of the ops that read it)."""
+    if proto.flags.c_contiguous or proto.shape != out.shape:
+        return out
+    res = np.empty_like(proto, dtype=out.dtype)
+    res[...] = out
+    return res
 
 
 def bf16_cast_nans(out: np.ndarray, a: np.ndarray) -> np.ndarray:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._dtypes import FLOAT_CHARS, FROM_NP, WIDE_CHARS
+from .._dtypes import F32, FLOAT_CHARS, FROM_NP, WIDE_CHARS, bfloat16
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
@@ -20,7 +20,9 @@ from ._core import (
     called_by_operator,
     check_broadcast,
     check_wide,
+    like_layout,
     operands,
+    scalar_loop,
     scalar_value,
     wrap,
 )
@@ -457,12 +459,80 @@ class _MaxMinBackward(Node):
         return ga, gb
 
 
+# float16/bfloat16 maximum, minimum and clamp as torch's kernels select (bit for bit): the
+# vector steps compare in float32 (``_mm256_max_ps(a, b)``: ``a > b ? a : b``, so a tie of
+# +-0 gives the second operand) and make a NaN all ones (0xFFFF); the scalar loop's
+# ``std::max(a, b)`` (``a < b ? b : a``) gives the first on a tie, and its NaN check a quiet
+# NaN (0x7FC0, 0x7E00). Which elements take which loop: ``scalar_loop``.
+_QUIET = {bfloat16.np: 0x7FC0, np.dtype(np.float16): 0x7E00}
+
+
+def nan_bits(out: np.ndarray, nan: np.ndarray, tail, vector, scalar) -> np.ndarray:
+    """``out`` (a new C-contiguous float16/bfloat16 array) with the bits of its NaNs (``nan``,
+    broadcast to it) set: ``vector`` where torch's vector steps wrote them, ``scalar`` at the
+    flat indices ``tail`` (``scalar_loop``'s); None keeps the NaN (quieted in the vector steps,
+    where it went through float32 and back: bfloat16's conversion makes every NaN 0xFFFF)."""
+    flat = out.view(np.uint16).reshape(-1)
+    nan = np.broadcast_to(nan, out.shape).reshape(-1)
+    in_tail = np.zeros(flat.size, bool)
+    if tail is not None:
+        in_tail[tail] = True
+    vec = nan & ~in_tail
+    if vector is None:
+        if out.dtype == bfloat16.np:
+            flat[vec] = 0xFFFF
+        else:
+            flat[vec] |= 0x0200
+    else:
+        flat[vec] = vector
+    if scalar is not None:
+        flat[nan & in_tail] = scalar
+    return out
+
+
+def maxmin_reduced(a: np.ndarray, b: np.ndarray, is_max: bool = True) -> np.ndarray:
+    """torch's float16/bfloat16 ``maximum`` (``is_max``) or ``minimum`` of two arrays of the
+    dtype, loop by loop (see above)."""
+    x, y = a.astype(F32), b.astype(F32)
+    proto = np.where(x > y if is_max else x < y, a, b)
+    out = np.array(proto, order="C")
+    tail = scalar_loop(out.shape, a, b)
+    if tail is not None:
+        sca = np.where(x < y if is_max else y < x, b, a)
+        out.reshape(-1)[tail] = np.broadcast_to(sca, out.shape).reshape(-1)[tail]
+    nan = np.isnan(x) | np.isnan(y)
+    if nan.any():
+        nan_bits(out, nan, tail, 0xFFFF, _QUIET[a.dtype])
+    return like_layout(out, proto)
+
+
+def _fmaxmin_reduced(a: np.ndarray, b: np.ndarray, is_max: bool) -> np.ndarray:
+    """torch's float16/bfloat16 ``fmax``/``fmin``: a scalar loop, ``std::fmax`` in float32;
+    for float16 libm's (a tie of +-0 gives the first operand, two NaNs the second), for
+    bfloat16 an inlined ``maxss`` (a tie gives the second)."""
+    x, y = a.astype(F32), b.astype(F32)
+    with np.errstate(invalid="ignore"):
+        if a.dtype == bfloat16.np:
+            out = (np.fmax if is_max else np.fmin)(x, y)
+        else:
+            first = ((x >= y) if is_max else (x <= y)) | (np.isnan(y) & ~np.isnan(x))
+            out = np.where(first, x, y)
+    out = out.astype(a.dtype)
+    if a.dtype == bfloat16.np:
+        nan = np.isnan(out)
+        if nan.any():
+            out = like_layout(nan_bits(np.array(out, order="C"), nan, slice(None), None, 0x7FC0),
+                              out)
+    return out
+
+
 class MaximumBackward0(_MaxMinBackward):
-    pass
+    reduced = staticmethod(maxmin_reduced)
 
 
 class MinimumBackward0(_MaxMinBackward):
     _max = False
+    reduced = staticmethod(lambda a, b: maxmin_reduced(a, b, False))
 
 
 class _FmaxFminBackward(Node):
@@ -482,11 +552,12 @@ class _FmaxFminBackward(Node):
 
 
 class FmaxBackward0(_FmaxFminBackward):
-    pass
+    reduced = staticmethod(lambda a, b: _fmaxmin_reduced(a, b, True))
 
 
 class FminBackward0(_FmaxFminBackward):
     _max = False
+    reduced = staticmethod(lambda a, b: _fmaxmin_reduced(a, b, False))
 
 
 def maximum(input, other) -> Tensor:  # noqa: A002

@@ -18,7 +18,7 @@ from functools import partial
 import numpy as np
 
 from .._creation import tensor
-from .._dtypes import FROM_NP, NATIVE_FLOAT_CHARS, can_cast
+from .._dtypes import FROM_NP, NATIVE_FLOAT_CHARS, REDUCED, can_cast, to_reduced
 from .._tensor import Tensor, edge, make
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node, next_seq, unpacked_output
@@ -313,7 +313,10 @@ def _copy(self: Tensor, src) -> Tensor:
         src = tensor(src)
     s = src._data
     try:
-        out = np.broadcast_to(s, self._data.shape).astype(self._data.dtype)
+        out = np.broadcast_to(s, self._data.shape)
+        dt = self._data.dtype
+        # (a reduced float through float32, as PyTorch converts: float64 rounds twice)
+        out = to_reduced(out, dt) if dt in REDUCED else out.astype(dt)
     except ValueError:
         check_broadcast(self._data.shape, s.shape)
         raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the "

@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from .. import _sleef
-from .._dtypes import F32, FLOAT_CHARS, FROM_NP, REDUCED
+from .._dtypes import F32, FLOAT_CHARS, FROM_NP, REDUCED, to_reduced
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
@@ -27,6 +27,7 @@ from ._apply import apply, recording
 from ._core import (
     Signatures,
     arg_error,
+    like_layout,
     op_name_of,
     operands,
     put_tail,
@@ -34,7 +35,7 @@ from ._core import (
     unary_nans,
     wrap_dim,
 )
-from .compare import TiedGradBackward
+from .compare import TiedGradBackward, nan_bits
 from .special import _erf
 from .unary import SigmoidBackward0, ThresholdBackwardBackward0, _sigmoid
 
@@ -285,7 +286,15 @@ def threshold(input, threshold, value, result=False) -> Tensor:  # noqa: A002
     tensor([0., 2.])
     """
     a = input._data
-    out = np.where(a > threshold, a, np.asarray(value).astype(a.dtype))
+    if a.dtype in REDUCED:  # torch compares in float32: a NaN is not below, and passes
+        fill = to_reduced(np.asarray(value, np.float64), a.dtype)
+        out = np.where(a.astype(F32) <= F32.type(threshold), fill, a)
+        nan = np.isnan(out)
+        if nan.any():  # (its bits: through float32 in the vector steps)
+            out = like_layout(nan_bits(np.array(out, order="C"), nan, scalar_loop(a.shape, a),
+                                       None, None), out)
+    else:
+        out = np.where(a <= threshold, np.asarray(value).astype(a.dtype), a)
     return apply(ThresholdBackward1 if result else ThresholdBackward0, out, input,
                  save=(input,), _th=threshold)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _sleef
-from .._dtypes import F32, FLOAT_CHARS, REDUCED, WIDE_CHARS, finfo, to_reduced
+from .._dtypes import F32, FLOAT_CHARS, REDUCED, WIDE_CHARS, bfloat16, finfo, to_reduced
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
@@ -25,12 +25,14 @@ from ._core import (
     check_broadcast,
     default_float,
     float_array,
+    like_layout,
     operands,
+    scalar_loop,
     scalar_value,
     wrap,
 )
 from .arithmetic import _LN2, _result_dtype, _rsqrt_tail, pow
-from .compare import TiedGradBackward
+from .compare import TiedGradBackward, maxmin_reduced, nan_bits
 
 # PyTorch's signatures, for its errors when arguments fit none (checked only after a failure).
 _ABS = Signatures("abs", "Tensor input, *, Tensor? out = None")
@@ -454,17 +456,14 @@ def clamp(input, min=None, max=None) -> Tensor:  # noqa: A001, A002
         if a.dtype in REDUCED:  # the bounds round to the tensor's dtype, as in PyTorch
             lo = None if lo is None else np.asarray(lo, F32).astype(a.dtype)
             hi = None if hi is None else np.asarray(hi, F32).astype(a.dtype)
-            if lo is not None:
-                out = np.maximum(out, lo)
-            if hi is not None:
-                out = np.minimum(out, hi)
+            out = _clamp_reduced(a, lo, hi)
             lo = None if lo is None else float(lo)
             hi = None if hi is None else float(hi)
-        else:
+        else:  # (the bound first: NumPy gives the second operand on a tie of +-0, as torch)
             if lo is not None:
-                out = np.maximum(out, lo, dtype=a.dtype)
+                out = np.maximum(lo, out, dtype=a.dtype)
             if hi is not None:
-                out = np.minimum(out, hi, dtype=a.dtype)
+                out = np.minimum(hi, out, dtype=a.dtype)
         if out is a:
             out = a.copy()
         # PyTorch propagates NaN through clamp.
@@ -477,12 +476,44 @@ def clamp(input, min=None, max=None) -> Tensor:  # noqa: A001, A002
 clip = clamp
 
 
+def _clamp_reduced(a: np.ndarray, lo, hi) -> np.ndarray:
+    """torch's float16/bfloat16 clamp to number bounds (0-d arrays of the dtype, or None):
+    both loops keep ``a`` unless it lies strictly outside (so -0. stays -0. at a bound of 0.,
+    and NaN passes); a NaN keeps its bits in the scalar loop and goes through float32 in the
+    vector steps (bfloat16: 0xFFFF)."""
+    x = a.astype(F32)
+    out = a
+    if lo is not None:
+        out = np.where(x < lo.astype(F32), lo, out)
+    if hi is not None:
+        out = np.where(hi.astype(F32) < out.astype(F32), hi, out)
+    if out is a:
+        return a.copy(order="K")
+    nan = np.isnan(x)
+    if nan.any():
+        out = like_layout(nan_bits(np.array(out, order="C"), nan, scalar_loop(a.shape, a), None,
+                                   None), out)
+    return out
+
+
 def _clamp_tensor(input, lo, hi):
     lo_t = as_tensor_arg(lo) if lo is not None else None
     hi_t = as_tensor_arg(hi) if hi is not None else None
     a = input._data
     rt = _result_dtype(input, lo_t, hi_t)
     out = a.astype(rt, copy=False)
+    if rt in REDUCED:
+        bounds = [t._data if t._data.dtype == rt else to_reduced(t._data, rt)
+                  for t in (lo_t, hi_t) if t is not None]
+        try:
+            if len(bounds) == 2:
+                res = _clamp2_reduced(out, *bounds)
+            else:  # one bound: torch's maximum (minimum) kernel
+                res = maxmin_reduced(out, bounds[0], hi_t is None)
+        except ValueError:
+            check_broadcast(*[t._data.shape for t in (input, lo_t, hi_t) if t is not None])
+            raise
+        return apply(ClampBackward0, res, input, lo_t, hi_t, save=(input, lo_t, hi_t))
     try:
         if lo_t is not None:
             out = np.maximum(out, lo_t._data.astype(rt, copy=False))
@@ -493,6 +524,29 @@ def _clamp_tensor(input, lo, hi):
         raise
     out = asarray(out).astype(rt, copy=False)
     return apply(ClampBackward0, out, input, lo_t, hi_t, save=(input, lo_t, hi_t))
+
+
+def _clamp2_reduced(a: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """torch's float16/bfloat16 clamp to two tensor bounds: ``minimum(maximum(a, lo), hi)`` in
+    the vector steps (a tie gives the bound, a NaN all ones); in the scalar loop a quiet NaN
+    where a bound is NaN, else ``a`` unless strictly outside (a NaN ``a`` keeps its bits)."""
+    x, l32, h32 = a.astype(F32), lo.astype(F32), hi.astype(F32)
+    with np.errstate(invalid="ignore"):
+        t = np.where(np.isnan(x) | np.isnan(l32), np.nan, np.where(x > l32, x, l32))
+        t = np.where(np.isnan(t) | np.isnan(h32), np.nan, np.where(t < h32, t, h32))
+    proto = t
+    out = np.array(t.astype(a.dtype), order="C")
+    nan_bits(out, np.isnan(t), None, 0xFFFF, None)
+    tail = scalar_loop(out.shape, a, lo, hi)
+    if tail is not None:
+        shape = out.shape
+        v, lv, hv = (np.broadcast_to(u, shape).reshape(-1)[tail] for u in (a, lo, hi))
+        r = np.where(v.astype(F32) < lv.astype(F32), lv, v)
+        r = np.where(hv.astype(F32) < r.astype(F32), hv, r)
+        bad = np.isnan(lv.astype(F32)) | np.isnan(hv.astype(F32))
+        r.view(np.uint16)[bad] = 0x7FC0 if a.dtype == bfloat16.np else 0x7E00
+        out.reshape(-1)[tail] = r
+    return like_layout(out, proto)
 
 
 _LN10 = float(np.log(10.0))
@@ -1024,6 +1078,7 @@ class ClampMaxBackward0(Node):
 
 class ClampMinBackward1(Node):
     saves = ((0, 1), (0, 1))
+    reduced = staticmethod(maxmin_reduced)  # torch's maximum kernel
 
     def backward(self, xp, g):
         x, b = self.saved(xp.TENSORS)
@@ -1036,6 +1091,7 @@ class ClampMinBackward1(Node):
 
 class ClampMaxBackward1(Node):
     saves = ((0, 1), (0, 1))
+    reduced = staticmethod(lambda a, b: maxmin_reduced(a, b, False))  # torch's minimum
 
     def backward(self, xp, g):
         x, b = self.saved(xp.TENSORS)
@@ -1050,7 +1106,11 @@ def _clamp_side(input, bound, ufunc, cls0, cls1):
     if isinstance(bound, Tensor):
         return apply_binary(cls1, ufunc, input, bound)
     ad, bd = operands(input, bound)
-    out = asarray(ufunc(ad, bd)).astype(ad.dtype, copy=False)
+    if ad.dtype in REDUCED:
+        lo, hi = (bd, None) if ufunc is np.maximum else (None, bd)
+        out = _clamp_reduced(ad, lo, hi)
+    else:  # (the bound first: NumPy gives the second operand on a tie of +-0, as torch)
+        out = asarray(ufunc(bd, ad)).astype(ad.dtype, copy=False)
     return apply(cls0, out, input, save=(input,), _bound=bd, _g=bound)
 
 
