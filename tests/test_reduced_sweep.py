@@ -174,3 +174,41 @@ def test_ops_without_reduced_kernels_raise(torch, name):
     check(torch)
     with pytest.raises(RuntimeError, match="^cdist only supports non-negative p values$"):
         rg.cdist(rg.ones(2, 2), rg.ones(2, 2), p=-1)
+
+
+def test_autocast_dtypes_of_ops_off_its_lists(torch):
+    # einsum, tensordot and inner are on none of autocast's lists: only their bmm/mm is (not a
+    # dot product, nor a product with no contraction); bilinear, embedding_bag and matrix_exp
+    # are single kernels; RNN cells add their biases inside linear; index_copy promotes;
+    # ormqr runs in float32.
+    def run(lib):
+        lib.manual_seed(0)
+        a = lib.randn(3, 4)
+        b, v, f = a.bfloat16(), lib.randn(3), lib.nn.functional
+        calls = [
+            lambda: lib.einsum("ij,kj->ik", a, a), lambda: lib.einsum("ij->", a),
+            lambda: lib.einsum("i,j->ij", a[0], a[1]), lambda: lib.einsum("ij,ij->i", a, a),
+            lambda: lib.einsum("ab,bc->ac", a[:, :1], a), lambda: lib.einsum("i,j->ij", b[0], a[0]),
+            lambda: lib.einsum("ij,kj->ik", b, a), lambda: lib.tensordot(a, a.t(), 1),
+            lambda: lib.tensordot(v, v, 1), lambda: lib.tensordot(b, a.t(), 1),
+            lambda: lib.inner(a, a), lambda: lib.inner(v, v), lambda: lib.inner(a[:1], v[:4]),
+            lambda: lib.linalg.matrix_exp(a[:3, :3]),
+            lambda: f.bilinear(a, a, lib.randn(2, 4, 4)),
+            lambda: f.embedding_bag(lib.tensor([[0, 1]]), a),
+            lambda: lib.nn.RNNCell(4, 3)(a), lambda: lib.nn.GRUCell(4, 3)(a),
+            lambda: lib.nn.LSTMCell(4, 3)(a)[0],
+            lambda: b.index_copy(0, lib.tensor([0]), a[:1]),
+            lambda: lib.ormqr(a, v, a), lambda: lib.copysign(b, a), lambda: lib.nextafter(b, a)]
+        out = []
+        for dt in (lib.bfloat16, lib.float16):
+            with lib.autocast("cpu", dtype=dt):
+                for c in calls:
+                    try:
+                        out.append(str(c().dtype).split(".")[1])
+                    except RuntimeError as e:
+                        out.append(str(e))
+        return out
+
+    assert run(rg) == run(torch)
+    with pytest.raises(NotImplementedError, match="\"nextafter_cpu\" not implemented for 'Long'"):
+        rg.nextafter(rg.tensor([1]), rg.tensor([2]))

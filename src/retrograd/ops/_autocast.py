@@ -96,3 +96,55 @@ def fp32(fn):
         return fn(*args, **kwargs)
 
     return op
+
+
+def _widest(args, lower):
+    """PyTorch's ``autocast::prioritize`` over the floating tensors of ``args``: float32 if
+    any is float32, else the autocast dtype; float64 tensors are ignored; a reduced dtype
+    other than the autocast one is PyTorch's error."""
+    out = lower
+    for t in args:
+        if isinstance(t, (list, tuple)):
+            out = F32 if _widest(t, lower) == F32 else out
+            continue
+        if not isinstance(t, Tensor):
+            continue
+        d = t._data.dtype
+        if d.char not in FLOAT_CHARS or d == _F64:
+            continue
+        if d == F32 or out == F32:
+            out = F32
+        elif d != lower:
+            raise RuntimeError("Unexpected floating ScalarType in at::autocast::prioritize")
+    return out
+
+
+def promote(fn):
+    """Mark ``fn`` as on PyTorch's CPU promote list (``index_copy``): under autocast its
+    floating inputs (float64 aside) are cast to the widest of them."""
+
+    @functools.wraps(fn)
+    def op(*args, **kwargs):
+        if state.cpu:
+            to = _widest(tuple(args) + tuple(kwargs.values()), state.dtype.np)
+            return _run(fn, to, False, args, kwargs)
+        return fn(*args, **kwargs)
+
+    return op
+
+
+def outside(fn):
+    """Mark a composite that PyTorch runs as one kernel, off autocast's lists (``bilinear``,
+    ``embedding_bag``, ``matrix_exp``): the listed ops it is written with do not autocast."""
+
+    @functools.wraps(fn)
+    def op(*args, **kwargs):
+        if state.cpu:
+            state.cpu = False
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                state.cpu = True
+        return fn(*args, **kwargs)
+
+    return op

@@ -14,10 +14,10 @@ import itertools
 
 import numpy as np
 
-from .._dtypes import REDUCED
+from .._dtypes import FLOAT_CHARS, REDUCED
 from .._tensor import Tensor
 from ._autocast import fp32
-from ._core import wrap, wrap_dim
+from ._core import operands, wrap, wrap_dim
 from .arithmetic import div_scalar, mul, mul_scalar, sub
 from .compare import where
 from .copies import diag
@@ -27,7 +27,7 @@ from .linalg import matmul
 from .reduction import sum as _sum
 from .reduction import vector_norm
 from .scatter_gather import gather
-from .shape import clone, reshape, split, tensor_split
+from .shape import clone, reshape, split, tensor_split, to_dtype_op
 from .sorting import cumsum, sort
 from .unary import abs as _abs
 
@@ -359,9 +359,15 @@ def copysign(input, other) -> Tensor:  # noqa: A002
     """
     a = input if input.is_floating_point() else input.float()
     neg = other.signbit() if isinstance(other, Tensor) else wrap(np.signbit(np.float64(other)))
+    # the result's dtype: the two promoted as PyTorch promotes (bfloat16 with float32: float32)
+    rt = operands(input, other)[0].dtype if isinstance(other, Tensor) else a._data.dtype
+    if rt.char not in FLOAT_CHARS:
+        rt = a._data.dtype
 
     def signed(a: Tensor, other=None) -> Tensor:  # other's gradient: zeros (ops/fused.py)
         mag = _abs(a)
+        if mag._data.dtype != rt:
+            mag = to_dtype_op(mag, rt)
         return where(neg, -mag, mag)
 
     if isinstance(other, Tensor):

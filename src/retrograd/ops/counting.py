@@ -17,7 +17,7 @@ from .. import return_types
 from .._dtypes import FLOAT_CHARS, WIDE_CHARS, to_dtype
 from .._tensor import Tensor
 from ._base import not_implemented
-from ._core import arg_error, wrap, wrap_dim
+from ._core import arg_error, operands, wrap, wrap_dim
 
 __all__ = [
     "bincount", "histc", "histogram", "histogramdd", "isin", "unique_consecutive",
@@ -261,7 +261,12 @@ def nextafter(input, other) -> Tensor:  # noqa: A002
         a, b = input._data, other._data
     except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
         raise arg_error("nextafter", "input", 1, input) from None
-    return wrap(np.nextafter(a, b.astype(a.dtype)))
+    if a.dtype != b.dtype:  # promoted as PyTorch promotes (bfloat16 with float32: float32)
+        a, b = operands(input, other)
+    if a.dtype.char not in FLOAT_CHARS:
+        raise NotImplementedError(
+            f"\"nextafter_cpu\" not implemented for '{to_dtype(a.dtype).scalar_name}'")
+    return wrap(np.nextafter(a, b))
 
 
 def frexp(input):  # noqa: A002

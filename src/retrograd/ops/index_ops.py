@@ -12,6 +12,7 @@ from ..autograd.graph import Node
 from . import _array
 from ._apply import apply
 from ._array import add_at
+from ._autocast import promote
 from ._base import kept_if_grad, not_implemented
 from ._core import Signatures, arg_error, scalar_value, wrap_dim
 from .indexing import (
@@ -201,6 +202,7 @@ class IndexCopyBackward0(Node):
         return gx, gs
 
 
+@promote
 def index_copy(input, dim, index, source) -> Tensor:  # noqa: A002
     """A copy of ``input`` with the slices along ``dim`` at ``index`` replaced by ``source``.
 

@@ -15,13 +15,14 @@ import warnings
 
 import numpy as np
 
-from .._dtypes import F32, FROM_NP, REDUCED, WIDE_CHARS
+from .._dtypes import F32, FROM_NP, REDUCED, WIDE_CHARS, promote_types
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
 from . import shape as _shape
 from ._apply import apply, apply_binary, needs_grad, save_plan
-from ._autocast import fp32, lower_precision
+from ._autocast import fp32, lower_precision, outside
+from ._autocast import state as autocast_state
 from ._base import not_implemented
 from ._core import arg_error, as_tensor_arg, broadcast_error, tensor_arg, wrap_dim
 from .arithmetic import mul
@@ -577,7 +578,6 @@ def outer(input, vec2) -> Tensor:  # noqa: A002
 ger = outer
 
 
-@lower_precision
 def tensordot(a, b, dims=2, out=None) -> Tensor:
     """Contract the ``dims`` last dims of ``a`` with the first of ``b``, or the listed pairs.
 
@@ -599,6 +599,8 @@ def tensordot(a, b, dims=2, out=None) -> Tensor:
         dims_b = [dims_b] if isinstance(dims_b, int) else list(dims_b)
     if len(dims_a) != len(dims_b):
         raise RuntimeError("both dimension lists should have same length")
+    if a._data.dtype != b._data.dtype:
+        raise RuntimeError("both inputs should have same dtype")
     sa, sb = a._data.shape, b._data.shape
     da = [wrap_dim(d, len(sa)) for d in dims_a]
     db = [wrap_dim(d, len(sb)) for d in dims_b]
@@ -613,6 +615,8 @@ def tensordot(a, b, dims=2, out=None) -> Tensor:
     csize = int(np.prod([sa[i] for i in da]))
     size_a = int(np.prod([sa[i] for i in free_a]))
     size_b = int(np.prod([sb[j] for j in free_b]))
+    if size_a == 1 and size_b == 1 and autocast_state.cpu:  # a dot product: PyTorch's does not
+        return outside(tensordot)(a, b, dims)              # autocast it
     ta = _shape.reshape(_shape.permute(a, free_a + da), (size_a, csize))
     tb = _shape.reshape(_shape.permute(b, db + free_b), (csize, size_b))
     return _shape.view(mm(ta, tb), tuple(sa[i] for i in free_a) + tuple(sb[j] for j in free_b))
@@ -980,7 +984,6 @@ def _sublist_equation(args) -> tuple:
     return eq, ops
 
 
-@lower_precision
 def einsum(equation, *operands) -> Tensor:
     """Sums of products by subscripts (``"ij,jk->ik"``); ``...`` broadcasts, a repeated
     subscript takes a diagonal, and without ``->`` the output has the subscripts that appear once,
@@ -997,13 +1000,27 @@ def einsum(equation, *operands) -> Tensor:
     operands = [o if isinstance(o, Tensor) else as_tensor_arg(o) for o in operands]
     if not operands:
         raise RuntimeError("einsum(): must provide at least one operand")
+    subs, out = _parse_einsum(equation, [o._data.shape for o in operands])
+    summed = {lab for sub in subs for lab in sub} - set(out)
+    # PyTorch's einsum multiplies operands that share no summed dim (of size > 1: a size-1
+    # dim is summed alone) and contracts the others with bmm.
+    contracts = len(operands) > 1 and any(
+        sum(lab in sub and o._data.shape[sub.index(lab)] != 1 for o, sub in zip(operands, subs))
+        > 1 for lab in summed)
+    if contracts and autocast_state.cpu:
+        # bmm is on autocast's lower-precision list (einsum itself is on none)
+        return lower_precision(einsum)(equation, *operands)
     dt = operands[0]._data.dtype
     for o in operands[1:]:
         if o._data.dtype != dt:
+            if not contracts:  # products promote
+                rt = FROM_NP[dt]
+                for x in operands[1:]:
+                    rt = promote_types(rt, FROM_NP[x._data.dtype])
+                operands = [_shape.to_dtype_op(x, rt.np) for x in operands]
+                break
             raise RuntimeError(f"expected scalar type {FROM_NP[dt].scalar_name} but found "
                                f"{FROM_NP[o._data.dtype].scalar_name}")
-    subs, out = _parse_einsum(equation, [o._data.shape for o in operands])
-    summed = {lab for sub in subs for lab in sub} - set(out)
     # PyTorch's einsum is a composite; its last op names the result's grad_fn.
     if len(operands) == 1:
         name = "SumBackward1" if summed else "PermuteBackward0"

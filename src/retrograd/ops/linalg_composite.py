@@ -16,7 +16,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ._apply import recording
-from ._autocast import fp32
+from ._autocast import fp32, outside
 from ._core import wrap, wrap_dim
 from .copies import diag_embed, tril, triu
 from .decomp import _structseq as _named
@@ -204,6 +204,7 @@ def vander(x, *, N: int | None = None) -> Tensor:  # noqa: N803
     return cat([base.new_ones(tuple(x.shape) + (1,)), powers], -1)
 
 
+@outside  # off autocast's lists: its products stay in the input's dtype
 def matrix_exp(A) -> Tensor:  # noqa: N803
     """The matrix exponential, by scaling and squaring of a Taylor polynomial.
 
@@ -517,6 +518,7 @@ def geqrf(input):  # noqa: A002
 _geqrf = _named("geqrf", ("a", "tau"))
 
 
+@fp32
 def ormqr(input, tau, other, left: bool = True, transpose: bool = False) -> Tensor:  # noqa: A002
     """``Q @ other`` (or ``Q^T``, or from the right) for the ``Q`` of ``geqrf``'s ``(input,
     tau)``.

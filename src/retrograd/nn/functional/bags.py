@@ -15,12 +15,14 @@ import numpy as np
 import retrograd as torch
 from retrograd import Tensor
 
+from ...ops._autocast import outside
 from ...ops.fused import fused
 from .misc import embedding
 
 __all__ = ["embedding_bag", "pdist", "gumbel_softmax"]
 
 
+@outside  # one kernel in PyTorch, off autocast's lists
 def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,  # noqa: A002
                   max_norm: float | None = None, norm_type: float = 2,
                   scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,

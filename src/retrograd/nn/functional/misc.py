@@ -6,6 +6,7 @@ from ..._dtypes import int32, int64
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...ops import nn_norm
+from ...ops._autocast import outside
 from ...ops.indexing import one_hot
 from ...ops.linalg import einsum
 from ...ops.padding import pad
@@ -25,6 +26,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return nn_norm.linear(input, weight, bias)
 
 
+@outside  # one kernel (_trilinear) in PyTorch, off autocast's lists
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
              bias: Tensor | None = None) -> Tensor:
     """``y[..., o] = input1[..., i] * weight[o, i, j] * input2[..., j] + bias[o]``.

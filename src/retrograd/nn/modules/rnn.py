@@ -499,13 +499,14 @@ class RNNCellBase(Module):
                                f"expected {self.hidden_size}")
 
     def _gates(self, x: Tensor, h: Tensor) -> Tensor:
-        """``x @ W_ih.T + b_ih + h @ W_hh.T + b_hh``."""
-        gi = x.matmul(self.weight_ih.t())
-        gh = h.matmul(self.weight_hh.t())
-        if self.bias_ih is not None:
-            gi = gi + self.bias_ih
-            gh = gh + self.bias_hh
+        """``linear(x, W_ih, b_ih) + linear(h, W_hh, b_hh)``, as PyTorch's cells (so that under
+        autocast the gates come out in its dtype, biases included)."""
+        gi, gh = self._linear_pair(x, h)
         return gi + gh
+
+    def _linear_pair(self, x: Tensor, h: Tensor) -> tuple:
+        linear = torch.nn.functional.linear
+        return linear(x, self.weight_ih, self.bias_ih), linear(h, self.weight_hh, self.bias_hh)
 
 
 class RNNCell(RNNCellBase):
@@ -601,11 +602,7 @@ class GRUCell(RNNCellBase):
             hx = hx.unsqueeze(0)
         self._check_hidden(x, hx, "0")
         H = self.hidden_size
-        gi = x.matmul(self.weight_ih.t())
-        gh = hx.matmul(self.weight_hh.t())
-        if self.bias_ih is not None:
-            gi = gi + self.bias_ih
-            gh = gh + self.bias_hh
+        gi, gh = self._linear_pair(x, hx)
         gi_rz, gi_n = gi.split([2 * H, H], 1)
         gh_rz, gh_n = gh.split([2 * H, H], 1)
         r, z = torch.sigmoid(gi_rz + gh_rz).chunk(2, 1)
