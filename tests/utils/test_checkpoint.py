@@ -103,6 +103,49 @@ def test_warnings_and_errors(torch):
                                                  debug=True))
 
 
+def _changing(lib, kind):
+    """A function whose recomputation differs from its first run (a shape, or what it saves)."""
+    calls = []
+
+    def f(a):
+        calls.append(1)
+        if kind == "shape":
+            return a[: len(calls)].sin()
+        b = a.sin()
+        return b.exp() if len(calls) == 1 else b
+
+    return f
+
+
+def test_recomputation_checks_and_reentrant_grad(torch):
+    """A recomputation that saves other tensors than the forward did is PyTorch's
+    CheckpointError (unless determinism_check="none"); the reentrant variant refuses
+    autograd.grad and backward(inputs=...)."""
+
+    def backward(lib, kind, **kw):
+        x = lib.ones(2, 3, dtype=lib.float64, requires_grad=True)
+        ck(lib).checkpoint(_changing(lib, kind), x, use_reentrant=False, **kw).sum().backward()
+        return x.grad
+
+    for kind in ("shape", "count"):
+        ours, ref = compare_error(lambda lib, kind=kind: backward(lib, kind))
+        assert type(ours).__name__ == type(ref).__name__ == "CheckpointError"
+    compare(lambda lib: backward(lib, "shape", determinism_check="none"))
+    compare_error(lambda lib: backward(lib, "shape", determinism_check="always"))
+
+    def reentrant(lib, how):
+        x = lib.tensor(X, requires_grad=True)
+        y = ck(lib).checkpoint(lambda a: a.sin(), x, use_reentrant=True).sum()
+        return lib.autograd.grad(y, x) if how == "grad" else y.backward(inputs=[x])
+
+    compare_error(lambda lib: reentrant(lib, "grad"))
+    compare_error(lambda lib: reentrant(lib, "inputs"))
+    with retrograd.utils.checkpoint.set_checkpoint_debug_enabled(True):
+        x = retrograd.tensor(X, requires_grad=True)
+        checkpoint(lambda a: a.sin(), x, use_reentrant=True).sum().backward()  # plain: fine
+    np.testing.assert_allclose(x.grad.numpy(), np.cos(X))
+
+
 def test_reentrant_and_double_backward_paths():
     x = retrograd.tensor(X, requires_grad=True)
     y = checkpoint(lambda a: (a * a).sin(), x, use_reentrant=False)

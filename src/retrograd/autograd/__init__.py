@@ -10,7 +10,7 @@ from . import (  # noqa: F401
     saved_raw,
 )
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
-from .api import backward, grad
+from .api import _is_checkpoint_valid, backward, grad  # noqa: F401
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (
     enable_grad,

@@ -27,6 +27,20 @@ def _start_leak_watch(outputs) -> None:
 # Sees each backward's roots while autograd/leak.py watches the first optimizer steps; None after.
 on_backward = _start_leak_watch
 
+# Per running pass, innermost last: whether it is a plain ``backward()`` (no ``inputs``), the
+# only kind a reentrant checkpoint can run inside (``_is_checkpoint_valid``).
+_PASSES: list = []
+
+
+def _is_checkpoint_valid() -> bool:
+    """Whether the running backward pass (if any) is a plain ``.backward()``: PyTorch's
+    ``torch.autograd._is_checkpoint_valid``.
+
+    >>> _is_checkpoint_valid()
+    True
+    """
+    return not _PASSES or _PASSES[-1]
+
 def _as_tuple(x) -> tuple:
     if x is None:
         return ()
@@ -108,7 +122,11 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     seeds = _seed_grads(outputs, grads)
     if on_backward is not None:
         on_backward(outputs)
-    run_backward(outputs, seeds, retain_graph, create_graph, inputs, accumulate=True)
+    _PASSES.append(inputs is None)
+    try:
+        run_backward(outputs, seeds, retain_graph, create_graph, inputs, accumulate=True)
+    finally:
+        _PASSES.pop()
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -135,12 +153,16 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     grads = (None,) * len(outputs) if grad_outputs is None else _as_tuple(grad_outputs)
     if retain_graph is None:
         retain_graph = create_graph
-    if is_grads_batched:
-        result = _batched(outputs, inputs, grads, retain_graph, create_graph)
-    else:
-        seeds = _seed_grads(outputs, grads)
-        result = run_backward(outputs, seeds, retain_graph, create_graph, inputs,
-                              accumulate=False)
+    _PASSES.append(False)
+    try:
+        if is_grads_batched:
+            result = _batched(outputs, inputs, grads, retain_graph, create_graph)
+        else:
+            seeds = _seed_grads(outputs, grads)
+            result = run_backward(outputs, seeds, retain_graph, create_graph, inputs,
+                                  accumulate=False)
+    finally:
+        _PASSES.pop()
     out = []
     for i, (t, g) in enumerate(zip(inputs, result)):
         if g is None:

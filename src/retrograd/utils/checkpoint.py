@@ -25,7 +25,59 @@ import retrograd
 
 from ..autograd.graph import saved_tensors_hooks
 
-__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointFunction", "noop_context_fn"]
+__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointFunction", "noop_context_fn",
+           "CheckpointError", "set_checkpoint_debug_enabled"]
+
+
+class CheckpointError(RuntimeError):
+    """A recomputation that did not match the original forward (PyTorch's class)."""
+
+
+_DEBUG_TIP = (
+    "\nTip: To see a more detailed error message, either pass `debug=True` to\n"
+    "`torch.utils.checkpoint.checkpoint(...)` or wrap the code block\n"
+    "with `with torch.utils.checkpoint.set_checkpoint_debug_enabled(True):` to\n"
+    "enable checkpoint\u2011debug mode globally.\n\n"
+    "If this error occurs under torch.compile with automatic_dynamic_shapes enabled,\n"
+    "it may be because the recomputation selected a different compiled graph than the\n"
+    "forward pass (e.g., a dynamic graph instead of the original static graph).\n"
+    "To fix this, either:\n"
+    "  - Use torch._dynamo.mark_dynamic() to explicitly mark varying dimensions as\n"
+    "    dynamic upfront, avoiding the static-to-dynamic transition.\n"
+    "  - Call torch._C._dynamo.eval_frame._set_lru_cache(False) to disable LRU cache\n"
+    "    reordering, which can change which graph is checked first between forward\n"
+    "    and recompute.\n"
+    "See https://github.com/pytorch/pytorch/issues/166926 for more details and\n"
+    "workaround examples.\n"
+)
+
+_DEBUG = [None]  # set_checkpoint_debug_enabled's setting (None: each call's ``debug``)
+
+
+class set_checkpoint_debug_enabled:  # noqa: N801 - PyTorch's name
+    """Context manager that overrides ``checkpoint``'s ``debug`` flag (None: leave it).
+
+    >>> with set_checkpoint_debug_enabled(True):
+    ...     pass
+    """
+
+    def __init__(self, enabled) -> None:
+        self.enabled = enabled
+
+    def __enter__(self) -> None:
+        self.prev = _DEBUG[0]
+        _DEBUG[0] = self.enabled
+
+    def __exit__(self, *args) -> None:
+        _DEBUG[0] = self.prev
+
+
+def _meta(t) -> dict:
+    return {"shape": t.shape, "dtype": t.dtype, "device": t.device}
+
+
+def _meta_str(meta: dict) -> str:
+    return str(meta).replace("retrograd.", "torch.")
 
 
 def noop_context_fn():
@@ -79,6 +131,13 @@ class CheckpointFunction(retrograd.autograd.Function):
 
     @staticmethod
     def backward(ctx, *grads):
+        if not retrograd.autograd._is_checkpoint_valid():
+            raise RuntimeError(
+                "When use_reentrant=True, torch.utils.checkpoint is incompatible with .grad() or "
+                "passing an `inputs` parameter to .backward(). To resolve this error, you can "
+                "either set use_reentrant=False, or call .backward() without passing the "
+                "`inputs` argument."
+            )
         inputs = list(ctx.inputs)
         for i, t in zip(ctx.tensor_indices, ctx.saved_tensors):
             d = t.detach()
@@ -108,15 +167,18 @@ class CheckpointFunction(retrograd.autograd.Function):
 class _Frame:
     """One non-reentrant checkpoint call: its function and arguments, and the tickets."""
 
-    def __init__(self, fn, args, kwargs, rng, context_fn) -> None:
+    def __init__(self, fn, args, kwargs, rng, context_fn, check: bool) -> None:
         self.fn, self.args, self.kwargs, self.rng = fn, args, kwargs, rng
         self.context_fn = context_fn
         self.count = 0
         self.recomputed: dict = {}
+        self.metas: list | None = [] if check else None  # (determinism_check="default")
 
     def pack(self, t):
         i = self.count
         self.count += 1
+        if self.metas is not None:
+            self.metas.append(_meta(t))
         return (self, i)
 
     def recompute(self) -> None:
@@ -138,11 +200,22 @@ class _Frame:
                 saved_tensors_hooks(pack, lambda i: got[i]):
             self.fn(*args, **self.kwargs)
         if len(got) < self.count:
-            raise RuntimeError(
+            raise CheckpointError(
                 "torch.utils.checkpoint: A different number of tensors was saved during the "
                 f"original forward and recomputation.\nNumber of tensors saved during forward: "
-                f"{self.count}\nNumber of tensors saved during recomputation: {len(got)}."
+                f"{self.count}\nNumber of tensors saved during recomputation: {len(got)}.\n"
+                + _DEBUG_TIP
             )
+        if self.metas is not None:
+            bad = "".join(
+                f"tensor at position {i}:\nsaved metadata: {_meta_str(m)}\nrecomputed metadata: "
+                f"{_meta_str(_meta(got[i]))}\n"
+                for i, m in enumerate(self.metas) if _meta(got[i]) != m)
+            if bad:
+                raise CheckpointError(
+                    "torch.utils.checkpoint: Recomputed values for the following tensors have "
+                    f"different metadata than during the forward pass.\n{bad}.\n" + _DEBUG_TIP
+                )
         self.recomputed = dict(enumerate(got[:self.count]))
 
 
@@ -155,8 +228,13 @@ def _unpack(ticket):
     return t
 
 
-def _checkpoint_without_reentrant(fn, preserve_rng_state, context_fn, args, kwargs):
-    frame = _Frame(fn, args, kwargs, _rng_state(preserve_rng_state), context_fn)
+def _checkpoint_without_reentrant(fn, preserve_rng_state, context_fn, determinism_check, args,
+                                  kwargs):
+    if determinism_check not in ("default", "none"):
+        raise ValueError("determinism_check should be one of ['default', 'none'], but got "
+                         f"{determinism_check}")
+    frame = _Frame(fn, args, kwargs, _rng_state(preserve_rng_state), context_fn,
+                   determinism_check == "default")
     forward_ctx, _ = context_fn()
     with saved_tensors_hooks(frame.pack, _unpack), forward_ctx:
         return fn(*args, **kwargs)
@@ -200,7 +278,8 @@ def checkpoint(function, *args, use_reentrant: bool | None = None, context_fn=no
             warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
                           stacklevel=2)
         return CheckpointFunction.apply(function, preserve, *args)
-    return _checkpoint_without_reentrant(function, preserve, context_fn, args, kwargs)
+    return _checkpoint_without_reentrant(function, preserve, context_fn, determinism_check,
+                                         args, kwargs)
 
 
 def checkpoint_sequential(functions, segments: int, input, use_reentrant: bool | None = None,
