@@ -212,3 +212,57 @@ def test_autocast_dtypes_of_ops_off_its_lists(torch):
     assert run(rg) == run(torch)
     with pytest.raises(NotImplementedError, match="\"nextafter_cpu\" not implemented for 'Long'"):
         rg.nextafter(rg.tensor([1]), rg.tensor([2]))
+
+
+def _caught(f):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        try:
+            r = f()
+        except Exception as e:  # noqa: BLE001 - the error is what is compared
+            r = f"{type(e).__name__}: {e}"
+    return r, [(x.category.__name__, str(x.message).replace("torch.", "T.")) for x in w]
+
+
+def test_grad_scaler_errors_and_deprecated_spellings(torch):
+    def run(lib):
+        m = lib.nn.Linear(2, 1)
+        opt = lib.optim.SGD(m.parameters(), lr=0.1)
+        fresh = lib.amp.GradScaler("cpu")
+        mh = lib.nn.Linear(2, 1).half()
+        oh = lib.optim.SGD(mh.parameters(), lr=0.1)
+        sh = lib.amp.GradScaler("cpu")
+        sh.scale(mh(lib.ones(1, 2, dtype=lib.half)).sum()).backward()
+        out = [_caught(lambda: fresh.step(opt)), _caught(lambda: fresh.update()),
+               _caught(lambda: fresh.unscale_(opt)), _caught(lambda: fresh.scale(3.0)),
+               _caught(lambda: sh.unscale_(oh)),
+               _caught(lambda: lib.cuda.amp.GradScaler().is_enabled()),
+               _caught(lambda: lib.cpu.amp.GradScaler().is_enabled()),
+               _caught(lambda: lib.amp.GradScaler("cuda").is_enabled()),
+               _caught(lambda: lib.cuda.amp.autocast()._enabled),
+               _caught(lambda: lib.autocast("cuda")._enabled),
+               _caught(lambda: lib.autocast("cpu", dtype=lib.float32)._enabled),
+               _caught(lambda: lib.cuda.amp.custom_fwd(cast_inputs=lib.float32) is not None),
+               _caught(lambda: [lib.amp.is_autocast_available(d) for d in ("cpu", "cuda", "meta")]),
+               _caught(lambda: lib.cuda.amp.amp_definitely_not_available())]
+        with lib.autocast("cpu", dtype=lib.float16, enabled=False):
+            out.append((str(lib.get_autocast_dtype("cpu")), lib.is_autocast_enabled("cpu")))
+        lib.set_autocast_cache_enabled(False)
+        out.append(lib.autocast("cpu")._cache_enabled)
+        lib.set_autocast_cache_enabled(True)
+        return [str(o).replace(lib.__name__ + ".", "T.") for o in out]
+
+    assert run(rg) == run(torch)
+
+
+def test_grad_scaler_unscales_bfloat16_grads_in_float32(torch):
+    def run(lib):
+        lib.manual_seed(0)
+        m = lib.nn.Linear(8, 1).to(lib.bfloat16)
+        o = lib.optim.SGD(m.parameters(), lr=0.1)
+        s = lib.amp.GradScaler("cpu", init_scale=3.0)  # 1/3 is no power of two
+        s.scale(m(lib.randn(4, 8).to(lib.bfloat16)).sum()).backward()
+        s.unscale_(o)
+        return bits(m.weight.grad)
+
+    assert run(rg) == run(torch)

@@ -41,13 +41,14 @@ def _check_device(device_type: str) -> str:
 
 
 def is_autocast_available(device_type: str) -> bool:
-    """Whether autocast can run on ``device_type`` (retrograd computes on the CPU only).
+    """Whether autocast knows ``device_type``: every device but ``meta``, as PyTorch's CPU
+    build answers (an autocast region on another device than the CPU changes nothing here).
 
     >>> import retrograd
-    >>> retrograd.amp.is_autocast_available("cpu")
-    True
+    >>> retrograd.amp.is_autocast_available("cpu"), retrograd.amp.is_autocast_available("meta")
+    (True, False)
     """
-    return _check_device(device_type) == "cpu"
+    return _check_device(device_type) != "meta"
 
 
 def is_autocast_enabled(device_type: str | None = None) -> bool:
@@ -138,23 +139,28 @@ class autocast:  # noqa: N801 - PyTorch's name
 
     def __init__(self, device_type: str, dtype=None, enabled: bool = True,
                  cache_enabled: bool | None = None):
-        self.device = _check_device(device_type)
-        self.fast_dtype = get_autocast_dtype(self.device) if dtype is None else \
+        if not isinstance(device_type, str):
+            raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+        self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else \
             _dtypes.to_dtype(dtype)
-        self._cache_enabled = True if cache_enabled is None else bool(cache_enabled)
+        self.device = _check_device(device_type)
+        if not is_autocast_available(self.device):
+            raise RuntimeError(
+                f"User specified an unsupported autocast device_type '{device_type}'")
+        self._cache_enabled = is_autocast_cache_enabled() if cache_enabled is None else \
+            bool(cache_enabled)
         self._enabled = bool(enabled)
-        if self.device == "cuda" and enabled:
-            warnings.warn("User provided device_type of 'cuda', but CUDA is not available. "
-                          "Disabling", stacklevel=2)
-            self._enabled = False
-        elif self.device == "cpu" and self._enabled and \
-                self.fast_dtype not in (_dtypes.bfloat16, _dtypes.float16):
-            warnings.warn("In CPU autocast, but the target dtype is not supported. Disabling "
-                          "autocast.\nCPU Autocast only supports dtypes of torch.bfloat16, "
-                          "torch.float16 currently.", stacklevel=2)
-            self._enabled = False
-        elif self.device not in ("cpu", "cuda"):
-            self._enabled = False
+        if self._enabled:  # PyTorch's checks and warnings, in its order
+            if self.device == "cuda":
+                warnings.warn("CUDA is not available or torch_xla is imported. Disabling "
+                              "autocast.", stacklevel=2)
+                self._enabled = False
+            elif self.fast_dtype not in (_dtypes.bfloat16, _dtypes.float16):
+                name = self.device.upper()
+                warnings.warn(f"In {name} autocast, but the target dtype is not supported. "
+                              f"Disabling autocast.\n{name} Autocast only supports dtypes of "
+                              "torch.bfloat16, torch.float16 currently.", stacklevel=2)
+                self._enabled = False
 
     def __enter__(self):
         if self.device != "cpu":
@@ -162,8 +168,7 @@ class autocast:  # noqa: N801 - PyTorch's name
             return self
         self._prev = (state.cpu, state.dtype, state.cache_enabled)
         state.cpu = self._enabled
-        if self._enabled:
-            state.dtype = self.fast_dtype
+        state.dtype = self.fast_dtype  # set even when disabled, as PyTorch does
         state.cache_enabled = self._cache_enabled
         state.depth += 1
         return self

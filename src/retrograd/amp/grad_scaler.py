@@ -59,6 +59,12 @@ class GradScaler:
         self._scale = torch.full((), self._init_scale, dtype=torch.float32)
         self._growth_tracker = torch.full((), self._init_growth_tracker, dtype=torch.int32)
 
+    def _check_scale(self, funcname: str) -> None:
+        if self._scale is None:
+            raise AssertionError(f"Attempted {funcname} but _scale is None.  This may indicate "
+                                 "your script did not use scaler.scale(loss or outputs) earlier "
+                                 "in the iteration.")
+
     def _state(self, optimizer) -> dict:
         return self._per_optimizer_states.setdefault(
             id(optimizer), {"stage": _READY, "found_inf": None})
@@ -73,22 +79,21 @@ class GradScaler:
             return outputs * self._scale
         if isinstance(outputs, (list, tuple)):
             return type(outputs)(self.scale(o) for o in outputs)
+        if not hasattr(outputs, "__iter__"):
+            raise ValueError("outputs must be a Tensor or an iterable of Tensors")
         return map(self.scale, outputs)
 
     def unscale_(self, optimizer) -> None:
         """Divide ``optimizer``'s gradients by the scale (in place) and record inf/NaN."""
         if not self._enabled:
             return
+        self._check_scale("unscale_")
         st = self._state(optimizer)
         if st["stage"] == _UNSCALED:
             raise RuntimeError(
                 "unscale_() has already been called on this optimizer since the last update().")
         if st["stage"] == _STEPPED:
             raise RuntimeError("unscale_() is being called after step().")
-        if self._scale is None:
-            raise AssertionError("Attempted unscale_ but _scale is None.  This may indicate "
-                                 "your script did not use scaler.scale(loss or outputs) earlier "
-                                 "in the iteration.")
         # PyTorch takes the reciprocal in double, then rounds to float32.
         inv = self._scale.double().reciprocal().float()
         found = torch.zeros(1, dtype=torch.float32)
@@ -98,9 +103,14 @@ class GradScaler:
                     g = p.grad
                     if g is None:
                         continue
+                    if g.dtype == torch.float16:  # bfloat16 gradients may be unscaled
+                        raise ValueError("Attempting to unscale FP16 gradients.")
                     if not bool(torch.isfinite(g).all()):
                         found.fill_(1.0)
-                    g.mul_(inv.to(g.dtype) if g.dtype != torch.float32 else inv)
+                    if g.dtype == torch.bfloat16:  # float32 product, rounded once (torch's kernel)
+                        g.copy_(g.float().mul_(inv))
+                    else:
+                        g.mul_(inv)
         st["found_inf"] = found
         st["stage"] = _UNSCALED
 
@@ -110,6 +120,7 @@ class GradScaler:
             return optimizer.step(*args, **kwargs)
         if "closure" in kwargs:
             raise RuntimeError("Closure use is not currently supported if GradScaler is enabled.")
+        self._check_scale("step")
         st = self._state(optimizer)
         if st["stage"] == _STEPPED:
             raise RuntimeError("step() has already been called since the last update().")
@@ -126,6 +137,7 @@ class GradScaler:
         (or set ``new_scale``); ready for the next iteration."""
         if not self._enabled:
             return
+        self._check_scale("update")
         if new_scale is not None:
             if isinstance(new_scale, float):
                 self._scale.fill_(new_scale)

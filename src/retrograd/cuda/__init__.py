@@ -10,8 +10,10 @@ device(type='cpu')
 
 from __future__ import annotations
 
-__all__ = ["is_available", "device_count", "manual_seed", "manual_seed_all", "is_initialized",
-           "synchronize", "empty_cache"]
+from . import amp
+
+__all__ = ["amp", "is_available", "device_count", "manual_seed", "manual_seed_all",
+           "is_initialized", "synchronize", "empty_cache"]
 
 
 def is_available() -> bool:
