@@ -58,6 +58,7 @@ def fma32(a, b, c, tiny: bool = True) -> np.ndarray:
     if c.ndim == 0 and c == 0:
         return a * b + c  # one rounding (adding zero only fixes the sign of a zero)
     p = a.astype(np.float64) * b  # exact: 24 + 24 bits fit in 53
+    c = c.astype(np.float64)  # (NumPy's mixed float64 + float32 loop is ten times slower)
     s = p + c
     # Rounding s to float32 is the single rounding of the exact sum unless s sits exactly half
     # way between two float32 values (or in their subnormal range): then round to odd first.
@@ -66,7 +67,7 @@ def fma32(a, b, c, tiny: bool = True) -> np.ndarray:
     if tiny:
         risky |= (bits & _EXP64) < _MIN_NORMAL32
     if risky.any():
-        s = _round_odd(s, _two_sum(p, np.asarray(c, np.float64))[1])
+        s = _round_odd(s, _two_sum(p, c)[1])
     return s.astype(_f32)
 
 

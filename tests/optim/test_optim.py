@@ -313,6 +313,28 @@ def test_lbfgs_matches_torch(torch, kwargs):
     np.testing.assert_allclose(t1, t2, rtol=1e-8, atol=1e-10)
 
 
+def test_lbfgs_keeps_torch_scalar_types_in_float32(torch):
+    # PyTorch keeps the recursion's and the line search's scalars as 0-dim float32 tensors
+    # (their rounding decides branches and evaluation counts), the losses as Python floats.
+    def run(lib):
+        x = lib.tensor([3.0, -2.0, 0.5], requires_grad=True)
+        opt = lib.optim.LBFGS([x], line_search_fn="strong_wolfe", max_iter=4)
+
+        def closure():
+            opt.zero_grad()
+            loss = ((x - 1) ** 2).sum() + (x[0] * x[1] - x[2]) ** 2
+            loss.backward()
+            return loss
+
+        opt.step(closure)
+        opt.step(closure)
+        st = opt.state[x]
+        kinds = [(type(st[k]).__name__, getattr(st[k], "dtype", None))
+                 for k in ("t", "H_diag", "prev_loss")]
+        return [(k, str(d).split(".")[-1]) for k, d in kinds], type(st["ro"][0]).__name__
+    assert run(rg) == run(torch)
+
+
 def test_lbfgs_converges_float32_and_rejects_other_line_search():
     x = rg.tensor([3.0, -2.0], requires_grad=True)
     opt = rg.optim.LBFGS([x], line_search_fn="strong_wolfe")

@@ -3,12 +3,13 @@
 The parameters are treated as one flat vector. Each ``step(closure)`` runs up to ``max_iter``
 iterations: the two-loop recursion turns the last ``history_size`` curvature pairs into a search
 direction, then either a fixed step of ``lr`` or a strong-Wolfe line search moves along it.
-Scalars of the recursion are kept as Python floats (float64).
+Scalars are kept as PyTorch keeps them: the losses as Python floats, every dot product (and
+what the recursion and the line search derive from them: ``ro``, ``H_diag``, the slopes, often
+the step ``t``) as 0-dim tensors of the parameters' dtype, so that float32 problems round, branch
+and count evaluations exactly as PyTorch's do.
 """
 
 from __future__ import annotations
-
-import math
 
 import retrograd as torch
 from retrograd import Tensor
@@ -23,14 +24,15 @@ def _as_float(loss) -> float:
     return loss.detach().item() if isinstance(loss, Tensor) else float(loss)
 
 
-def _cubic_interpolate(x1, f1, g1, x2, f2, g2, bounds=None) -> float:
-    """The minimiser of the cubic through two points with their slopes, clipped to bounds."""
+def _cubic_interpolate(x1, f1, g1, x2, f2, g2, bounds=None):
+    """The minimiser of the cubic through two points with their slopes (0-dim tensors),
+    clipped to bounds: a float or a 0-dim tensor, as in PyTorch."""
     lo, hi = bounds if bounds is not None else ((x1, x2) if x1 <= x2 else (x2, x1))
     d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
     d2_square = d1**2 - g1 * g2
-    if d2_square < 0:
+    if not d2_square >= 0:
         return (lo + hi) / 2.0
-    d2 = math.sqrt(d2_square)
+    d2 = d2_square.sqrt()
     if x1 <= x2:
         pos = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
     else:
@@ -43,11 +45,11 @@ def _strong_wolfe(obj, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e-
 
     Returns ``(f_new, g_new, t, evaluations)``.
     """
-    d_norm = d.abs().max().item()
+    d_norm = d.abs().max()
     g = g.clone()
     f_new, g_new = obj(x, t, d)
     evals = 1
-    gtd_new = g_new.dot(d).item()
+    gtd_new = g_new.dot(d)
     t_prev, f_prev, g_prev, gtd_prev = 0, f, g, gtd
     done = False
     ls_iter = 0
@@ -72,7 +74,7 @@ def _strong_wolfe(obj, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e-
         f_prev, g_prev, gtd_prev = f_new, g_new.clone(), gtd_new
         f_new, g_new = obj(x, t, d)
         evals += 1
-        gtd_new = g_new.dot(d).item()
+        gtd_new = g_new.dot(d)
         ls_iter += 1
     if ls_iter == max_ls:
         bracket, bracket_f, bracket_g = [0, t], [f, f_new], [g, g_new]
@@ -99,7 +101,7 @@ def _strong_wolfe(obj, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e-
             insuf_progress = False
         f_new, g_new = obj(x, t, d)
         evals += 1
-        gtd_new = g_new.dot(d).item()
+        gtd_new = g_new.dot(d)
         ls_iter += 1
         if f_new > f + c1 * t * gtd or f_new >= bracket_f[low]:
             bracket[high], bracket_f[high] = t, f_new
@@ -198,7 +200,7 @@ class LBFGS(Optimizer):
         current_evals = 1
         state["func_evals"] += 1
         flat_grad = self._gather_flat_grad()
-        if flat_grad.abs().max().item() <= tolerance_grad:
+        if flat_grad.abs().max() <= tolerance_grad:
             return orig_loss
 
         d, t = state.get("d"), state.get("t")
@@ -218,7 +220,7 @@ class LBFGS(Optimizer):
                 # update the curvature pairs, skipping those with too little curvature
                 y = flat_grad.sub(prev_flat_grad)
                 s = d.mul(t)
-                ys = y.dot(s).item()
+                ys = y.dot(s)
                 if ys > 1e-10:
                     if len(old_dirs) == history_size:
                         old_dirs.pop(0)
@@ -227,7 +229,7 @@ class LBFGS(Optimizer):
                     old_dirs.append(y)
                     old_stps.append(s)
                     ro.append(1.0 / ys)
-                    H_diag = ys / y.dot(y).item()  # noqa: N806
+                    H_diag = ys / y.dot(y)  # noqa: N806
                 # two-loop recursion: d = -H @ grad
                 num_old = len(old_dirs)
                 if "al" not in state:
@@ -235,11 +237,11 @@ class LBFGS(Optimizer):
                 al = state["al"]
                 q = flat_grad.neg()
                 for i in range(num_old - 1, -1, -1):
-                    al[i] = old_stps[i].dot(q).item() * ro[i]
+                    al[i] = old_stps[i].dot(q) * ro[i]
                     q.add_(old_dirs[i], alpha=-al[i])
                 d = r = q.mul(H_diag)
                 for i in range(num_old):
-                    be_i = old_dirs[i].dot(r).item() * ro[i]
+                    be_i = old_dirs[i].dot(r) * ro[i]
                     r.add_(old_stps[i], alpha=al[i] - be_i)
 
             if prev_flat_grad is None:
@@ -249,10 +251,10 @@ class LBFGS(Optimizer):
             prev_loss = loss
 
             if state["n_iter"] == 1:
-                t = min(1.0, 1.0 / flat_grad.abs().sum().item()) * lr
+                t = min(1.0, 1.0 / flat_grad.abs().sum()) * lr
             else:
                 t = lr
-            gtd = flat_grad.dot(d).item()
+            gtd = flat_grad.dot(d)
             if gtd > -tolerance_change:
                 break  # not a descent direction
 
@@ -268,21 +270,21 @@ class LBFGS(Optimizer):
                 loss, flat_grad, t, ls_evals = _strong_wolfe(
                     obj, x_init, t, d, loss, flat_grad, gtd, max_ls=max_eval - current_evals)
                 self._add_grad(t, d)
-                opt_cond = flat_grad.abs().max().item() <= tolerance_grad
+                opt_cond = flat_grad.abs().max() <= tolerance_grad
             else:
                 self._add_grad(t, d)
                 opt_cond = False
                 if n_iter != max_iter:
                     loss = _as_float(evaluate())
                     flat_grad = self._gather_flat_grad()
-                    opt_cond = flat_grad.abs().max().item() <= tolerance_grad
+                    opt_cond = flat_grad.abs().max() <= tolerance_grad
                     ls_evals = 1
             current_evals += ls_evals
             state["func_evals"] += ls_evals
 
             if n_iter == max_iter or current_evals >= max_eval or opt_cond:
                 break
-            if d.mul(t).abs().max().item() <= tolerance_change:
+            if d.mul(t).abs().max() <= tolerance_change:
                 break
             if abs(loss - prev_loss) < tolerance_change:
                 break
