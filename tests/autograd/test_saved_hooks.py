@@ -556,6 +556,12 @@ def _index_family(lib, name):
         "det": lambda: lib.linalg.det(x[:, :3]),
         "slogdet": lambda: lib.linalg.slogdet(x[:, :3])[1],
         "solve": lambda: lib.linalg.solve(x[:, :3], s[0, :3]),
+        "ctc_loss": lambda: fn.ctc_loss(x[:, None].expand(3, 2, 4).log_softmax(2),
+                                        lib.tensor([[1, 2], [3, 3]]), [3, 3], [2, 1],
+                                        reduction="none"),
+        "embedding_bag": lambda: fn.embedding_bag(i1, x, lib.tensor([0]), mode="max"),
+        "embedding_bag_psw": lambda: fn.embedding_bag(i1, x, lib.tensor([0]),
+                                                      mode="sum", per_sample_weights=s[0, :2]),
     }[name]()
 
 
@@ -571,7 +577,8 @@ def _set(z, key, v):
     "median", "mode", "nll_loss", "nll_loss_weight", "cross_entropy", "embedding", "getitem",
     "getitem_mask", "getitem_2d", "setitem", "setitem_slice", "index_put", "index_select_0d",
     "max_pool2d", "adaptive_max_pool2d", "batch_norm", "layer_norm", "group_norm", "pow",
-    "aminmax", "mm", "mv", "qr", "eigh", "svd", "det", "slogdet", "solve"])
+    "aminmax", "mm", "mv", "qr", "eigh", "svd", "det", "slogdet", "solve", "ctc_loss",
+    "embedding_bag", "embedding_bag_psw"])
 def test_packs_what_torch_saves(torch, name):
     """Indices, masks, targets, statistics and factors PyTorch saves as tensors go through
     pack and unpack as there: the same tensors (shape, dtype), in the same order, each
@@ -586,5 +593,49 @@ def test_packs_what_torch_saves(torch, name):
         log.clear()
         y.sum().backward()
         return packs, sorted(log)
+
+    compare(f)
+
+
+def test_ctc_loss_log_alpha(torch):
+    """ctc_loss's ``_saved_result1`` is PyTorch's log alpha (N, T, 2 S + 1), where its kernel
+    writes it (the rest of PyTorch's is uninitialized memory)."""
+    lp = np.log(np.random.default_rng(1).dirichlet(np.ones(5), size=(6, 3)))
+    res = []
+    for lib in (retrograd, torch):
+        x = lib.tensor(lp, requires_grad=True)
+        loss = lib.nn.functional.ctc_loss(x, lib.tensor([1, 2, 2, 3, 1, 4]), lib.tensor([6, 5, 3]),
+                                          lib.tensor([3, 2, 1]), reduction="none")
+        res.append(loss.grad_fn._saved_result1.detach().numpy())
+    ours, ref = res
+    t = np.arange(6)[None, :, None]
+    s = np.arange(7)[None, None, :]
+    written = (t < np.array([6, 5, 3])[:, None, None]) & \
+        ((t == 0) | (s < 2 * np.array([3, 2, 1])[:, None, None] + 1))
+    assert ours.shape == ref.shape == (3, 6, 7)
+    np.testing.assert_allclose(ours[written], ref[written], rtol=1e-12)
+    assert (ours[~written] == 0).all()
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_embedding_bag_results(torch, dtype):
+    """embedding_bag's offset2bag, bag_size and max_indices (``_saved_result1..3``) as
+    PyTorch's CPU kernel keeps them, its float32 fast path for sum included."""
+    cases = [([0, 1, 2, 3], [0, 2], {"mode": m}) for m in ("sum", "mean", "max")] + [
+        ([0, 1, 2, 3], [0, 2], {"mode": "max", "padding_idx": 1}),
+        ([0, 1, 2, 3], [0, 2], {"mode": "sum", "padding_idx": 1}),
+        ([0, 1, 2, 3], [0, 2, 2], {"mode": "mean"}),
+        ([0, 1, 2, 3], [0, 2], {"mode": "max", "include_last_offset": True}),
+        ([[0, 1], [2, 3], [4, 4]], None, {"mode": "max"})]
+
+    def f(lib):
+        w = lib.tensor(np.random.default_rng(0).standard_normal((5, 3)).astype(dtype),
+                       requires_grad=True)
+        got = []
+        for idx, off, kw in cases:
+            g = lib.nn.functional.embedding_bag(lib.tensor(idx), w, None if off is None else
+                                                lib.tensor(off), **kw).grad_fn
+            got.append([getattr(g, f"_saved_result{k}") for k in (1, 2, 3)])
+        return got
 
     compare(f)

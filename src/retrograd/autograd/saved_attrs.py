@@ -29,6 +29,7 @@ from . import saved as _saved
 from .saved_spec import (
     _arr,
     _as_int,
+    _bag_result,
     _bag_weight,
     _broadcast_weight,
     _conv_output_padding,
@@ -353,6 +354,7 @@ _MORE: dict = {
     "MaskedSelectBackward0": {"mask": _given(fallback=_arr("_mask")), "self": 0},
     "MaskedScatterBackward0": {"mask": _given(fallback=_arr("_mask"))},
     "CtcLossBackward0": {"log_probs": 0, "result0": "result", "blank": ".blank",
+                         "result1": lambda n: n.log_alpha(),
                          "zero_infinity": ".zero_infinity", "targets": _arr("_targets"),
                          "input_lengths": lambda n: tuple(int(v) for v in n._lengths[0]),
                          "target_lengths": lambda n: tuple(int(v) for v in n._lengths[1])},
@@ -372,7 +374,8 @@ _MORE: dict = {
                               "padding_idx": ".padding_idx",
                               "scale_grad_by_freq": ".scale_grad_by_freq", "sparse": ".sparse",
                               "per_sample_weights": 1, "weight_sym_argsize_0": _size(0, 0),
-                              "weight": _bag_weight},
+                              "weight": _bag_weight, "result1": _bag_result(1),
+                              "result2": _bag_result(2), "result3": _bag_result(3)},
 }
 
 
@@ -529,6 +532,7 @@ _UNCHECKED = {
     "LinalgSvdBackward0": ("U", "Vh"),
     "RreluWithNoiseBackward0": ("noise",),
     "AminBackward0": ("keepdim",),
+    "CtcLossBackward0": ("result1",),  # (what PyTorch's kernel leaves unwritten is garbage)
 }
 for _name, _drop in _UNCHECKED.items():
     for _a in _drop:

@@ -173,7 +173,8 @@ def _plan(cls):
 
 def _pack_planned(node, plan, pack, unpack, out) -> None:
     """Pack what ``node`` saved in PyTorch's order (``plan``); entries already packed (an
-    earlier save point of the same node) are left as they are."""
+    earlier save point of the same node) are left as they are. A class with ``_pack_rest``
+    False keeps its other saved entries unpacked (PyTorch's node does not save them)."""
     saved = node._saved
     entries = list(saved) if saved else []
     attrs = node.__dict__.get("_packed_attrs")
@@ -213,6 +214,9 @@ def _pack_planned(node, plan, pack, unpack, out) -> None:
             t = v if is_tensor else make(np.asarray(to_torch(node, v) if to_torch else v))
             attrs[key] = (Packed(t, pack, unpack), is_tensor, back)
     if saved:
+        if not getattr(type(node), "_pack_rest", True):
+            entries = [Plain(t, v) if isinstance(t, Tensor) else t
+                       for t, v in zip(entries, node._versions)]
         node._saved = tuple(entries)
         node._versions = (None,) * len(entries)
 

@@ -380,3 +380,42 @@ def _bag_weight(node):
     the weight), None otherwise, as PyTorch's node keeps it."""
     nf = node.next_functions
     return _value(node, 0) if len(nf) > 1 and nf[1][0] is not None else None
+
+
+_FAST_BAG = (np.dtype(np.float32), np.dtype(np.float16))
+
+
+def _bag_result(k):
+    """embedding_bag's ``result1`` (offset2bag), ``result2`` (bag_size) and ``result3``
+    (max_indices), as PyTorch's CPU kernel keeps them, found again from the node's indices,
+    offsets and mode: offset2bag is empty on its fast path (sum, no padding_idx, a float32 or
+    16-bit weight); bag sizes (less padding) only for mean and max, zeros for sum; max_indices
+    is bag_size, except for max (per bag and column the weight row of the first maximum, 0 for
+    an empty bag)."""
+    def get(node):
+        idx = np.asarray(node._indices._data if isinstance(node._indices, Tensor)
+                         else node._indices).reshape(-1)
+        starts = np.asarray(node._offsets._data, np.int64)
+        n, b, mode, pad = idx.size, starts.size, node._mode, node._padding_idx
+        dtype = node._meta[0][1]
+        if k == 1:
+            if mode == 0 and pad < 0 and (dtype in _FAST_BAG or dtype.name == "bfloat16"):
+                return make(np.zeros(0, np.int64))
+            o2b = np.zeros(n + 1, np.int64)
+            np.add.at(o2b, starts, 1)
+            o2b[0] -= 1
+            return make(np.cumsum(o2b)[:n])
+        ends = np.append(starts[1:], n)
+        keep = idx != pad if pad >= 0 else np.ones(n, bool)
+        size = np.array([keep[s:e].sum() for s, e in zip(starts, ends)], np.int64) \
+            if mode else np.zeros(b, np.int64)
+        if k == 2 or mode != 2:
+            return make(size)
+        (w,) = node.saved(False)[:1]
+        out = np.zeros((b, w.shape[1]), np.int64)
+        for j, (s, e) in enumerate(zip(starts, ends)):
+            rows = idx[s:e][keep[s:e]]
+            if rows.size:
+                out[j] = rows[np.argmax(w[rows], axis=0)]
+        return make(out)
+    return get

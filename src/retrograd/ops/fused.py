@@ -140,6 +140,11 @@ def fused(name: str, fn, *inputs, differentiable=None, **attrs):
     if not recording(*[x for x in inputs if x is not None]):
         return fn(*inputs)
     P = node_class(name)
+    packs = attrs.pop("_packs", None)
+    if packs is not None and "_packs" not in P.__dict__:
+        # What PyTorch's node saves, in its order (autograd/saved_hooks.py); the inputs kept
+        # here for the recomputation are not among them unless it names them.
+        P._packs, P._pack_rest = packs, False
     inner = None
     if state.grad_enabled:
         leaves = [x if x is None else x.detach().requires_grad_(needs_grad(x)) for x in inputs]

@@ -103,8 +103,14 @@ def _backward_beta(emit, skip, in_len, tg_len):
 
 class CtcLossBackward0(Node):
     _grad = None
+    # What PyTorch's node saves, in its order (autograd/saved_hooks.py): log alpha as well.
+    _packs = (0, "_targets", "out", "=result1")
 
     def backward(self, xp, g):
+        # (unpacked, and version-checked, as PyTorch's node does; the gradient is kept)
+        self.saved(False)
+        self.saved_output(False)
+        self._targets  # noqa: B018
         # g: (N,); the gradient is the precomputed (T, N, C) array times g per sample.
         if xp.TENSORS:
             return make(self._grad) * g.reshape(1, -1, 1)
@@ -113,6 +119,21 @@ class CtcLossBackward0(Node):
     def release(self) -> None:
         super().release()
         self._grad = None
+
+    def log_alpha(self) -> Tensor:
+        """PyTorch's ``grad_fn._saved_result1``: log alpha as ``(N, T, 2 S + 1)``, found again
+        from the saved log-probabilities (the backward does not read it). Where PyTorch's
+        kernel leaves it unwritten (frames past a sample's input length; after the first frame,
+        positions past its target) it reads 0, as PyTorch's freshly allocated memory does."""
+        (lp,) = self.saved(False)
+        in_len, tg_len = self._lengths
+        ext, skip, live = _extended(self._targets, tg_len, self._blank)
+        alpha = _forward(lp, ext, skip, live, in_len, tg_len)[0].transpose(1, 0, 2).copy()
+        t = np.arange(alpha.shape[1])[None, :, None]
+        s = np.arange(alpha.shape[2])[None, None, :]
+        alpha[(t >= in_len[:, None, None]) |
+              ((t >= 1) & (s >= 2 * tg_len[:, None, None] + 1))] = 0.0
+        return make(alpha)
 
 
 def _gradient(lp, ext, alpha, beta, nll, in_len, zero_infinity):

@@ -117,7 +117,9 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
     return fused("EmbeddingBagBackward0", bags, weight, psw, _indices=flat,
                  _offsets=torch.tensor(starts), _mode=("sum", "mean", "max").index(mode),
                  _padding_idx=-1 if padding_idx is None else padding_idx,
-                 _scale_grad_by_freq=scale_grad_by_freq, _sparse=sparse)
+                 _scale_grad_by_freq=scale_grad_by_freq, _sparse=sparse,
+                 _packs=("=indices", "=offsets", 1, "=weight", "=result1", "=result2",
+                         "=result3"))
 
 
 def pdist(input: Tensor, p: float = 2) -> Tensor:  # noqa: A002
