@@ -91,3 +91,13 @@ def test_join_of_nothing_matches_torch(torch, name):
     def f(lib):
         return getattr(lib, name)([])
     assert _error(retrograd, f) == _error(torch, f)
+
+
+@pytest.mark.parametrize("call", ["masked_select", "masked_scatter", "masked_fill", "masked_fill_"])
+def test_masked_ops_broadcast_error_names_match_torch(torch, call):
+    def f(lib):
+        x, m = lib.zeros(3, 4), lib.ones(2, dtype=lib.bool)
+        args = {"masked_scatter": (m, lib.ones(12)), "masked_fill": (m, 1.0),
+                "masked_fill_": (m, 1.0)}.get(call, (m,))
+        return getattr(x, call)(*args)
+    assert _error(retrograd, f) == _error(torch, f) is not None

@@ -386,7 +386,7 @@ def masked_select(input, mask) -> Tensor:  # noqa: A002
     if m.dtype.kind != "b":
         raise RuntimeError("masked_select: expected BoolTensor for mask")
     a = input._data
-    shape = _bshape(a, m)
+    shape = _bshape(m, a)  # PyTorch names the mask "tensor a" in its mismatch error
     ab = np.broadcast_to(a, shape) if a.shape != shape else a
     mb = np.broadcast_to(m, shape) if m.shape != shape else m
     return apply(MaskedSelectBackward0, ab[mb], input, save=(input,), _mask=mb, _g=mask)
@@ -431,7 +431,7 @@ def masked_scatter(input, mask, source) -> Tensor:  # noqa: A002
             "masked_scatter: expected self and source to have same dtypes but got"
             f"{_legacy(a)} and {_legacy(s)}"
         )
-    shape = _bshape(a, m)
+    shape = _bshape(m, a)  # PyTorch names the mask "tensor a" in its mismatch error
     mb = np.broadcast_to(m, shape) if m.shape != shape else m
     out = np.array(np.broadcast_to(a, shape))
     n = int(np.count_nonzero(mb))
