@@ -41,12 +41,36 @@ def _is_checkpoint_valid() -> bool:
     """
     return not _PASSES or _PASSES[-1]
 
+
+def _is_edge(x) -> bool:
+    return getattr(x, "_fields", None) == ("node", "output_nr", "ownership_token")
+
+
 def _as_tuple(x) -> tuple:
     if x is None:
         return ()
-    if isinstance(x, Tensor):
+    if isinstance(x, Tensor) or _is_edge(x):
         return (x,)
     return tuple(x)
+
+
+def _edges_to_tensors(xs, likes=None) -> tuple:
+    """``autograd.grad`` takes graph edges (``graph.get_gradient_edge``) for tensors: a leaf's
+    edge stands for the leaf; another, for a tensor of that node's output (shaped like the
+    matching ``likes`` entry, its gradient, when given)."""
+    out = []
+    for i, x in enumerate(xs):
+        if _is_edge(x):
+            node, nr = x[0], x[1]
+            leaf = getattr(node, "variable", None)
+            if leaf is not None:
+                x = leaf
+            else:
+                like = likes[i] if likes is not None and i < len(likes) else None
+                x = make(np.zeros((0,), np.float32) if like is None else like._data)
+                x._grad_fn, x._nr, x._rg = node, nr, True
+        out.append(x)
+    return tuple(out)
 
 
 def _size_str(shape) -> str:
@@ -149,8 +173,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     inputs = _as_tuple(inputs)
     if not inputs:
         raise RuntimeError("grad requires non-empty inputs.")
-    _check_inputs(inputs)
     grads = (None,) * len(outputs) if grad_outputs is None else _as_tuple(grad_outputs)
+    if not all(isinstance(t, Tensor) for t in inputs):
+        inputs = _edges_to_tensors(inputs)
+    if not all(isinstance(t, Tensor) for t in outputs):
+        outputs = _edges_to_tensors(outputs, grads)
+    _check_inputs(inputs)
     if retain_graph is None:
         retain_graph = create_graph
     _PASSES.append(False)

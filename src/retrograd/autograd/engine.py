@@ -296,7 +296,11 @@ class _Pass:
                 return
         if not self.accumulate:
             return
+        if fn._pre_hooks is not None:  # the node's own hooks (register_prehook/register_hook)
+            g = self._before_node(fn, [g])[0]
         self._accumulate_into(var, g)
+        if fn._post_hooks is not None:
+            self._post_hooks(fn, (), [g])
         post = d.get("_post_acc_hooks") if d else None
         if post:
             for hook in tuple(post):

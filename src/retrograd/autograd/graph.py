@@ -31,7 +31,8 @@ from .saved import (  # noqa: F401 - re-exported: ops import these from graph
 
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle", "current_sequence_nr"]
 
-_TOOLS = ("to_dot", "draw", "memory_report", "MemoryReport", "GraphLeakWarning")
+_TOOLS = ("to_dot", "draw", "memory_report", "MemoryReport", "GraphLeakWarning",
+          "increment_version", "GradientEdge", "get_gradient_edge")
 
 
 def __getattr__(name: str):

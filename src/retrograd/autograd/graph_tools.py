@@ -13,13 +13,48 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections import namedtuple
 from collections.abc import Iterable, Iterator
 
 import numpy as np
 
-from .._tensor import Tensor
+from .._tensor import Tensor, edge
 
-__all__ = ["to_dot", "draw", "memory_report", "MemoryReport", "saved_arrays", "walk"]
+__all__ = ["to_dot", "draw", "memory_report", "MemoryReport", "saved_arrays", "walk",
+           "increment_version", "GradientEdge", "get_gradient_edge"]
+
+
+def increment_version(tensor) -> None:
+    """Bump the version counter of ``tensor`` (or of each tensor of an iterable), as an in-place
+    change does: backward then refuses the values saved before.
+
+    >>> import retrograd as torch
+    >>> x = torch.zeros(2); increment_version(x); x._version
+    1
+    """
+    for t in (tensor,) if isinstance(tensor, Tensor) else tensor:
+        t._vc[0] += 1
+
+
+GradientEdge = namedtuple("GradientEdge", ["node", "output_nr", "ownership_token"],
+                          defaults=(None,))
+GradientEdge.__doc__ = "An edge of the backward graph: the node and which of its outputs."
+
+
+def get_gradient_edge(tensor: Tensor) -> GradientEdge:
+    """The edge through which ``tensor``'s gradient flows: its ``grad_fn`` (or its leaf's
+    AccumulateGrad) and output number.
+
+    >>> import retrograd as torch
+    >>> x = torch.ones(2, requires_grad=True)
+    >>> get_gradient_edge(x * 2).node.name()
+    'MulBackward0'
+    """
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does "
+                           "not require gradients")
+    node, nr = edge(tensor)
+    return GradientEdge(node, nr)
 
 
 def walk(roots: Iterable) -> Iterator:
