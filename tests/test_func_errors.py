@@ -65,3 +65,24 @@ def test_linearize_errors(torch):
     compare_error(lambda lib: lib.func.linearize(lambda a: a * 2, t(lib))[1](lib.ones(2)))
     compare_error(lambda lib: lib.func.linearize(lambda a: a * 2, t(lib))[1](
         lib.ones(3, 2, dtype=lib.float32)))
+
+
+def test_vmap_rules_of_split_unbind_logsumexp_einsum(torch):
+    """These batch by rules (no per-sample loop, no performance warning, as in PyTorch)."""
+    import warnings
+
+    from retrograd.func import _vmap
+
+    fns = [lambda lib, a: a.split(1, 1), lambda lib, a: a.chunk(2, -1),
+           lambda lib, a: a.split([1, 1], 0), lambda lib, a: a.unbind(1),
+           lambda lib, a: a.logsumexp(1), lambda lib, a: a.logsumexp((0, 1), keepdim=True),
+           lambda lib, a: lib.einsum("ij,kj->ik", a, a), lambda lib, a: lib.einsum("ii->", a)]
+    x = np.arange(12.0).reshape(3, 2, 2) / 7
+    for f in fns:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            compare(lambda lib, f=f: lib.func.vmap(lambda a: f(lib, a))(t(lib, x)))
+        assert _vmap.LAST["path"] == "rules"
+        compare(lambda lib, f=f: lib.func.vmap(lib.func.grad(
+            lambda a: sum(o.sin().sum() for o in (f(lib, a) if isinstance(f(lib, a), tuple)
+                                                  else (f(lib, a),)))))(t(lib, x)))

@@ -442,6 +442,38 @@ def _stack(ctx, P, ins, bat):
     return join.stack([ctx.full(x, b) for x, b in zip(ins, bat)], ctx.attr("_dim") + 1)
 
 
+def _split(ctx, P, ins, bat):
+    """split/chunk: the traced pieces' sizes, along the dim past the batch dim."""
+    x, d = ctx.full(ins[0], bat[0]), ctx.attr("_dim")
+    return tuple(shape.split(x, [m[0][d] for m in ctx.out_meta], d + 1))
+
+
+def _unbind(ctx, P, ins, bat):
+    return tuple(shape.unbind(ctx.full(ins[0], bat[0]), ctx.attr("_dim") + 1))
+
+
+def _logsumexp(ctx, P, ins, bat):
+    x = ctx.full(ins[0], bat[0])
+    lr = x._data.ndim - 1
+    keep = ctx.attr("_keep") is None
+    if lr == 0:
+        out = reduction.logsumexp(shape.reshape(x, (ctx.n, 1)), 1, keepdim=False)
+        return out
+    dims = reduction._norm_dims(ctx.attr("_g"), lr)
+    dims = tuple(range(lr)) if dims is None else dims
+    return reduction.logsumexp(x, _dims(dims), keepdim=keep)
+
+
+def _einsum(ctx, P, ins, bat):
+    """einsum: one more subscript, the batch's, on the batched operands and the output."""
+    subs, out = ctx.attr("_subs"), ctx.attr("_osub")
+    if subs is None or out is None or any(not isinstance(x, Tensor) for x in ins):
+        return None
+    label = 1 + max([max(s, default=-1) for s in subs] + [max(out, default=-1)])
+    new = [[label] + list(s) if b else list(s) for s, b in zip(subs, bat)]
+    return linalg.einsum_sub(ins, new, [label] + list(out))
+
+
 # -- user autograd.Functions ---------------------------------------------------------------------
 
 class _VmapInfo:
@@ -525,6 +557,10 @@ def install() -> None:
         nn_activation.LeakyReluBackward0: _one(lambda c, x: nn_activation.leaky_relu(
             x, c.attr("_slope"))),
         nn_activation.EluBackward0: _one(_elu),
+        shape.SplitBackward0: _split, shape.SplitWithSizesBackward0: _split,
+        shape.UnbindBackward0: _unbind,
+        reduction.LogsumexpBackward0: _logsumexp,
+        linalg.EinsumBackward: _derived("_sizes")(_einsum),
     }
     for P, rule in table.items():
         P.vmap = staticmethod(rule)
