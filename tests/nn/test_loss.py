@@ -245,7 +245,7 @@ def test_cross_entropy_probabilities(torch, opts, shape, reduction):
         kt["weight"], kr["weight"] = torch.tensor(w), rg.tensor(w)
     _compare(torch, lambda a, b: TF.cross_entropy(a, b, reduction=reduction, **kt),
              lambda a, b: RF.cross_entropy(a, b, reduction=reduction, **kr), (x, p),
-             np.float64, (True, True), names=False)
+             np.float64, (True, True))
 
 
 def test_cross_entropy_structure_and_extremes(torch):

@@ -19,6 +19,7 @@ from retrograd import Tensor
 
 from ...ops import nn_activation as _A
 from ...ops._autocast import fp32
+from ...ops.arithmetic import div_scalar
 
 __all__ = [
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy",
@@ -330,8 +331,10 @@ def _cross_entropy_probs(input, target, weight, ignore_index, reduction, label_s
         return -prod.sum(class_dim)
     if reduction == "sum":
         return -prod.sum()
-    n = input.numel() // c if c else 0
-    return -prod.sum() / n if n else -prod.sum() / float("nan")
+    if input.numel() == 0:  # NaN, as PyTorch makes it
+        return -prod.sum().fill_(float("nan"))
+    # ATen divides by the count as a Scalar: DivBackward1, as PyTorch's graph shows
+    return div_scalar(-prod.sum(), input.numel() // c)
 
 
 # -- binary cross entropy ----------------------------------------------------------------------
