@@ -154,7 +154,7 @@ def test_cosine_and_margin_ranking(torch):
                 p, q, torch.tensor(t), margin=margin, reduction=reduction),
                 lambda p, q: RF.cosine_embedding_loss(p, q, rg.tensor(t), margin=margin,
                                                       reduction=reduction),
-                (a, b), np.float64, (True, True), names=False)
+                (a, b), np.float64, (True, True))
             _compare(torch, lambda p, q: TF.margin_ranking_loss(
                 p, q, torch.tensor(t.astype(float)), margin=margin, reduction=reduction),
                 lambda p, q: RF.margin_ranking_loss(p, q, rg.tensor(t.astype(float)),
@@ -162,7 +162,7 @@ def test_cosine_and_margin_ranking(torch):
                 (a[:, 0], b[:, 0]), np.float64, (True, True))
     _compare(torch, lambda p, q: TF.cosine_embedding_loss(p, q, torch.tensor(-1)),
              lambda p, q: RF.cosine_embedding_loss(p, q, rg.tensor(-1)),
-             (a[0], b[0]), np.float64, (True, True), names=False)
+             (a[0], b[0]), np.float64, (True, True))
 
 
 @pytest.mark.parametrize("full", [False, True])
@@ -178,7 +178,7 @@ def test_gaussian_nll(torch, full, var_shape):
         _compare(torch, lambda a, b, c: TF.gaussian_nll_loss(a, b, c, full=full,
                                                              reduction=reduction),
                  lambda a, b, c: RF.gaussian_nll_loss(a, b, c, full=full, reduction=reduction),
-                 (x, y, v), np.float64, (True, True, True), names=False)
+                 (x, y, v), np.float64, (True, True, True))
     yt = TF.gaussian_nll_loss(torch.tensor(x), torch.tensor(y), 0.5)
     yr = RF.gaussian_nll_loss(rg.tensor(x), rg.tensor(y), 0.5)
     np.testing.assert_allclose(yr.numpy(), yt.numpy(), rtol=1e-12)
@@ -224,7 +224,7 @@ def test_class_losses(torch, opts, shape, reduction, fname, dtype):
         kw_t["label_smoothing"] = kw_r["label_smoothing"] = 0.15
     _compare(torch, lambda a: getattr(TF, fname)(a, torch.tensor(t), **kw_t),
              lambda a: getattr(RF, fname)(a, rg.tensor(t), **kw_r), (x,), dtype, (True,),
-             names="smooth" not in opts)
+             )
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
@@ -477,12 +477,12 @@ def test_composite_losses_differentiate_their_weight(torch):
             kw = {"reduction": reduction, "label_smoothing": smoothing}
             _compare(torch, lambda a, b, c: TF.cross_entropy(a, b, weight=c, **kw),
                      lambda a, b, c: RF.cross_entropy(a, b, weight=c, **kw), (x, prob, w3),
-                     np.float64, (True, False, True), names=False)
+                     np.float64, (True, False, True))
         for fname in ("mse_loss", "l1_loss", "huber_loss"):
             _compare(torch, lambda a, b, c: getattr(TF, fname)(a, b, reduction=reduction,
                                                                  weight=c),
                      lambda a, b, c: getattr(RF, fname)(a, b, reduction=reduction, weight=c),
-                     (x, y, w43), np.float64, (True, True, True), names=False)
+                     (x, y, w43), np.float64, (True, True, True))
 
 
 def test_bce_nodes_have_no_weight_edge(torch):
