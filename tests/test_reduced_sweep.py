@@ -266,3 +266,64 @@ def test_grad_scaler_unscales_bfloat16_grads_in_float32(torch):
         return bits(m.weight.grad)
 
     assert run(rg) == run(torch)
+
+
+@pytest.mark.parametrize("name", REDUCED)
+def test_reduced_norms_moments_and_fused_products(torch, name):
+    # vector_norm (clip_grad_norm_), var/std, addmm/baddbmm and avg_pool compute in float32
+    # (a float16 sum of squares overflowed to inf) and round once.
+    def run(lib):
+        lib.manual_seed(0)
+        dt = getattr(lib, name)
+        x = (lib.randn(6, 37) * 3).to(dt)
+        w, b = lib.randn(37, 5).to(dt), lib.randn(5).to(dt)
+        m = lib.nn.Linear(7, 5).to(dt)
+        (m(lib.randn(3, 7).to(dt)) * 100).sum().backward()
+        total = lib.nn.utils.clip_grad_norm_(m.parameters(), 1.0)
+        f = lib.nn.functional
+        exact = [bits(r) for r in (
+            lib.linalg.vector_norm(lib.full((35,), 300.0, dtype=dt)), x.norm(), x.norm(dim=1),
+            total, x.var(1), x.std(), lib.var_mean(x, 1)[1], x.std(0),
+            f.avg_pool1d(x[None], 3), f.cosine_similarity(x[:3], x[3:]))]
+        products = [np.asarray(r.float().tolist()) for r in (
+            m.weight.grad, lib.addmm(b, x, w), lib.addmm(b, x, w, beta=0.5, alpha=2.0),
+            lib.baddbmm(b[None, None], x[None], w[None]))]
+        return exact, products
+
+    (mine, mp), (want, wp) = run(rg), run(torch)
+    assert mine == want
+    for a, b in zip(mp, wp):  # float32 sums in BLAS's order: bfloat16 exact, float16 to 1 ulp
+        if name == "bfloat16":
+            np.testing.assert_array_equal(a, b)
+        else:
+            np.testing.assert_allclose(a, b, rtol=2 ** -10, atol=1e-6)
+
+
+def _mixed_calls(lib, x, xd, wd):
+    f = lib.nn.functional
+    calls = [lambda: f.layer_norm(x, (4,), lib.ones(4, dtype=wd)),
+             lambda: f.batch_norm(x, lib.zeros(4, dtype=wd), lib.ones(4, dtype=wd),
+                                  training=True),
+             lambda: f.group_norm(x, 2, lib.ones(4, dtype=wd)),
+             lambda: f.linear(x, lib.ones(2, 4, dtype=wd)),
+             lambda: f.linear(x, lib.ones(2, 4, dtype=wd), lib.ones(2, dtype=wd)),
+             lambda: f.linear(x, lib.ones(2, 4, dtype=xd), lib.ones(2, dtype=wd)),
+             lambda: f.conv1d(x[None], lib.ones(2, 3, 2, dtype=xd), lib.ones(2, dtype=wd))]
+    if xd != lib.float32:  # (PyTorch's oneDNN path words a float32 input's otherwise)
+        calls.append(lambda: f.conv1d(x[None], lib.ones(2, 3, 2, dtype=wd)))
+    out = []
+    for c in calls:
+        try:
+            out.append(str(c().dtype).split(".")[1])
+        except RuntimeError as e:
+            out.append(str(e))
+    return out
+
+
+def test_mixed_dtype_errors_of_linear_conv_and_norms(torch):
+    def run(lib):
+        dts = (lib.float16, lib.bfloat16, lib.float32, lib.float64)
+        return [_mixed_calls(lib, lib.randn(3, 4, dtype=xd), xd, wd)
+                for xd in dts for wd in dts if xd != wd]
+
+    assert run(rg) == run(torch)

@@ -428,7 +428,8 @@ def _add_product(cls, input, m1, m2, beta, alpha, prod) -> Tensor:  # noqa: A002
     if dts[0] != dts[1]:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got "
                            f"{FROM_NP[dts[0]].scalar_name} and {FROM_NP[dts[1]].scalar_name}")
-    p = prod(m1._data, m2._data)
+    red = dts[1] in REDUCED  # float16/bfloat16: all in float32, rounded once (PyTorch's gemm)
+    p = prod(m1._data.astype(F32), m2._data.astype(F32)) if red else prod(m1._data, m2._data)
     shape = p.shape
     xs = x._data.shape
     if xs != shape:
@@ -438,9 +439,10 @@ def _add_product(cls, input, m1, m2, beta, alpha, prod) -> Tensor:  # noqa: A002
             ok = False
         if not ok:
             raise RuntimeError(_expand_error(xs, shape))
-    out = p if alpha == 1 else p * alpha
+    xd = x._data.astype(F32) if red else x._data
+    out = p if alpha == 1 else p * (F32.type(alpha) if red else alpha)
     if beta != 0:
-        out = out + (x._data if beta == 1 else x._data * beta)
+        out = out + (xd if beta == 1 else xd * (F32.type(beta) if red else beta))
     elif xs != shape:
         out = np.array(out, copy=True)
     out = np.asarray(out).astype(dts[1], copy=False)

@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-from .._dtypes import FLOAT_CHARS, FROM_NP
+from .._dtypes import F32, FLOAT_CHARS, FROM_NP, REDUCED
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
@@ -411,8 +411,13 @@ def check_conv(x, w, b, stride, padding, dilation, groups, transposed, nd, name)
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
     xdt, wdt = FROM_NP[x._data.dtype], FROM_NP[w._data.dtype]
+    if b is not None and FROM_NP[b._data.dtype] is not xdt:  # the bias's dtype is checked first
+        raise RuntimeError(f"Input type ({xdt.c_name}) and bias type "
+                           f"({FROM_NP[b._data.dtype].c_name}) should be the same")
     if xdt is not wdt:
-        if xdt.is_floating_point and wdt.is_floating_point and xdt.itemsize < wdt.itemsize:
+        # (PyTorch's oneDNN path words it otherwise, for a float32 input only)
+        if xdt.is_floating_point and wdt.is_floating_point and xdt.itemsize < wdt.itemsize \
+                and xdt.np not in REDUCED:
             raise RuntimeError(
                 f"Input type (torch.{xdt.tensor_type}) and weight type (torch.{wdt.tensor_type}) "
                 "should be the same or input should be a MKLDNN tensor and weight is a dense "
@@ -867,12 +872,16 @@ def _array_avg_pool(x, params):
     out_hw = (pool_out_size(h, k[0], s[0], p[0], 1, ceil_mode),
               pool_out_size(w, k[1], s[1], p[1], 1, ceil_mode))
     acc_t = x4.dtype if x4.dtype.char in FLOAT_CHARS else np.float64
+    if acc_t in REDUCED:  # float16/bfloat16 windows sum in float32, rounded once (as PyTorch)
+        acc_t = F32
     out = np.zeros(x4.shape[:2] + out_hw, acc_t)
     for _, img, o in _geometry((h, w), out_hw, k, s, p, (1, 1)):
         out[o] += x4[img]
     div = _avg_divisor((h, w), out_hw, k, s, p, cip, div_override, acc_t)
     if x4.dtype.char in FLOAT_CHARS:
         out /= div
+        if out.dtype != x4.dtype:
+            out = out.astype(x4.dtype)
     else:
         out = np.trunc(out / div).astype(x4.dtype)
     return out if x.ndim == 4 else out[0]

@@ -61,8 +61,13 @@ def linear2d(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
     """``x @ w.T + b`` for a matrix ``x`` and a matrix ``w``: one node."""
     xd, wd = x._data, w._data
     if xd.dtype != wd.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                           f"{FROM_NP[xd.dtype].c_name} != {FROM_NP[wd.dtype].c_name}")
+        if b is None:
+            raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                               f"{FROM_NP[xd.dtype].c_name} != {FROM_NP[wd.dtype].c_name}")
+        if b._data.dtype == wd.dtype:  # PyTorch's addmm checks the bias against mat2 first
+            raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
+                               f"{FROM_NP[xd.dtype].scalar_name} and "
+                               f"{FROM_NP[wd.dtype].scalar_name}")
     if xd.shape[1] != wd.shape[1]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({xd.shape[0]}x"
                            f"{xd.shape[1]} and {wd.shape[1]}x{wd.shape[0]})")
@@ -81,9 +86,9 @@ def linear2d(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
             ok = False
         if not ok:
             raise RuntimeError(_expand_error(bd.shape, out.shape))
-    if bd.dtype != (out.dtype if rd is None else rd):
+    if bd.dtype != wd.dtype:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got "
-                           f"{FROM_NP[bd.dtype].scalar_name} and {FROM_NP[out.dtype].scalar_name}")
+                           f"{FROM_NP[bd.dtype].scalar_name} and {FROM_NP[wd.dtype].scalar_name}")
     if rd is None:
         out += bd
     else:

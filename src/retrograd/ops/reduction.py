@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import return_types
-from .._dtypes import F32, FLOAT_CHARS, FROM_NP, REDUCED, WIDE_CHARS, to_dtype
+from .._dtypes import F32, FLOAT_CHARS, FROM_NP, REDUCED, WIDE_CHARS, to_dtype, to_reduced
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array, decomp
@@ -812,8 +812,13 @@ def _var_std(name, input, dim, unbiased, keepdim, correction, std, with_mean):  
     given = (dim, correction if correction is not None else None if unbiased is None and dim
              is None else int(unbiased is not False))
     dims, rdims, n, correction = _var_args(name, a, dim, unbiased, keepdim, correction)
-    var, mean = _var_np(a, dims, keepdim, correction, n)
-    out = np.sqrt(var) if std else var
+    if a.dtype in REDUCED:  # float16/bfloat16: computed wide and rounded once, as PyTorch's
+        var, mean = _var_np(a.astype(np.float64), dims, keepdim, correction, n)
+        out = to_reduced(np.sqrt(var) if std else var, a.dtype)
+        mean = to_reduced(mean, a.dtype)
+    else:
+        var, mean = _var_np(a, dims, keepdim, correction, n)
+        out = np.sqrt(var) if std else var
     keep = None if keepdim else _keep_shape(a.shape, rdims)
     if not with_mean:
         return apply(StdBackward0 if std else VarBackward0, out, input, save=(input,),
@@ -1038,7 +1043,9 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # 
                 f"linalg.vector_norm cannot compute the {ord} norm on an empty tensor because "
                 "the operation does not have an identity"
             )
-    ax = np.abs(a)
+    # float16/bfloat16 norms are computed in float32 and rounded once, as PyTorch's kernels
+    # (a float16 sum of squares overflows long before the norm does)
+    ax = np.abs(a if a.dtype not in REDUCED else a.astype(F32))
     with np.errstate(divide="ignore", over="ignore"):
         if p == 2:
             out = np.sqrt(np.sum(ax * ax, axis=dims, keepdims=keepdim))

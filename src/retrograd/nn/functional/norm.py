@@ -33,6 +33,18 @@ def _as_shape(normalized_shape) -> tuple:
     return tuple(int(s) for s in normalized_shape)
 
 
+def _check_mixed(input: Tensor, *params) -> None:  # noqa: A002
+    """PyTorch's CPU rule for normalization parameters of another dtype than the input: only
+    float32 parameters with a float16/bfloat16 input."""
+    dt = input.dtype
+    if all(p is None or p.dtype == dt for p in params):
+        return
+    if any(p is not None and p.dtype != torch.float32 for p in params):
+        raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+    if dt not in (torch.float16, torch.bfloat16):
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+
+
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,  # noqa: A002
                weight: Tensor | None = None, bias: Tensor | None = None, training: bool = False,
                momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
@@ -75,6 +87,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and t.numel() != c:
             raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
+    _check_mixed(input, weight, bias, running_mean, running_var)
     return nn_norm.native_batch_norm(input, weight, bias, running_mean, running_var,
                                      bool(training), float(momentum), float(eps))
 
@@ -128,6 +141,7 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,  #
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got "
                                f"{name} of shape {_shape_list(t.shape)} and normalized_shape = "
                                f"{_shape_list(ns)}")
+    _check_mixed(input, weight, bias)
     return nn_norm.native_layer_norm(input, ns, weight, bias, float(eps))
 
 
@@ -153,6 +167,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,  # 
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
                                f"channels in input, but got {name} of shape "
                                f"{_shape_list(t.shape)} and input of shape {_shape_list(shape)}")
+    _check_mixed(input, weight, bias)
     return nn_norm.native_group_norm(input, int(num_groups), weight, bias, float(eps))
 
 
