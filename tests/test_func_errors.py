@@ -86,3 +86,63 @@ def test_vmap_rules_of_split_unbind_logsumexp_einsum(torch):
         compare(lambda lib, f=f: lib.func.vmap(lib.func.grad(
             lambda a: sum(o.sin().sum() for o in (f(lib, a) if isinstance(f(lib, a), tuple)
                                                   else (f(lib, a),)))))(t(lib, x)))
+
+
+_NETS: dict = {}
+
+
+def _cnn(lib, seed):
+    nn, F = lib.nn, lib.nn.functional
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 4, 3)
+            self.conv2 = nn.Conv2d(4, 6, 3, groups=2)
+            self.fc = nn.Linear(6 * 2 * 2, 5)
+
+        def forward(self, x):
+            x = F.max_pool2d(F.relu(self.conv2(F.relu(self.conv1(x)))), 2)
+            return F.log_softmax(self.fc(x.flatten(1)), dim=1)
+
+    net = _NETS.setdefault(lib.__name__, Net)()  # one class: stack_module_state wants it
+    rng = np.random.default_rng(seed)
+    with lib.no_grad():
+        for p in net.parameters():
+            p.copy_(lib.tensor(rng.standard_normal(tuple(p.shape)) * 0.3))
+    return net.double()
+
+
+def test_cnn_recipes_batch_by_rules(torch):
+    """Per-sample gradients and model ensembling over a CNN (conv, max_pool2d): the batch folds
+    into the convolutions (per-sample weights become groups), no per-sample loop."""
+    from retrograd.func import _vmap
+
+    rng = np.random.default_rng(3)
+    xs, ys = rng.standard_normal((5, 1, 8, 8)), rng.integers(0, 5, 5)
+
+    def per_sample(lib):
+        model, fc = _cnn(lib, 0), lib.func
+        params = {k: v.detach() for k, v in model.named_parameters()}
+
+        def loss(p, s, t):
+            out = fc.functional_call(model, p, (s.unsqueeze(0),))
+            return lib.nn.functional.nll_loss(out, t.unsqueeze(0))
+
+        return fc.vmap(fc.grad(loss), in_dims=(None, 0, 0))(params, t(lib, xs), lib.tensor(ys))
+
+    compare(per_sample)
+    assert _vmap.LAST["path"] == "rules"
+
+    def ensemble(lib):
+        models = [_cnn(lib, s) for s in range(3)]
+        params, buffers = lib.func.stack_module_state(models)
+
+        def f(p, b, x):
+            return lib.func.functional_call(models[0], (p, b), (x,))
+
+        out = lib.func.vmap(f, in_dims=(0, 0, None))(params, buffers, t(lib, xs))
+        return out, lib.autograd.grad(out.sum(), [params["conv1.weight"], params["fc.bias"]])
+
+    compare(ensemble)
+    assert _vmap.LAST["path"] == "rules"

@@ -25,6 +25,7 @@ from ..ops import (
     join,
     linalg,
     nn_activation,
+    nn_conv,
     reduction,
     shape,
     sorting,
@@ -474,6 +475,43 @@ def _einsum(ctx, P, ins, bat):
     return linalg.einsum_sub(ins, new, [label] + list(out))
 
 
+@_derived("_cols")
+def _conv(ctx, P, ins, bat):
+    """Convolution: a batch of images folds into the convolution's own batch; per-sample
+    weights (model ensembles) become groups: the samples side by side in the channel dim."""
+    (x, w, b), (bx, bw, bb) = ins, bat
+    s, p, d, groups, transposed = ctx.attr("_params")
+    out_hw, n = ctx.attr("_out_hw"), ctx.n
+    x = ctx.full(x, bx)
+    xs = tuple(x._data.shape)  # (n, N, C, *spatial)
+    if not bw and not bb:
+        y = nn_conv.conv_nd(shape.reshape(x, (n * xs[1],) + xs[2:]), w, b, s, p, d, groups,
+                            transposed, out_hw)
+        return shape.reshape(y, (n, xs[1]) + tuple(y._data.shape[1:]))
+    w = ctx.full(w, bw)
+    ws = tuple(w._data.shape)
+    x2 = shape.reshape(shape.movedim(x, 0, 1), (xs[1], n * xs[2]) + xs[3:])
+    w2 = shape.reshape(w, (n * ws[1],) + ws[2:])
+    b2 = None if b is None else shape.reshape(ctx.full(b, bb), (-1,))
+    y = nn_conv.conv_nd(x2, w2, b2, s, p, d, groups * n, transposed, out_hw)
+    ys = tuple(y._data.shape)  # (N, n * C_out, *spatial)
+    return shape.movedim(shape.reshape(y, (ys[0], n, ys[1] // n) + ys[2:]), 1, 0)
+
+
+@_derived("_arg", "_masks")
+def _max_pool2d(ctx, P, ins, bat):
+    """2-D max pooling: the batch folds into the pooling's batch (an unbatched (C, H, W)
+    sample is one (n, C, H, W) batch)."""
+    x, n = ctx.full(ins[0], bat[0]), ctx.n
+    xs = tuple(x._data.shape)
+    if len(xs) == 5:
+        x = shape.reshape(x, (n * xs[1],) + xs[2:])
+    k, s, p, d = ctx.attr("_params")
+    out, _ = nn_conv.max_pool2d_with_indices(x, k, s, p, d, ctx.attr("_ceil_mode"), False,
+                                             ctx.attr("_no_stride"))
+    return shape.reshape(out, (n,) + tuple(ctx.out_meta[0][0]))
+
+
 # -- user autograd.Functions ---------------------------------------------------------------------
 
 class _VmapInfo:
@@ -561,6 +599,8 @@ def install() -> None:
         shape.UnbindBackward0: _unbind,
         reduction.LogsumexpBackward0: _logsumexp,
         linalg.EinsumBackward: _derived("_sizes")(_einsum),
+        nn_conv.ConvolutionBackward0: _conv,
+        nn_conv.MaxPool2DWithIndicesBackward0: _max_pool2d,
     }
     for P, rule in table.items():
         P.vmap = staticmethod(rule)
