@@ -121,8 +121,7 @@ def test_weighted_losses(torch, reduction):
         kr = {k: rg.tensor(v) for k, v in kw.items()}
         _compare(torch, lambda a, b: getattr(TF, fname)(a, b, reduction=reduction, **kt),
                  lambda a, b: getattr(RF, fname)(a, b, reduction=reduction, **kr),
-                 (x, y), np.float64, (True, True), names="weight" not in kw or "entropy" in
-                 fname)
+                 (x, y), np.float64, (True, True))
 
 
 def test_bce_extremes(torch):
