@@ -327,3 +327,21 @@ def test_mixed_dtype_errors_of_linear_conv_and_norms(torch):
                 for xd in dts for wd in dts if xd != wd]
 
     assert run(rg) == run(torch)
+
+
+def test_autocast_cast_made_under_no_grad_is_not_cached(torch):
+    # A weight first cast under no_grad (an evaluation inside the region) must not hand its
+    # history-less cast to a later product: that product reaches the parameter, as in PyTorch.
+    def run(lib):
+        a, w = lib.randn(3, 4), lib.nn.Parameter(lib.randn(4, 2))
+        with lib.autocast("cpu"):
+            with lib.no_grad():
+                y1 = a @ w
+            y2 = a @ w
+            y3 = a @ w
+        y2.float().sum().backward()
+        return (y1.requires_grad, y2.requires_grad, y2.grad_fn.name(),
+                y2.grad_fn.next_functions[1][0] is y3.grad_fn.next_functions[1][0],
+                str(w.grad.dtype).split(".")[1])
+
+    assert run(rg) == run(torch)

@@ -21,6 +21,7 @@ import numpy as np
 
 from .._dtypes import F32, FLOAT_CHARS, bfloat16
 from .._tensor import Tensor
+from ._apply import recording
 from .shape import to_dtype_op
 
 _F64 = np.dtype(np.float64)
@@ -51,7 +52,9 @@ def _cast(t, np_dtype, cache: bool):
     if d == np_dtype or d.char not in FLOAT_CHARS or d == _F64:
         return t
     if cache and state.cache_enabled and d == F32 and t._grad_fn is None and t._rg and \
-            t._view is None:
+            t._view is None and recording(t):
+        # (a cast made under no_grad has no history: it is not cached, as in PyTorch, or a
+        # later product would not reach the parameter)
         hit = state.cache.get(id(t))
         if hit is not None and hit[0]() is t:
             return hit[1]
