@@ -639,3 +639,29 @@ def test_embedding_bag_results(torch, dtype):
         return got
 
     compare(f)
+
+
+@pytest.mark.parametrize("shapes", [((3, 4), (4, 3), (3, 4)), ((2, 5), (5, 3), (3, 1)),
+                                    ((4, 2), (2, 5), (5, 3), (3, 6), (6, 2))])
+def test_chain_products_in_torchs_order(torch, shapes):
+    """chain_matmul and linalg.multi_dot multiply in PyTorch's order (the cheaper one for
+    three matrices, the optimal chain for more): each mm keeps the operands PyTorch's does."""
+    rng = np.random.default_rng(2)
+    arrays = [rng.standard_normal(s) for s in shapes]
+
+    def f(lib):
+        ms = [lib.tensor(a, requires_grad=True) for a in arrays]
+        out = []
+        for y in (lib.chain_matmul(*ms), lib.linalg.multi_dot(ms)):
+            seen, stack = [], [y.grad_fn]
+            while stack:
+                n = stack.pop()
+                if n is None or n in seen:
+                    continue
+                seen.append(n)
+                stack += [m for m, _ in n.next_functions]
+            out.append([(n._saved_self_sym_sizes, n._saved_mat2_sym_sizes) for n in seen
+                        if n.name() == "MmBackward0"])
+        return out
+
+    compare(f)

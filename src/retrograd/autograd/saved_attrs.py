@@ -82,6 +82,8 @@ def _slice_bound(k):
         if g is None:
             return node._range[k]
         v = g[k]
+        if v is ...:  # (a C++ decomposition's slice to the end: no end kept)
+            return None
         return (0, 2 ** 63 - 1)[k] if v is None else int(v)
     return get
 
@@ -131,7 +133,8 @@ NAMES: dict = {
     "SqueezeBackward0": _SIZES,
     "SqueezeBackward1": _SIZES,
     "SelectBackward0": {**_SIZES, "dim": ".dim", "index": ".index"},
-    "SliceBackward0": {**_SIZES, "dim": ".dim", "start": _slice_bound(0),
+    "SliceBackward0": {**_SIZES, "dim": lambda n: int(n.__dict__.get("_gd", n._dim)),
+                       "start": _slice_bound(0),
                        "end": _slice_bound(1), "step": lambda n: n._range[2]},
     "SoftmaxBackward0": {**_DIM, "result": "result"},
     "LogSoftmaxBackward0": {**_DIM, "result": "result"},
@@ -338,6 +341,9 @@ _MORE: dict = {
     "RreluWithNoiseBackward0": {"lower": ".lower", "upper": ".upper", "training": ".training",
                                 "noise": lambda n: n.__dict__.get("_noise")},
     "RsubBackward1": {"alpha": lambda n: _py(n.__dict__.get("_alpha", 1))},
+    # (a number operand: PyTorch's Scalar, a Python number)
+    "MulBackward1": {"other": lambda n: _py(n.saved(False)[1])},
+    "DivBackward1": {"other": lambda n: _py(n.saved(False)[1])},
     "NativeGroupNormBackward0": {"result1": _norm_mean},
     "BinaryCrossEntropyBackward0": {"weight": _broadcast_weight},
     "SpecialI0EBackward0": {"result": _recomputed}, "SpecialI1Backward0": {"result": _recomputed},
@@ -515,19 +521,19 @@ for _table in (_KEPT, _AS_GIVEN, _FUSED, _MORE):
     for _name, _spec in _table.items():
         _FROM_TABLE[_name] = {**_FROM_TABLE.get(_name, {}), **_spec}
 
+_FROM_TABLE["SliceBackward0"] = NAMES["SliceBackward0"]  # (compared over the table too)
 for _name, _spec in _FROM_TABLE.items():
     NAMES[_name] = {**NAMES.get(_name, {}), **_spec}
 
 # Provided, but not compared over the op table: some table ops reach these nodes through calls
-# whose arguments differ from PyTorch's decomposition (einsum, tensordot, trapezoid, rms_norm,
-# quantile and matrix_norm are written with other reductions, permutes and selects),
+# whose arguments differ from PyTorch's decomposition (einsum, tensordot, quantile and
+# matrix_norm are written with other reductions and permutes),
 # eigenvectors and singular vectors are unique only up to sign (LAPACK's choice differs), and
 # topk(sorted=False)'s order is unspecified; in eval rrelu's noise is uninitialized memory in
 # PyTorch. tests/autograd/test_saved_hooks.py checks dims on direct calls.
 _UNCHECKED = {
     "PermuteBackward0": ("dims",), "SortBackward0": ("indices", "self_sym_sizes"),
-    "TopkBackward0": ("indices",), "SumBackward1": ("dim",), "MeanBackward1": ("dim",),
-    "SelectBackward0": ("dim", "index"),
+    "TopkBackward0": ("indices",), "SumBackward1": ("dim",),
     "LinalgEighBackward0": ("eigenvectors",),
     "LinalgSvdBackward0": ("U", "Vh"),
     "RreluWithNoiseBackward0": ("noise",),

@@ -73,17 +73,20 @@ class SliceBackward0(Node):
 
 
 def slice_dim(input, dim, start, stop, step=1) -> Tensor:  # noqa: A002
-    """``input[..., start:stop:step, ...]`` along ``dim`` (a view)."""
+    """``input[..., start:stop:step, ...]`` along ``dim`` (a view); ``stop`` ``...``: to the
+    end, as PyTorch's C++ ``slice(dim, start)`` (its node keeps no end: None)."""
     a = input._data
     d = wrap_dim(dim, a.ndim)
     if step is not None and step <= 0:
         raise ValueError("step must be greater than zero")
     given = (start, stop)  # (PyTorch's node keeps them as given: ``_saved_start``/``_end``)
+    if stop is ...:
+        stop = None
     start, stop, step = slice(start, stop, step).indices(a.shape[d])
     stop = max(stop, start)
     out = a[(slice(None),) * d + (slice(start, stop, step),)]
     return apply_view(SliceBackward0, out, input, ("slice_dim", (d, start, stop, step)),
-                      _in_shape=a.shape, _dim=d, _range=(start, stop, step), _g=given)
+                      _in_shape=a.shape, _dim=d, _range=(start, stop, step), _g=given, _gd=dim)
 
 
 def narrow(input, dim, start, length) -> Tensor:  # noqa: A002

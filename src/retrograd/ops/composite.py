@@ -18,12 +18,14 @@ from .._dtypes import FLOAT_CHARS, REDUCED
 from .._tensor import Tensor
 from ._autocast import fp32
 from ._core import operands, wrap, wrap_dim
+from ._views import slice_dim
 from .arithmetic import div_scalar, mul, mul_scalar, sub
 from .compare import where
 from .copies import diag
 from .fused import fused
 from .join import cat, stack
 from .linalg import matmul
+from .linalg_composite import multi_dot
 from .reduction import sum as _sum
 from .reduction import vector_norm
 from .scatter_gather import gather
@@ -229,10 +231,10 @@ def _trapz_dx(y, x, dx, dim):
     n = y.shape[d]
     if n == 0:
         return None, d
-    left = y.narrow(d, 0, n - 1)
-    right = y.narrow(d, 1, n - 1)
+    left = slice_dim(y, d, 0, -1)  # (PyTorch's slices: grad_fn._saved_start/_end)
+    right = slice_dim(y, d, 1, ...)
     if x is None:
-        return ((left + right) * (0.5 if dx is None else dx / 2.0)), d
+        return mul_scalar(left + right, 0.5 if dx is None else dx / 2.0), d
     if x.dim() == 1:
         shape = [1] * y.dim()
         shape[d] = n
@@ -256,12 +258,15 @@ def trapezoid(y, x=None, *, dx=None, dim: int = -1) -> Tensor:
     n = y.shape[d]
     if n == 0:
         return _sum(y, dim=d) * 0
-    if x is None:  # as PyTorch: (sum - (first + last) / 2) * dx
-        ends = (y.select(d, 0) + y.select(d, n - 1)) * 0.5
-        return mul_scalar(_sum(y, dim=d) - ends, 1.0 if dx is None else dx)
+    if x is None:  # as PyTorch: (sum - (first + last) / 2) * dx, with dim as given
+        ends = mul_scalar(y.select(dim, 0) + y.select(dim, -1), 0.5)
+        return mul_scalar(_sum(y, dim=dim) - ends, 1.0 if dx is None else dx)
     xs = reshape(x, tuple(n if i == d else 1 for i in range(y.dim()))) if x.dim() == 1 else x
-    width = xs.narrow(d, 1, n - 1) - xs.narrow(d, 0, n - 1)
-    return div_scalar(_sum(mul(width, y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1)), dim=d), 2.0)
+    # (PyTorch's slices: right - left of x, then y's right + left)
+    left = slice_dim(xs, d, 0, -1)
+    width = slice_dim(xs, d, 1, ...) - left
+    ends = slice_dim(y, d, 0, -1) + slice_dim(y, d, 1, ...)
+    return div_scalar(_sum(mul(ends, width), dim=d), 2.0)
 
 
 def trapz(y, x=None, *, dx=None, dim: int = -1) -> Tensor:
@@ -586,11 +591,9 @@ def chain_matmul(*matrices) -> Tensor:
         matrices = tuple(matrices[0])
     if not matrices:
         raise RuntimeError("chain_matmul(): Expected one or more matrices")
-    out = matrices[0]
-    for m in matrices[1:]:
-        out = matmul(out, m)
-    # as PyTorch (linalg.multi_dot): a view of the product
-    return clone(out) if len(matrices) == 1 else out.view(tuple(out.shape))
+    if len(matrices) == 1:
+        return clone(matrices[0])
+    return multi_dot(matrices)  # as PyTorch: linalg.multi_dot (its order, a view)
 
 
 def conj(input) -> Tensor:  # noqa: A002

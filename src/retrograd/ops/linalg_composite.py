@@ -18,6 +18,7 @@ from .._tensor import Tensor
 from ._apply import recording
 from ._autocast import fp32, outside
 from ._core import wrap, wrap_dim
+from ._views import narrow
 from .copies import diag_embed, tril, triu
 from .decomp import _structseq as _named
 from .decomp import linalg_inv, linalg_pinv, linalg_solve, linalg_svdvals
@@ -51,6 +52,39 @@ def diagonal(A, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:  
     return _diagonal(A, offset, dim1, dim2)
 
 
+def _chain(ts: list) -> Tensor:
+    """The product of matrices in PyTorch's order: the cheaper of the two for three, the
+    optimal parenthesization (first split on ties) for more."""
+    if len(ts) == 3:
+        a, b = ts[0].shape[0], ts[1].shape[0]
+        c, d = ts[2].shape
+        if a * c * (b + d) > b * d * (a + c):
+            return matmul(ts[0], matmul(ts[1], ts[2]))
+        return matmul(matmul(ts[0], ts[1]), ts[2])
+    if len(ts) < 3:
+        return matmul(ts[0], ts[1])
+    n = len(ts)
+    p = [t.shape[0] for t in ts] + [ts[-1].shape[1]]
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for span in range(1, n):
+        for i in range(n - span):
+            j = i + span
+            cost[i][j] = None
+            for k in range(i, j):
+                q = cost[i][k] + cost[k + 1][j] + p[i] * p[k + 1] * p[j + 1]
+                if cost[i][j] is None or q < cost[i][j]:
+                    cost[i][j], split[i][j] = q, k
+
+    def product(i, j):
+        if i == j:
+            return ts[i]
+        k = split[i][j]
+        return matmul(product(i, k), product(k + 1, j))
+
+    return product(0, n - 1)
+
+
 def multi_dot(tensors) -> Tensor:
     """The product of a chain of matrices (the first and last may be vectors).
 
@@ -66,9 +100,7 @@ def multi_dot(tensors) -> Tensor:
         ts[0] = ts[0].unsqueeze(0)
     if last_vec:
         ts[-1] = ts[-1].unsqueeze(-1)
-    out = ts[0]
-    for t in ts[1:]:
-        out = matmul(out, t)
+    out = _chain(ts)
     shape = tuple(out.shape)
     if first_vec:
         shape = shape[:-2] + shape[-1:]
@@ -107,7 +139,7 @@ def cond(A, p=None) -> Tensor:  # noqa: N803
     """
     if p in (None, 2, -2):
         s = linalg_svdvals(A)
-        big, small = s[..., :1], s[..., -1:]
+        big, small = narrow(s, -1, 0, 1), narrow(s, -1, -1, 1)  # (as PyTorch's: its slices)
         return (big / small if p in (None, 2) else small / big).squeeze(-1)
     return matrix_norm(A, p) * matrix_norm(linalg_inv(A), p)
 

@@ -744,7 +744,8 @@ def diff(input, n=1, dim=-1, prepend=None, append=None) -> Tensor:  # noqa: A002
     op = logical_xor if a.dtype.kind == "b" else sub
     for _ in range(n):
         length = x.shape[d]
-        x = op(slice_dim(x, d, 1, length), slice_dim(x, d, 0, max(length - 1, 0)))
+        # (dim as given: PyTorch's slices keep it so, grad_fn._saved_dim)
+        x = op(slice_dim(x, dim, 1, length), slice_dim(x, dim, 0, max(length - 1, 0)))
     return x
 
 

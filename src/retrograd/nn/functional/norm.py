@@ -192,7 +192,7 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,  # n
         input = input.float()  # noqa: A001
     if eps is None:
         eps = float(torch.finfo(input.dtype).eps) if input.is_floating_point() else 1e-7
-    dims = tuple(range(-k, 0))
+    dims = tuple(len(shape) - i - 1 for i in range(k))  # (PyTorch's order: grad_fn._saved_dim)
     out = input * (input.pow(2).mean(dims, keepdim=True) + eps).rsqrt()
     if weight is not None:
         out = out * weight
