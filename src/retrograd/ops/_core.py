@@ -124,7 +124,7 @@ def check_wide(op: str, np_dtype) -> None:
 _VECTOR_NANS = frozenset((
     "AddBackward0", "SubBackward0", "MulBackward0", "MulBackward1", "DivBackward0",
     "DivBackward1", "PowBackward0", "PowBackward1", "Atan2Backward0", "HypotBackward0",
-    "LogaddexpBackward0", "Logaddexp2Backward0"))
+    "LogaddexpBackward0", "Logaddexp2Backward0", "TanhBackwardBackward0"))
 _SCALAR_NANS = frozenset(("XlogyBackward0", "XlogyBackward1", "XlogyBackward2"))
 
 
@@ -345,6 +345,53 @@ def bf16_nans(out: np.ndarray, *operands: np.ndarray, vector: bool = False) -> n
     return like_layout(out, proto)
 
 
+def nan_bits(out: np.ndarray, nan: np.ndarray, tail, vector, scalar) -> np.ndarray:
+    """``out`` (a new C-contiguous float16/bfloat16 array) with the bits of its NaNs (``nan``,
+    broadcast to it) set: ``vector`` where torch's vector steps wrote them, ``scalar`` at the
+    flat indices ``tail`` (``scalar_loop``'s); None keeps the NaN (quieted in the vector steps,
+    where it went through float32 and back: bfloat16's conversion makes every NaN 0xFFFF);
+    ``vector=False`` keeps the vector steps' NaNs as they are."""
+    flat = out.view(np.uint16).reshape(-1)
+    nan = np.broadcast_to(nan, out.shape).reshape(-1)
+    in_tail = np.zeros(flat.size, bool)
+    if tail is not None:
+        in_tail[tail] = True
+    vec = nan & ~in_tail
+    if vector is False:
+        pass
+    elif vector is None:
+        if out.dtype == _dtypes.bfloat16.np:
+            flat[vec] = 0xFFFF
+        else:
+            flat[vec] |= 0x0200
+    else:
+        flat[vec] = vector
+    if scalar is not None:
+        flat[nan & in_tail] = scalar
+    return out
+
+
+def quiet_tail(out: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """abs or neg (``out``) of ``a`` as torch's float16/bfloat16 kernels give a NaN: bfloat16
+    keeps its bits in the vector steps (a mask of the sign bit) and converts through float32
+    in the scalar loop (0x7FC0 there); float16 goes through float32 in both (quieted)."""
+    bits = out.view(np.uint16)
+    if out.dtype == _F16:
+        nan = (bits & 0x7FFF) > 0x7C00
+        if nan.any():
+            out = out.copy()
+            out.view(np.uint16)[nan] |= 0x0200
+        return out
+    if not ((bits & 0x7FFF) > 0x7F80).any():
+        return out
+    tail = scalar_loop(out.shape, a)
+    if tail is None:
+        return out
+    res = np.array(out, order="C")
+    nan_bits(res, np.isnan(res), tail, False, 0x7FC0)
+    return like_layout(res, out)
+
+
 def like_layout(out: np.ndarray, proto: np.ndarray) -> np.ndarray:
     """``out`` (C-contiguous) laid out in memory as ``proto`` of its shape is (NumPy's order
     for a new result of the operands, as torch lays out a pointwise result: a transposed
@@ -354,6 +401,13 @@ def like_layout(out: np.ndarray, proto: np.ndarray) -> np.ndarray:
     res = np.empty_like(proto, dtype=out.dtype)
     res[...] = out
     return res
+
+
+def unit_rows(a: np.ndarray) -> bool:
+    """Whether torch's loop over ``a`` alone steps by one element along its rows (in the order
+    TensorIterator gives its dimensions): what kernels that convert even their tails in
+    vector steps (the copy kernel's, logit's) need for them."""
+    return a.flags.c_contiguous or _iteration(a.shape, (a,))[0] == [1]
 
 
 def bf16_cast_nans(out: np.ndarray, a: np.ndarray) -> np.ndarray:
@@ -371,7 +425,7 @@ def bf16_cast_nans(out: np.ndarray, a: np.ndarray) -> np.ndarray:
     """
     if not _has_nan(a):
         return out
-    vector = a.flags.c_contiguous or _iteration(a.shape, (a,))[0] == [1]
+    vector = unit_rows(a)
     out = np.array(out, order="C")
     flat = out.view(np.uint16).reshape(-1)
     flat[(flat & 0x7FFF) > 0x7F80] = 0xFFFF if vector else 0x7FC0
@@ -393,7 +447,7 @@ _UNARY_LOOP_NANS = frozenset((
     "Exp2Backward0", "DigammaBackward0", "FracBackward0", "ReciprocalBackward0",
     "SiluBackward0", "MishBackward0", "GeluBackward0", "EluBackward0", "CeluBackward0",
     "SoftplusBackward0", "HardswishBackward0", "HardsigmoidBackward0", "LeakyReluBackward0",
-    "SoftshrinkBackward0"))
+    "SoftshrinkBackward0", "Deg2RadBackward0", "Rad2DegBackward0"))
 _UNARY_SCALAR_NANS = frozenset(("AsinhBackward0", "AcoshBackward0"))
 
 

@@ -34,10 +34,12 @@ from ._core import (
     ndarray,
     operands,
     put_tail,
+    quiet_tail,
     scalar_loop,
     scalar_value,
     tensor_arg,
 )
+from ._pow_reduced import _pow_half, _pow_nans, _pow_reduced
 from .shape import cast
 
 # PyTorch's signatures, for its errors when arguments fit none (checked only after a failure).
@@ -132,6 +134,7 @@ class PowBackward1(Node):
     """x ** y for two tensors."""
 
     forward = np.power
+    reduced = staticmethod(lambda a, b: _pow_reduced(a, b))
     saves = ((0, 1), (0, 1))
     _packs = (1, 0, "=result")  # PyTorch keeps the result too (autograd/saved_hooks.py)
 
@@ -274,6 +277,8 @@ def rsub(input, other, *, alpha=1) -> Tensor:  # noqa: A002
             out = out.astype(ad.dtype)
     else:
         out = b - alpha * ad if alpha != 1 else b - ad
+    if out.dtype == _BF16:
+        out = bf16_nans(out, ad)  # (torch's add kernel: vector steps and a scalar tail)
     if alpha != 1:
         return apply(RsubBackward1, out, input, _alpha=alpha)
     return apply(RsubBackward1, out, input)
@@ -440,6 +445,8 @@ def neg(input) -> Tensor:  # noqa: A002
             )
         if input._data.dtype.char in WIDE_CHARS:
             raise not_implemented("neg_cpu", input._data.dtype)
+        if input._data.dtype in REDUCED:  # (a NaN's bits: its kernels')
+            return apply(NegBackward0, quiet_tail(np.negative(input._data), input._data), input)
         return apply_unary(NegBackward0, input, input._data)
     except (AttributeError, TypeError):
         _NEG.check(input)
@@ -454,31 +461,6 @@ def reciprocal(input) -> Tensor:  # noqa: A002
     tensor([0.5000, 0.2500])
     """
     return apply_unary(ReciprocalBackward0, input)
-
-
-def _rsqrt_tail(a):
-    """float16/bfloat16 rsqrt in torch's scalar loop: ``1 / std::sqrt(x)`` in ``c10::Half``
-    (``c10::BFloat16``) arithmetic rounds the square root to the dtype before dividing (its
-    vector loop divides in float32 and rounds once)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return (F32.type(1) / np.sqrt(a.astype(F32)).astype(a.dtype).astype(F32)).astype(a.dtype)
-
-
-def _pow_half(a, e):
-    """``a ** e`` for e = 0.5 or -0.5 as PyTorch's pow: its sqrt and rsqrt kernels, except for
-    float16, which takes ``std::pow`` (so (-0.) ** 0.5 is 0. and (-inf) ** 0.5 is inf)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if a.dtype == _F16:
-            if e == -0.5:
-                return np.power(a.astype(F32), F32.type(e)).astype(a.dtype)
-            # (NumPy's power takes sqrt for 0.5: C's pow differs at -0. and -inf)
-            return np.where(a == -np.inf, np.inf, np.sqrt(a) + 0).astype(a.dtype)
-        if e == 0.5:
-            return np.sqrt(a)
-        if a.dtype != _BF16:
-            return np.reciprocal(np.sqrt(a))
-        out = (F32.type(1) / np.sqrt(a.astype(F32))).astype(a.dtype)
-        return put_tail(out, scalar_loop(a.shape, a), _rsqrt_tail, a)  # rsqrt's scalar loop
 
 
 def pow(input, exponent) -> Tensor:  # noqa: A001, A002
@@ -498,7 +480,12 @@ def pow(input, exponent) -> Tensor:  # noqa: A001, A002
                 raise not_implemented("pow", ad.dtype)
             if ad.dtype.kind in "iu" and e.__class__ is int and e < 0:
                 raise RuntimeError("Integers to negative integer powers are not allowed.")
-            if e == 2:
+            if (e == 0 or e == 1) and ad.dtype in REDUCED:
+                # torch fills ones (NaN ** 0 is 1) or copies (a NaN keeps its bits)
+                out = np.ones_like(ad) if e == 0 else ad.copy()
+                if e == 1 and ad.dtype == _F16:
+                    out = quiet_tail(out, ad)  # (float16's copy quiets a NaN)
+            elif e == 2:
                 out = np.multiply(ad, ad)
             elif (e == 0.5 or e == -0.5) and ad.dtype.char in FLOAT_CHARS:
                 out = _pow_half(ad, float(e))
@@ -510,6 +497,8 @@ def pow(input, exponent) -> Tensor:  # noqa: A001, A002
                 out = np.multiply(out, ad) if e == 3 else np.reciprocal(out)
             else:
                 out = np.power(ad, e)
+            if ad.dtype in REDUCED and e != 0 and e != 1:
+                out = _pow_nans(out, ad, e)
             # (``_g``: the exponent as given, PyTorch's ``_saved_exponent``: 2 stays an int)
             return apply(PowBackward0, out, input, save=(input,), _e=e, _g=exponent)
         return apply_binary(PowBackward1, np.power, input, exponent)
@@ -528,6 +517,8 @@ def _rpow(exponent: Tensor, base) -> Tensor:
         out = asarray(out)
     if out.dtype != ed.dtype:
         out = out.astype(ed.dtype)
+    if out.dtype in REDUCED:
+        out = _pow_nans(out, ed, None, b)
     return apply(PowBackward2, out, exponent, save=(exponent,), save_out=True, _base=b,
                  _g=base)
 
@@ -1025,10 +1016,13 @@ def lerp(input, end, weight) -> Tensor:  # noqa: A002
                 rs, re_, rw = s.astype(F32), e.astype(F32), wd.astype(F32)
             d = re_ - rs
             if s.dtype in REDUCED:  # PyTorch's kernel fuses the multiply-adds
-                out = np.where(np.abs(rw) < 0.5, fma32(rw, d, rs), fma32(-d, 1 - rw, re_))
+                # ((w - 1) * d + end, as torch's: a NaN's sign survives)
+                out = np.where(np.abs(rw) < 0.5, fma32(rw, d, rs), fma32(rw - 1, d, re_))
             else:
                 out = np.where(np.abs(rw) < 0.5, rs + rw * d, re_ - d * (1 - rw))
             out = out.astype(s.dtype, copy=False)
+            if out.dtype == _BF16:
+                out = bf16_nans(out, s, e, *((wd,) if w_tensor else ()))
         except ValueError:
             check_broadcast(s.shape, e.shape, wd.shape)
             raise

@@ -21,6 +21,7 @@ from ._core import (
     check_broadcast,
     check_wide,
     like_layout,
+    nan_bits,
     operands,
     scalar_loop,
     scalar_value,
@@ -465,29 +466,6 @@ class _MaxMinBackward(Node):
 # ``std::max(a, b)`` (``a < b ? b : a``) gives the first on a tie, and its NaN check a quiet
 # NaN (0x7FC0, 0x7E00). Which elements take which loop: ``scalar_loop``.
 _QUIET = {bfloat16.np: 0x7FC0, np.dtype(np.float16): 0x7E00}
-
-
-def nan_bits(out: np.ndarray, nan: np.ndarray, tail, vector, scalar) -> np.ndarray:
-    """``out`` (a new C-contiguous float16/bfloat16 array) with the bits of its NaNs (``nan``,
-    broadcast to it) set: ``vector`` where torch's vector steps wrote them, ``scalar`` at the
-    flat indices ``tail`` (``scalar_loop``'s); None keeps the NaN (quieted in the vector steps,
-    where it went through float32 and back: bfloat16's conversion makes every NaN 0xFFFF)."""
-    flat = out.view(np.uint16).reshape(-1)
-    nan = np.broadcast_to(nan, out.shape).reshape(-1)
-    in_tail = np.zeros(flat.size, bool)
-    if tail is not None:
-        in_tail[tail] = True
-    vec = nan & ~in_tail
-    if vector is None:
-        if out.dtype == bfloat16.np:
-            flat[vec] = 0xFFFF
-        else:
-            flat[vec] |= 0x0200
-    else:
-        flat[vec] = vector
-    if scalar is not None:
-        flat[nan & in_tail] = scalar
-    return out
 
 
 def maxmin_reduced(a: np.ndarray, b: np.ndarray, is_max: bool = True) -> np.ndarray:

@@ -28,6 +28,7 @@ from ._core import (
     Signatures,
     arg_error,
     like_layout,
+    nan_bits,
     op_name_of,
     operands,
     put_tail,
@@ -35,7 +36,7 @@ from ._core import (
     unary_nans,
     wrap_dim,
 )
-from .compare import TiedGradBackward, nan_bits
+from .compare import TiedGradBackward
 from .special import _erf
 from .unary import SigmoidBackward0, ThresholdBackwardBackward0, _sigmoid
 

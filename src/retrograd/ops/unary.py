@@ -22,17 +22,22 @@ from ._core import (
     arg_error,
     as_tensor_arg,
     asarray,
+    bf16_nans,
     check_broadcast,
     default_float,
     float_array,
     like_layout,
+    nan_bits,
     operands,
+    quiet_tail,
     scalar_loop,
     scalar_value,
+    unit_rows,
     wrap,
 )
-from .arithmetic import _LN2, _result_dtype, _rsqrt_tail, pow
-from .compare import TiedGradBackward, maxmin_reduced, nan_bits
+from ._pow_reduced import _rsqrt_tail
+from .arithmetic import _LN2, _result_dtype, pow
+from .compare import TiedGradBackward, maxmin_reduced
 
 # PyTorch's signatures, for its errors when arguments fit none (checked only after a failure).
 _ABS = Signatures("abs", "Tensor input, *, Tensor? out = None")
@@ -339,6 +344,9 @@ def abs(input) -> Tensor:  # noqa: A001, A002
         d = input._data.dtype
         if d.kind in "bu" and (d.kind == "b" or d.itemsize > 1):  # bool, uint16/32/64
             raise not_implemented("abs_cpu", d)
+        if d in REDUCED:  # (a NaN's bits: its kernels')
+            return apply(AbsBackward0, quiet_tail(np.abs(input._data), input._data), input,
+                         save=(input,))
         return apply_unary(AbsBackward0, input, input._data)
     except (AttributeError, TypeError):
         _ABS.check(input)
@@ -903,6 +911,22 @@ rad2deg = unary_op(Rad2DegBackward0, "rad2deg", """Radians to degrees.
     """)
 
 
+def _logit_nans(out: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """float16/bfloat16 logit's NaN bits as torch's kernel leaves them: where the input's rows
+    step by one element, vector steps throughout, tails included (bfloat16: 0xFFFF; float16:
+    SLEEF's logf, 0x7FC00000); otherwise its scalar loop (0x7FC0; float16: libm's, as
+    NumPy's)."""
+    nan = np.isnan(out)
+    if not nan.any():
+        return out
+    vector = unit_rows(a)
+    if out.dtype == bfloat16.np:
+        return bf16_nans(out, vector=True) if vector else bf16_nans(out)
+    if not vector:
+        return out
+    return like_layout(nan_bits(np.array(out, order="C"), nan, None, 0x7E00, None), out)
+
+
 def logit(input, eps=None) -> Tensor:  # noqa: A002
     """``log(p / (1 - p))``; with ``eps``, ``p`` is first clamped to ``[eps, 1 - eps]``.
 
@@ -917,6 +941,8 @@ def logit(input, eps=None) -> Tensor:  # noqa: A002
         z = np.clip(a, eps, 1 - eps).astype(a.dtype, copy=False)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.log(z / (1 - z))
+    if out.dtype in REDUCED:
+        out = _logit_nans(out, a)
     if not recording(input):
         return apply(LogitBackward0, out, input)
     if eps is None:
@@ -984,6 +1010,8 @@ def _round_decimals(input, decimals):
     out = np.rint(a * ten) / ten if decimals > 0 else np.rint(a / ten) * ten
     if rd is not None:
         out = out.astype(rd)
+        if rd == bfloat16.np:
+            out = bf16_nans(out)  # (a scalar kernel: 0x7FC0)
     return apply(RoundBackward1, out, input)
 
 
