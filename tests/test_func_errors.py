@@ -146,3 +146,36 @@ def test_cnn_recipes_batch_by_rules(torch):
 
     compare(ensemble)
     assert _vmap.LAST["path"] == "rules"
+
+
+def test_norm_and_embedding_rules(torch):
+    """layer_norm (shared or per-sample affine), eval batch_norm and embedding (shared or
+    per-sample tables, as a per-sample gradient's leaf) batch by rules."""
+    from retrograd.func import _vmap
+
+    rng = np.random.default_rng(0)
+    xb, ib = rng.standard_normal((4, 2, 3, 5)), rng.integers(0, 10, (4, 3))
+    w5, b5, rm, rv = (rng.standard_normal(5), rng.standard_normal(5), rng.standard_normal(3),
+                      rng.random(3) + 0.5)
+    table, ws = rng.standard_normal((10, 4)), rng.standard_normal((3, 5))
+    F = lambda lib: lib.nn.functional  # noqa: E731
+    cases = [
+        lambda lib: lib.func.vmap(lambda a: F(lib).layer_norm(a, (5,), t(lib, w5), t(lib, b5)))(
+            t(lib, xb)),
+        lambda lib: lib.func.vmap(lambda a: F(lib).layer_norm(a, (3, 5)))(t(lib, xb)),
+        lambda lib: lib.func.vmap(lambda w, a: F(lib).layer_norm(a, (5,), w), in_dims=(0, None))(
+            t(lib, ws), t(lib, xb[0])),
+        lambda lib: (lambda s: lib.func.vmap(lambda a: F(lib).batch_norm(  # module buffers
+            a, s[0], s[1], s[0], s[1], training=False))(t(lib, xb[..., 0])))(
+            (t(lib, rm), t(lib, rv))),
+        lambda lib: lib.func.vmap(lambda i: F(lib).embedding(i, t(lib, table)))(lib.tensor(ib)),
+        lambda lib: lib.func.vmap(lib.func.grad(
+            lambda w, i: F(lib).embedding(i, w).sin().sum()), in_dims=(None, 0))(
+            t(lib, table), lib.tensor(ib)),
+        lambda lib: lib.func.vmap(lib.func.grad(
+            lambda w, a: F(lib).layer_norm(a, (5,), w).sin().sum()), in_dims=(None, 0))(
+            t(lib, w5), t(lib, xb)),
+    ]
+    for case in cases:
+        compare(case)
+        assert _vmap.LAST["path"] == "rules"

@@ -26,6 +26,7 @@ from ..ops import (
     linalg,
     nn_activation,
     nn_conv,
+    nn_norm,
     reduction,
     shape,
     sorting,
@@ -512,6 +513,57 @@ def _max_pool2d(ctx, P, ins, bat):
     return shape.reshape(out, (n,) + tuple(ctx.out_meta[0][0]))
 
 
+@_derived("_xhat", "_rstd")
+def _layer_norm(ctx, P, ins, bat):
+    """Layer norm normalises trailing dims: the batch dim is one more leading dim; per-sample
+    affine parameters (ensembles) scale and shift the normalised batch."""
+    (x, w, b), (bx, bw, bb) = ins, bat
+    x, ns, eps = ctx.full(x, bx), ctx.attr("_wshape"), ctx.attr("_eps")
+    if not bw and not bb:
+        return nn_norm.native_layer_norm(x, ns, w, b, eps)
+    out = nn_norm.native_layer_norm(x, ns, None, None, eps)
+    r = out._data.ndim - 1
+    if w is not None:
+        out = out * ctx.align(w, bw, r)
+    return out if b is None else out + ctx.align(b, bb, r)
+
+
+@_derived("_xhat", "_rstd", "_mean")
+def _batch_norm(ctx, P, ins, bat):
+    """Batch norm in eval mode with shared statistics and parameters: the batch folds into
+    the norm's batch (training, or per-sample statistics: the loop)."""
+    (x, w, b), (bx, bw, bb) = ins, bat
+    running = ctx.attr("_running")
+    if ctx.attr("_training") or bw or bb or running is None or any(r is None for r in running):
+        return None
+    x = ctx.full(x, bx)
+    xs = tuple(x._data.shape)
+    out = nn_norm.native_batch_norm(shape.reshape(x, (ctx.n * xs[1],) + xs[2:]), w, b,
+                                    running[0], running[1], False, 0.0, ctx.attr("_eps"))
+    return shape.reshape(out, xs)
+
+
+def _embedding(ctx, P, ins, bat):
+    """Embedding: per-sample indices into a shared table."""
+    (w,), (bw,) = ins, bat
+    idx, bi = ctx.attrs.get("_indices", (None, False))
+    if idx is None:
+        return None
+    if not isinstance(idx, Tensor):
+        idx = make(np.asarray(idx))
+    idx, pad, scale = ctx.full(idx, bi), ctx.attr("_pad"), ctx.attr("_scale")
+    if not bw:
+        return nn_norm.embedding(idx, w, pad, scale)
+    if (pad is not None and pad >= 0) or scale:
+        return None  # (rules on a table's rows: the loop)
+    # Per-sample tables (a per-sample gradient's leaf): one table of all of them, each
+    # sample's indices offset to its own rows.
+    n, rows = ctx.n, w._data.shape[1]
+    offset = np.arange(n).reshape((n,) + (1,) * (idx._data.ndim - 1)) * rows
+    flat = shape.reshape(w, (n * rows,) + tuple(w._data.shape[2:]))
+    return nn_norm.embedding(make(idx._data + offset), flat, -1, False)
+
+
 # -- user autograd.Functions ---------------------------------------------------------------------
 
 class _VmapInfo:
@@ -601,6 +653,9 @@ def install() -> None:
         linalg.EinsumBackward: _derived("_sizes")(_einsum),
         nn_conv.ConvolutionBackward0: _conv,
         nn_conv.MaxPool2DWithIndicesBackward0: _max_pool2d,
+        nn_norm.NativeLayerNormBackward0: _layer_norm,
+        nn_norm.NativeBatchNormBackward0: _batch_norm,
+        nn_norm.EmbeddingBackward0: _embedding,
     }
     for P, rule in table.items():
         P.vmap = staticmethod(rule)
