@@ -345,3 +345,42 @@ def test_autocast_cast_made_under_no_grad_is_not_cached(torch):
                 str(w.grad.dtype).split(".")[1])
 
     assert run(rg) == run(torch)
+
+
+@pytest.mark.parametrize("name", REDUCED)
+def test_amp_training_loop_matches_torch(torch, name, tmp_path):
+    # autocast forward, GradScaler (overflows included with float16), unscale_ + clip, step,
+    # a bfloat16 checkpoint reloaded: torch's loss trajectory to the dtype's precision, and no
+    # NumPy RuntimeWarning on the overflowing steps.
+    def run(lib):
+        dt = getattr(lib, name)
+        lib.manual_seed(0)
+        model = lib.nn.Sequential(lib.nn.Linear(16, 32), lib.nn.GELU(), lib.nn.LayerNorm(32),
+                                  lib.nn.Linear(32, 4))
+        opt = lib.optim.AdamW(model.parameters(), lr=1e-2)
+        scaler = lib.amp.GradScaler("cpu", init_scale=2.0 ** 16, growth_interval=3)
+        x, y = lib.randn(12, 8, 16), lib.randint(0, 4, (12, 8))
+        losses = []
+        for step in range(12):
+            opt.zero_grad()
+            with lib.autocast("cpu", dtype=dt):
+                loss = lib.nn.functional.cross_entropy(model(x[step]), y[step])
+            scaler.scale(loss).backward()
+            scaler.unscale_(opt)
+            lib.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            scaler.step(opt)
+            scaler.update()
+            losses.append(loss.item())
+        path = tmp_path / f"{lib.__name__}.pt"
+        lib.save({k: v.to(dt) for k, v in model.state_dict().items()}, path)
+        model.load_state_dict(lib.load(path))
+        return losses, scaler.state_dict(), lib.nn.functional.cross_entropy(model(x[0]),
+                                                                            y[0]).item()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        mine = run(rg)
+    want = run(torch)
+    np.testing.assert_allclose(mine[0], want[0], rtol=1e-2)
+    assert mine[1] == want[1]
+    assert mine[2] == pytest.approx(want[2], rel=1e-2)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import types
 import warnings
 
+import numpy as np
+
 import retrograd as torch
 from retrograd import Tensor
 
@@ -53,7 +55,9 @@ def clip_grads_with_norm_(parameters, max_norm: float, total_norm: Tensor,
     grads = [p.grad for p in _as_list(parameters) if p.grad is not None]
     if not grads:
         return
-    with torch.no_grad():
+    # After a float16 overflow (GradScaler's ordinary case) the norm is inf and inf * 0 gives
+    # NaN gradients, as PyTorch's do, without NumPy's RuntimeWarning.
+    with torch.no_grad(), np.errstate(invalid="ignore", over="ignore"):
         coef = torch.clamp(float(max_norm) / (total_norm + 1e-6), max=1.0)
         for g in grads:
             g.mul_(coef)
