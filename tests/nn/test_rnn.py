@@ -341,3 +341,17 @@ def test_lstm_hvp_reverse_over_forward_matches_torch(torch):
                                      rt.tensor(v))
     for a, b in zip(got, ref):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("cls", ["LSTM", "GRU", "RNN"])
+@pytest.mark.parametrize("kw", [{}, {"num_layers": 2, "bidirectional": True}])
+def test_batch_first_output_is_transposed_back_as_torch(torch, cls, kw):
+    # PyTorch runs time-major and transposes back: a strided view, TransposeBackward0 for
+    # LSTM, TransposeBackward1 (transpose_) for GRU and RNN.
+    def run(lib):
+        lib.manual_seed(0)
+        out, _ = getattr(lib.nn, cls)(3, 4, batch_first=True, **kw)(lib.randn(2, 5, 3))
+        return out.grad_fn.name(), out.stride(), out.detach().numpy()
+    (nr, sr, vr), (nt, st, vt) = run(rt), run(torch)
+    assert (nr, sr) == (nt, st)
+    np.testing.assert_allclose(vr, vt, rtol=1e-5, atol=1e-6)

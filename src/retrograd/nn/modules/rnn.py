@@ -347,7 +347,13 @@ class RNNBase(Module):
             if not batched:
                 hx = hx.unsqueeze(1)
             self._check_size(hx, self._expected_hidden(batch))
-        out, hidden = self._run(input, hx, time_dim)
+        if time_dim == 1:
+            # PyTorch runs time-major and transposes the output back: a view left strided,
+            # recorded by LSTM as TransposeBackward0 and by GRU/RNN (transpose_) as ...1
+            out, hidden = self._run(input.transpose(0, 1), hx, 0)
+            out = out.transpose(0, 1) if is_lstm else out.transpose_(0, 1)
+        else:
+            out, hidden = self._run(input, hx, time_dim)
         if not batched:
             out = out.squeeze(1)
             hidden = (hidden[0].squeeze(1), hidden[1].squeeze(1)) if is_lstm \
