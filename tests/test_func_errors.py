@@ -176,6 +176,8 @@ def test_norm_and_embedding_rules(torch):
             lambda w, a: F(lib).layer_norm(a, (5,), w).sin().sum()), in_dims=(None, 0))(
             t(lib, w5), t(lib, xb)),
     ]
+    cases.append(lambda lib: lib.func.vmap(lambda a: F(lib).avg_pool2d(a, 2, ceil_mode=True))(
+        t(lib, xb)))
     for case in cases:
         compare(case)
         assert _vmap.LAST["path"] == "rules"

@@ -513,6 +513,16 @@ def _max_pool2d(ctx, P, ins, bat):
     return shape.reshape(out, (n,) + tuple(ctx.out_meta[0][0]))
 
 
+def _avg_pool2d(ctx, P, ins, bat):
+    """2-D average pooling: the batch folds into the pooling's batch, as max pooling's."""
+    x, n = ctx.full(ins[0], bat[0]), ctx.n
+    xs = tuple(x._data.shape)
+    if len(xs) == 5:
+        x = shape.reshape(x, (n * xs[1],) + xs[2:])
+    out = nn_conv.avg_pool(x, ctx.attr("_params"), ctx.attr("_no_stride"))
+    return shape.reshape(out, (n,) + tuple(ctx.out_meta[0][0]))
+
+
 @_derived("_xhat", "_rstd")
 def _layer_norm(ctx, P, ins, bat):
     """Layer norm normalises trailing dims: the batch dim is one more leading dim; per-sample
@@ -654,6 +664,7 @@ def install() -> None:
         nn_conv.ConvolutionBackward0: _conv,
         nn_conv.MaxPool2DWithIndicesBackward0: _max_pool2d,
         nn_norm.NativeLayerNormBackward0: _layer_norm,
+        nn_conv.AvgPool2DBackward0: _avg_pool2d,
         nn_norm.NativeBatchNormBackward0: _batch_norm,
         nn_norm.EmbeddingBackward0: _embedding,
     }
