@@ -68,6 +68,7 @@ class _Level:
 
 
 _current = None  # the live _Level, or None
+_deref = weakref.ref.__call__  # a weak reference's referent or None (mapped over a level's lists)
 
 
 def enter_dual_level() -> int:
@@ -98,17 +99,15 @@ def exit_dual_level(*, level=None) -> None:
     _apply.remove_observer(_observe)
     _apply.RECORD_ALSO = None
     lvl, _current = _current, None
-    for ref in lvl.duals:
-        t = ref()
+    for t in map(_deref, lvl.duals):
         if t is not None:
             fw = t._fw
             if fw is not None and fw[0] is lvl:
                 del t._fw
-    for ref in lvl.nodes:
+    for node in map(_deref, lvl.nodes):
         # A node holding its output's tangent, whose graph reaches the node again (the tangent
         # of tanh's output is computed from that output), is a reference cycle: cut it, so the
         # graph dies by reference counting.
-        node = ref()
         if node is not None:
             node.__dict__.pop("_out_fw", None)
 
@@ -160,7 +159,10 @@ def tangent_level():
 def set_tangent(t: Tensor, tangent: Tensor) -> None:
     """Give ``t`` itself (not a view, as ``make_dual`` does) ``tangent`` at the live level:
     for callers that made ``t`` fresh and checked shapes (``autograd.functional.hvp``)."""
-    _set(t, tangent, _current)
+    if t._data.dtype.char in FLOAT_CHARS:  # _set, inlined
+        lvl = _current
+        t._fw = (lvl, tangent)
+        lvl.duals.append(weakref.ref(t))
 
 
 def _carries_tangent(args) -> bool:
@@ -248,33 +250,42 @@ def _observe(P, inputs, attrs, run):
     primitive's is pushed here (the common call, kept to one frame: every node made below
     walks up these frames to its user's line); views and user Functions have their own."""
     lvl = _current
+    prev = state.grad_enabled
     tans = None
+    natural = False     # an input requires grad (grad mode on): the call records by itself
+    forced = None       # inputs with a tangent that record only for the call (see _Forced)
+    tan_graph = False   # a tangent requires grad: the rule records
     i = 0
     for x in inputs:
-        if isinstance(x, Tensor):
-            fw = x._fw
-            if fw is not None and fw[0] is lvl:
-                if tans is None:
-                    tans = [None] * len(inputs)
-                tans[i] = fw[1]
+        if x.__class__ is Tensor or isinstance(x, Tensor):
+            if x._rg or (x._view is not None and x.requires_grad):
+                natural = prev
+                fw = x._fw
+                if fw is not None and fw[0] is lvl:
+                    if tans is None:
+                        tans = [None] * len(inputs)
+                    tans[i] = t = fw[1]
+                    if t._rg or (t._view is not None and t.requires_grad):
+                        tan_graph = True
+            else:
+                fw = x._fw
+                if fw is not None and fw[0] is lvl:
+                    if tans is None:
+                        tans = [None] * len(inputs)
+                    tans[i] = t = fw[1]
+                    if t._rg or (t._view is not None and t.requires_grad):
+                        tan_graph = True
+                    # (forced after the loop: an input may come twice, a * a)
+                    if forced is None:
+                        forced = [x]
+                    else:
+                        forced.append(x)
         i += 1
     if tans is None:
         return run()
     if "step" in attrs or (P.__class__ is not _NodeType and not issubclass(P, Node)):
         return _observe_other(P, inputs, attrs, run, tans, lvl)
-    pointwise = "pointwise" in attrs
-    prev = state.grad_enabled
-    natural = False
-    forced = None
-    for x, t in zip(inputs, tans):
-        if x.__class__ is Tensor or isinstance(x, Tensor):
-            if x._rg or (x._view is not None and x.requires_grad):
-                natural = prev
-            elif t is not None:
-                if forced is None:
-                    forced = []
-                forced.append(x)
-    if forced is not None:  # after the test above: an input may come twice (a * a)
+    if forced is not None:
         for x in forced:
             x._grad_fn, x._rg = _FORCED, True
     state.grad_enabled = True
@@ -285,54 +296,80 @@ def _observe(P, inputs, attrs, run):
         if forced is not None:
             for x in forced:
                 x._grad_fn, x._rg = None, False
-    single = out.__class__ is Tensor
-    if single:
-        outs = (out,)
+    if out.__class__ is Tensor:
+        # One output (the common call): the graph test, the rule and the tangent's checks
+        # inlined (each a call less per observed primitive).
         node = out._grad_fn
+        if node is None or node is _FORCED:
+            return out
+        if prev and tan_graph:
+            graph = True
+        else:
+            # The rule records only when what it reads requires grad: with constant tangents,
+            # a node whose saved values are all constants (``W @ x``'s tangent ``W @ v``, x
+            # alone requiring grad) has a constant tangent, computed on arrays.
+            graph = natural and (node._out is not None or node._packed or _reads_grad(node))
+        try:
+            if P.jvp is not None:
+                if graph:
+                    tout = node.jvp(_ops, *tans)
+                else:
+                    tout = node.jvp(_array, *[t if t is None else t._data for t in tans])
+            else:
+                tout = _rule(P, node, tans, (out,), graph, "pointwise" in attrs)
+        finally:
+            if forced is not None:
+                node.next_functions = tuple(_NONE_EDGE if e[0] is _FORCED else e
+                                            for e in node.next_functions)
+            if not natural and out._grad_fn is node:
+                out._grad_fn, out._nr, out._rg = None, 0, False
+        if tout.__class__ is not tuple:
+            if tout is not None and out._data.dtype.char in FLOAT_CHARS:  # _set, inlined
+                d = out._data
+                if tout.__class__ is Tensor:
+                    a = tout._data
+                    # _as_tangent's checks, inlined for a fresh tangent of the right form
+                    if a.shape != d.shape or a.dtype != d.dtype or tout._view is not None or \
+                            _is_one_of(tout, tans):
+                        tout = _as_tangent(tout, out, tans, graph)
+                elif graph or tout.__class__ is not np.ndarray or tout.shape != d.shape or \
+                        tout.dtype != d.dtype or tout.base is not None or \
+                        _is_data_of(tout, tans):
+                    tout = _as_tangent(tout, out, tans, graph)
+                else:
+                    tout = make(tout)
+                out._fw = (lvl, tout)
+                lvl.duals.append(weakref.ref(out))
+            if natural:
+                # A backward that records (create_graph) unpacks saved outputs as new tensors:
+                # they take their tangents from here (forward over reverse).
+                node._out_fw = (out._fw,)
+                lvl.nodes.append(weakref.ref(node))
+            return out
+        outs = (out,)
     else:
         outs = out if isinstance(out, tuple) else (out,)
         node = next((o._grad_fn for o in outs
                      if isinstance(o, Tensor) and o._grad_fn is not None), None)
-    if node is None or node is _FORCED:
-        return out
-    if not single:
+        if node is None or node is _FORCED:
+            return out
         if len(outs) > 1 and getattr(node, "_outs", 0) is None and hasattr(node, "keep"):
             # A factorization keeps its outputs once the call returns (ops.decomp._attach): the
             # rule runs inside the call, so it keeps them here.
             node.keep([o._data for o in outs], [o._vc for o in outs])
         if node._out is None and len(outs) > 1 and isinstance(outs[0], Tensor):
             node.save_output(outs[0])  # std_mean saves it once the call returns: its rule reads it
-    graph = False
-    if prev:
-        for t in tans:
-            if t is not None and (t._rg or (t._view is not None and t.requires_grad)):
-                graph = True
-                break
-        else:
-            # The rule records only when what it reads requires grad: with constant tangents,
-            # a node whose saved values are all constants (``W @ x``'s tangent ``W @ v``, x
-            # alone requiring grad) has a constant tangent, computed on arrays.
-            graph = natural and (not single or _reads_grad(node))
-    try:
-        tout = _rule(P, node, tans, outs, graph, pointwise)
-    finally:
-        if forced is not None:
-            node.next_functions = tuple(_NONE_EDGE if e[0] is _FORCED else e
-                                        for e in node.next_functions)
-        if not natural:
-            for o in outs:
-                if isinstance(o, Tensor) and o._grad_fn is node:
-                    o._grad_fn, o._nr, o._rg = None, 0, False
-    if single and tout.__class__ is not tuple:
-        if tout is not None and out._data.dtype.char in FLOAT_CHARS:  # _set, inlined
-            out._fw = (lvl, _as_tangent(tout, out, tans, graph))
-            lvl.duals.append(weakref.ref(out))
-        if natural:
-            # A backward that records (create_graph) unpacks saved outputs as new tensors: they
-            # take their tangents from here (forward over reverse).
-            node._out_fw = (out._fw,)
-            lvl.nodes.append(weakref.ref(node))
-        return out
+        graph = prev and tan_graph or natural
+        try:
+            tout = _rule(P, node, tans, outs, graph, "pointwise" in attrs)
+        finally:
+            if forced is not None:
+                node.next_functions = tuple(_NONE_EDGE if e[0] is _FORCED else e
+                                            for e in node.next_functions)
+            if not natural:
+                for o in outs:
+                    if isinstance(o, Tensor) and o._grad_fn is node:
+                        o._grad_fn, o._nr, o._rg = None, 0, False
     if not isinstance(tout, tuple):
         tout = (tout,)
     for o, t in zip(outs, tout):
@@ -421,6 +458,12 @@ def _rule(P, node, tans, outs, graph, pointwise):
         return node.jvp(xp, *tv)
     if getattr(P, "pointwise", pointwise):
         shape = outs[0]._data.shape
+        if len(tv) == 1:  # one input (the output's shape): its formula, once
+            t = tv[0]
+            if (t._data.shape if graph else t.shape) != shape:
+                t = _ops.expand(t, shape) if graph else np.broadcast_to(t, shape)
+            r = node.backward(xp, t)
+            return r[0] if r.__class__ is tuple else r
         total = None
         for i, t in enumerate(tv):
             if t is None:

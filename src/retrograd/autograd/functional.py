@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._dtypes import FLOAT_CHARS
 from .._tensor import Tensor, make
 from ..ops.join import stack
 from . import forward_ad as fwAD
@@ -493,7 +494,14 @@ def _hvp_forward(func, inputs, v, create_graph: bool):
             # One tensor and its v (the common call): what _prepare and _v_or_scalar do.
             # (A v outside any graph is the tangent as it is: detaching it changes nothing.)
             in_tuple = False
-            inputs = (inputs.detach().requires_grad_(),)
+            x = make(inputs._data)  # inputs.detach().requires_grad_(), inlined
+            x._vc = inputs._vc
+            x._inference = inp_inf = inputs._inference
+            if x._data.dtype.char in FLOAT_CHARS and not inp_inf:
+                x._rg = True
+            else:
+                x.requires_grad_()  # its errors
+            inputs = (x,)
             v = (v.detach() if v.requires_grad else v,)
         else:
             in_tuple, inputs = _tupled(inputs, "inputs", "hvp")
@@ -522,7 +530,8 @@ def _hvp_forward(func, inputs, v, create_graph: bool):
                     "The Tensor returned by the function given to hvp should contain a single "
                     "element"
                 )
-            tangent = fwAD.tangent_of(out)
+            fw = out._fw  # fwAD.tangent_of(out), inlined
+            tangent = fw[1] if fw is not None and fw[0] is fwAD._current else None
         finally:
             fwAD.exit_dual_level()
     finally:
@@ -542,6 +551,10 @@ def _hvp_forward(func, inputs, v, create_graph: bool):
             res = _zeros_for_missing(res, inputs, False, create_graph, "double_back_trick")
     finally:
         state.grad_enabled = prev
-    out = out if create_graph else out.detach()
+    if not create_graph:  # out.detach(), inlined
+        d = make(out._data)
+        d._vc = out._vc
+        d._inference = out._inference
+        out = d
     # (Without create_graph the engine's results are fresh tensors outside any graph already.)
     return out, res if in_tuple else res[0]
