@@ -101,3 +101,25 @@ def test_masked_ops_broadcast_error_names_match_torch(torch, call):
                 "masked_fill_": (m, 1.0)}.get(call, (m,))
         return getattr(x, call)(*args)
     assert _error(retrograd, f) == _error(torch, f) is not None
+
+
+INDEX_SELECT = [((2, 2), 1, [2]), ((2, 2), 0, [2]), ((3,), 0, [3]), ((2, 3, 4), 2, [4]),
+                ((2, 3, 4), 1, [-4]), ((2, 3), 1, [0, 5]), ((0, 2), 1, [5]), ((2, 0), 1, [5]),
+                ((0,), 0, [1]), ((0, 3), 0, [0]), ((3, 0), 0, [1])]
+
+
+@pytest.mark.parametrize("shape,dim,index", INDEX_SELECT)
+def test_index_select_out_of_range_errors_match_torch(torch, shape, dim, index):
+    def f(lib):
+        return lib.ones(shape).index_select(dim, lib.tensor(index, dtype=lib.long)).shape
+    want = _error(torch, f)
+    assert _error(retrograd, f) == want
+    if want is None:
+        assert tuple(f(retrograd)) == tuple(f(torch))
+
+
+@pytest.mark.parametrize("call", ["argmax", "argmin"])
+def test_arg_reduction_of_nothing_is_index_error(torch, call):
+    def f(lib):
+        return getattr(lib.ones(0, 3), call)()
+    assert _error(retrograd, f) == _error(torch, f) is not None

@@ -90,7 +90,13 @@ def index_select(input, dim, index) -> Tensor:  # noqa: A002
             raise RuntimeError(
                 f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s)"
             )
-        if idx.size and _first_oob(idx, 0, size) is not None:
+        bad = _first_oob(idx, 0, size) if idx.size else None
+        if bad is not None and a.ndim > 1 and size == 0:
+            raise RuntimeError("index_select(): self indexing axis dim should be positive")
+        if bad is not None:
+            if a.ndim > 1 and d == 1 and size:  # PyTorch's dim-1 fast path checks its own way
+                raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} "
+                                   f"axis_dim={size}")
             raise IndexError("index out of range in self")
         out = np.take(_as1d(a), idx, axis=d)
         if a.ndim == 0:

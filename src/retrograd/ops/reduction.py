@@ -422,7 +422,7 @@ def _arg(input, dim, keepdim, fn, name):  # noqa: A002
     a = input._data
     if dim is None:
         if a.size == 0:
-            raise RuntimeError(
+            raise IndexError(
                 f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
             )
         out = np.asarray(fn(a), dtype=np.int64)
