@@ -86,7 +86,8 @@ def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool =
         return x, A.clone()
 
     return _TRIANGULAR(fused("TriangularSolveBackward0", solve, b, A, _upper=upper,
-                             _transpose=transpose, _unitriangular=unitriangular))
+                             _transpose=transpose, _unitriangular=unitriangular,
+                             _packs=(1, 0, "=solution")))
 
 
 def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:  # noqa: A002

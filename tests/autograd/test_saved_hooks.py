@@ -562,6 +562,15 @@ def _index_family(lib, name):
         "embedding_bag": lambda: fn.embedding_bag(i1, x, lib.tensor([0]), mode="max"),
         "embedding_bag_psw": lambda: fn.embedding_bag(i1, x, lib.tensor([0]),
                                                       mode="sum", per_sample_weights=s[0, :2]),
+        "copysign": lambda: x.copysign(-1.0),
+        "cdist": lambda: lib.cdist(x, s),
+        "dist": lambda: lib.dist(x[:2], s),
+        "block_diag": lambda: lib.block_diag(x, s),
+        "conv3d": lambda: fn.conv3d(x.reshape(1, 1, 3, 2, 2), s[:, :1].reshape(1, 1, 1, 1, 2)),
+        "max_pool3d": lambda: fn.max_pool3d(x.reshape(1, 1, 3, 2, 2), 2),
+        "multi_margin_loss": lambda: fn.multi_margin_loss(x, lib.tensor([0, 3, 1])),
+        "lu_factor": lambda: lib.linalg.lu_factor(x[:, :3])[0],
+        "special_i1": lambda: lib.special.i1(x),
     }[name]()
 
 
@@ -578,7 +587,8 @@ def _set(z, key, v):
     "getitem_mask", "getitem_2d", "setitem", "setitem_slice", "index_put", "index_select_0d",
     "max_pool2d", "adaptive_max_pool2d", "batch_norm", "layer_norm", "group_norm", "pow",
     "aminmax", "mm", "mv", "qr", "eigh", "svd", "det", "slogdet", "solve", "ctc_loss",
-    "embedding_bag", "embedding_bag_psw"])
+    "embedding_bag", "embedding_bag_psw", "copysign", "cdist", "dist", "block_diag", "conv3d",
+    "max_pool3d", "multi_margin_loss", "lu_factor", "special_i1"])
 def test_packs_what_torch_saves(torch, name):
     """Indices, masks, targets, statistics and factors PyTorch saves as tensors go through
     pack and unpack as there: the same tensors (shape, dtype), in the same order, each

@@ -98,8 +98,8 @@ def pack_node(node, out=None, outputs=None) -> None:
     plan = type(node).__dict__.get("_packs_plan")
     if plan is None:
         plan = _plan(type(node))
-    if plan:
-        if out is None and plan[-1] == "out":
+    if plan is not _NO_PLAN:
+        if out is None and plan and plan[-1] == "out":
             return  # the output's save point, just after this one, packs all in order
         _pack_planned(node, plan, pack, unpack, out)
     saved = node._saved
@@ -116,12 +116,13 @@ def pack_node(node, out=None, outputs=None) -> None:
                 entries.append(t)
         node._saved = tuple(entries)
         node._versions = (None,) * len(entries)
-    if out is not None and node._out.__class__ is tuple:
+    if out is not None and node._out.__class__ is tuple and \
+            getattr(type(node), "_pack_rest", True):
         node._out = Packed(out, pack, unpack, out=0)
     node._packed = True
 
 
-_NO_PLAN = ()
+_NO_PLAN = False  # (a class without ``_packs``; an empty plan packs nothing)
 _ABSENT = object()
 
 
@@ -178,7 +179,7 @@ def _pack_planned(node, plan, pack, unpack, out) -> None:
     saved = node._saved
     entries = list(saved) if saved else []
     attrs = node.__dict__.get("_packed_attrs")
-    plan = plan[:-1] if plan[-1] == "out" else plan
+    plan = plan[:-1] if plan and plan[-1] == "out" else plan
     # Values named by ``"=name"``, read before anything is packed (the reads unpack after).
     done = node.__dict__.get("_packed_named", ())
     named = {key: _named(node, key[1:]) for key, _, _ in plan

@@ -283,6 +283,7 @@ class I0Backward0(Node):
 class SpecialI1Backward0(Node):
     forward = staticmethod(_f64(lambda a: _bessel_i(1, a)))
     saves = "input"
+    _packs = (0, "=result")  # PyTorch keeps the result too (autograd/saved_hooks.py)
 
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
@@ -294,6 +295,7 @@ class SpecialI1Backward0(Node):
 class SpecialI0EBackward0(Node):
     forward = staticmethod(_f64(lambda a: _bessel_i_scaled(0, a)))
     saves = "input"
+    _packs = (0, "=result")  # PyTorch keeps the result too (autograd/saved_hooks.py)
 
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
@@ -303,6 +305,7 @@ class SpecialI0EBackward0(Node):
 class SpecialI1EBackward0(Node):
     forward = staticmethod(_f64(lambda a: _bessel_i_scaled(1, a)))
     saves = "input"
+    _packs = (0, "=result")  # PyTorch keeps the result too (autograd/saved_hooks.py)
 
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
@@ -315,6 +318,7 @@ class SpecialI1EBackward0(Node):
 class SpecialErfcxBackward0(Node):
     forward = staticmethod(_f64(_erfcx))
     saves = "input"
+    _packs = (0, "=result")  # PyTorch keeps the result too (autograd/saved_hooks.py)
 
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)

@@ -103,7 +103,7 @@ def block_diag(*tensors) -> Tensor:
                                f"dimensions. Input {i} has {t.dim()} dimensions")
     if not tensors:
         return wrap(np.zeros((1, 0), np.float32))
-    return fused("BlockDiagBackward0", _block_diag, *tensors)
+    return fused("BlockDiagBackward0", _block_diag, *tensors, _packs=())
 
 
 def _block_diag(*tensors) -> Tensor:
@@ -138,7 +138,7 @@ def cdist(x1, x2, p: float = 2.0, compute_mode=None) -> Tensor:
         raise NotImplementedError(f"\"cdist\" not implemented for '{x1.dtype.scalar_name}'")
     return fused("CdistBackward0",
                  lambda a, b: vector_norm(sub(a.unsqueeze(-2), b.unsqueeze(-3)), p, dim=-1),
-                 x1, x2, _p=float(p))
+                 x1, x2, _p=float(p), _packs=(0, 1, "=result"))
 
 
 def combinations(input, r: int = 2, with_replacement: bool = False) -> Tensor:  # noqa: A002
@@ -334,7 +334,8 @@ def dist(input, other, p: float = 2) -> Tensor:  # noqa: A002
     >>> torch.dist(torch.tensor([3., 0.]), torch.tensor([0., 4.]))
     tensor(5.)
     """
-    return fused("DistBackward0", lambda a, b: vector_norm(sub(a, b), p), input, other, _p=p)
+    return fused("DistBackward0", lambda a, b: vector_norm(sub(a, b), p), input, other, _p=p,
+                 _packs=(1, 0, "=result"))
 
 
 def renorm(input, p: float, dim: int, maxnorm: float) -> Tensor:  # noqa: A002
@@ -376,8 +377,8 @@ def copysign(input, other) -> Tensor:  # noqa: A002
         return where(neg, -mag, mag)
 
     if isinstance(other, Tensor):
-        return fused("CopysignBackward0", signed, a, other)
-    return fused("CopysignBackward1", signed, a)
+        return fused("CopysignBackward0", signed, a, other, _packs=(0, "=result"))
+    return fused("CopysignBackward1", signed, a, _packs=(0, "=result"))
 
 
 def ldexp(input, other) -> Tensor:  # noqa: A002
@@ -390,7 +391,8 @@ def ldexp(input, other) -> Tensor:  # noqa: A002
     a = input if input.is_floating_point() else input.float()
     # The gradient is 2 ** other also for negative integer powers (PyTorch's is 0 there: it
     # takes that power in integers).
-    return fused("LdexpBackward0", lambda a, other: mul(a, 2.0 ** other.to(a.dtype)), a, other)
+    return fused("LdexpBackward0", lambda a, other: mul(a, 2.0 ** other.to(a.dtype)), a, other,
+                 _packs=(1, "=result"))
 
 
 def msort(input) -> Tensor:  # noqa: A002
@@ -469,7 +471,7 @@ def select_scatter(input, src, dim: int, index: int) -> Tensor:  # noqa: A002
     d = wrap_dim(dim, input.dim())
     key = (slice(None),) * d + (index,)
     return fused("SelectScatterBackward0", lambda a, b: _scatter_into(a, b, key), input, src,
-                 _dim=dim, _index=index)
+                 _dim=dim, _index=index, _packs=())
 
 
 def slice_scatter(input, src, dim: int = 0, start=None, end=None, step: int = 1) -> Tensor:  # noqa: A002
@@ -482,7 +484,7 @@ def slice_scatter(input, src, dim: int = 0, start=None, end=None, step: int = 1)
     d = wrap_dim(dim, input.dim())
     index = (slice(None),) * d + (slice(start, end, step),)
     return fused("SliceScatterBackward0", lambda a, b: _scatter_into(a, b, index), input, src,
-                 _dim=dim, _start=start, _end=end, _step=step)
+                 _dim=dim, _start=start, _end=end, _step=step, _packs=())
 
 
 def diagonal_scatter(input, src, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:  # noqa: A002
@@ -500,7 +502,7 @@ def diagonal_scatter(input, src, offset: int = 0, dim1: int = 0, dim2: int = 1) 
         return out
 
     return fused("DiagonalScatterBackward0", scattered, input, src, _offset=offset, _dim1=dim1,
-                 _dim2=dim2)
+                 _dim2=dim2, _packs=())
 
 
 def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):  # noqa: A002

@@ -286,7 +286,7 @@ def lstsq(A, B, rcond=None, *, driver=None):  # noqa: N803
         x = matmul(linalg_pinv(A), B.unsqueeze(-1) if vec else B)
         return x.squeeze(-1) if vec else x
 
-    x = fused("LinalgLstsqBackward0", solution, A, B)
+    x = fused("LinalgLstsqBackward0", solution, A, B, _packs=(1, 0, "=solution"))
     empty = A.new_zeros((0,))
     return _lstsq((x, empty, wrap(np.zeros((0,), np.int64)), empty))
 
@@ -373,7 +373,7 @@ def _packed_of(A, pivot: bool, L, U, ipiv=None) -> Tensor:  # noqa: N803
     if not recording(A):
         return _packed(L, U)
     return fused("LinalgLuFactorExBackward0", lambda A: _packed(*_lu_parts(A, pivot)[3:]), A,
-                 _pivot=pivot, _pivots=ipiv)
+                 _pivot=pivot, _pivots=ipiv, _packs=("=LU", "=pivots"))
 
 
 def lu_factor_ex(A, *, pivot: bool = True, check_errors: bool = False):  # noqa: N803
@@ -509,7 +509,7 @@ def householder_product(A, tau) -> Tensor:  # noqa: N803
     eye = wrap(np.broadcast_to(np.eye(m, n, dtype=A.detach().numpy().dtype),
                                tuple(A.shape)).copy())
     return fused("LinalgHouseholderProductBackward0",
-                 lambda A, tau: _apply_reflectors(A, tau, eye), A, tau)
+                 lambda A, tau: _apply_reflectors(A, tau, eye), A, tau, _packs=(0, 1, "=result"))
 
 
 def _geqrf_np(a: np.ndarray):
@@ -572,7 +572,8 @@ def ormqr(input, tau, other, left: bool = True, transpose: bool = False) -> Tens
             Q = Q.mT
         return matmul(Q, other) if left else matmul(other, Q)
 
-    return fused("OrmqrBackward0", product, input, tau, other, _left=left, _transpose=transpose)
+    return fused("OrmqrBackward0", product, input, tau, other, _left=left, _transpose=transpose,
+                 _packs=(1, 2, 0, "=result"))
 
 
 _ALPHA = (1 + math.sqrt(17)) / 8  # Bunch-Kaufman's pivoting threshold

@@ -138,7 +138,8 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:  # noqa: A002
         raise NotImplementedError(f"\"pdist\" not implemented for '{input.dtype.scalar_name}'")
     i, j = (torch.tensor(v) for v in np.triu_indices(input.shape[0], 1))
     return fused("PdistBackward0",
-                 lambda x: torch.linalg.vector_norm(x[i] - x[j], p, dim=1), input, _p=float(p))
+                 lambda x: torch.linalg.vector_norm(x[i] - x[j], p, dim=1), input, _p=float(p),
+                 _packs=(0, "=result"))
 
 
 def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10,

@@ -100,7 +100,8 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1,  # noqa: A002
         return _reduce(loss.reshape(()) if scalar else loss, reduction)
 
     return fused("MultiMarginLossBackward0", loss_of, input, _margin=margin, _p=p,
-                 _reduction=reduction, _target=target, _weight=weight)
+                 _reduction=reduction, _target=target, _weight=weight,
+                 _packs=(0, "=target", "=weight"))
 
 
 @fp32
@@ -139,7 +140,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None,  # 
         return _reduce(loss.reshape(()) if input.dim() <= 1 else loss, reduction)
 
     return fused("MultilabelMarginLossBackward0", loss_of, input, _reduction=reduction,
-                 _target=target)
+                 _target=target, _packs=(0, "=target", "=is_target"))
 
 
 def multilabel_soft_margin_loss(input: Tensor, target: Tensor,  # noqa: A002

@@ -157,7 +157,7 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
                            f"channels, but got {x.shape[1]} channels instead")
     y = fused("ConvolutionBackward0",
               lambda x, weight, bias: _conv_core(x, weight, bias, k, s, p, d, groups),
-              x, weight, bias, _params=(s, p, d, groups, False))
+              x, weight, bias, _params=(s, p, d, groups, False), _packs=(0, 1))
     return y.squeeze(0) if unbatched else y
 
 
@@ -203,7 +203,7 @@ def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
         return _conv_core(x, w, bias, k, (1, 1, 1), pad, d, g, up=s, out=out)
 
     y = fused("ConvolutionBackward0", conv, x, weight, bias, _params=(s, p, d, groups, True),
-              _output_padding=op)
+              _output_padding=op, _packs=(0, 1))
     return y.squeeze(0) if unbatched else y
 
 
@@ -255,7 +255,7 @@ def max_pool3d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, 
     dims = _pool_dims(x, k, s, p, d, ceil_mode, "max_pool3d")
     return fused("MaxPool3DWithIndicesBackward0",
                  lambda input: _unbatched(_max_windows(_batch(input, unbatched), dims), unbatched),
-                 input, _params=(k, s, p, d), _ceil_mode=ceil_mode)
+                 input, _params=(k, s, p, d), _ceil_mode=ceil_mode, _packs=(0, "=result1"))
 
 
 @fp32
@@ -360,7 +360,7 @@ def adaptive_max_pool3d_with_indices(input: Tensor, output_size,  # noqa: A002
     dims = _adaptive_dims(x, output_size, 3)
     return fused("AdaptiveMaxPool3DBackward0",
                  lambda input: _unbatched(_max_windows(_batch(input, unbatched), dims), unbatched),
-                 input)
+                 input, _packs=(0, "=result1"))
 
 
 @fp32
@@ -417,8 +417,10 @@ def _max_unpool(input: Tensor, indices: Tensor, nd: int, kernel_size, stride, pa
 
     if nd == 1:  # as PyTorch: a 2-D unpooling of a width-1 image
         return fused("MaxUnpool2DBackward0", lambda x: unpool(x.squeeze(-1)).unsqueeze(-1),
-                     input.unsqueeze(-1), _indices=indices.unsqueeze(-1)).squeeze(-1)
-    return fused(f"MaxUnpool{nd}DBackward0", unpool, input, _indices=indices)
+                     input.unsqueeze(-1), _indices=indices.unsqueeze(-1),
+                     _packs=("=indices",)).squeeze(-1)
+    return fused(f"MaxUnpool{nd}DBackward0", unpool, input, _indices=indices,
+                 _packs=("=indices",))
 
 
 def max_unpool1d(input: Tensor, indices: Tensor, kernel_size, stride=None,  # noqa: A002
@@ -663,4 +665,4 @@ def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tenso
                                        padding=pad)
         return y.permute(2, 0, 1)
 
-    return fused("ConvTbcBackward0", conv, input, weight, bias, _pad=pad)
+    return fused("ConvTbcBackward0", conv, input, weight, bias, _pad=pad, _packs=(2, 0, 1))

@@ -81,7 +81,7 @@ def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tenso
         return out.reshape(size[0], *spatial, nd)
 
     return fused("AffineGridGeneratorBackward0", grid, theta, _align_corners=align_corners,
-                 _size=tuple(size))
+                 _size=tuple(size), _packs=())
 
 
 def _unnormalize(coord: Tensor, n: int, align_corners: bool) -> Tensor:
