@@ -178,6 +178,9 @@ def test_norm_and_embedding_rules(torch):
     ]
     cases.append(lambda lib: lib.func.vmap(lambda a: F(lib).avg_pool2d(a, 2, ceil_mode=True))(
         t(lib, xb)))
+    cases.append(lambda lib: (lambda s: lib.func.vmap(lib.func.grad(  # per-sample BN weights
+        lambda w, a: F(lib).batch_norm(a, s[0], s[1], w, s[0], training=False).sin().sum()),
+        in_dims=(None, 0))(t(lib, rm), t(lib, xb[..., 0])))((t(lib, rm), t(lib, rv))))
     for case in cases:
         compare(case)
         assert _vmap.LAST["path"] == "rules"

@@ -540,17 +540,26 @@ def _layer_norm(ctx, P, ins, bat):
 
 @_derived("_xhat", "_rstd", "_mean")
 def _batch_norm(ctx, P, ins, bat):
-    """Batch norm in eval mode with shared statistics and parameters: the batch folds into
-    the norm's batch (training, or per-sample statistics: the loop)."""
+    """Batch norm in eval mode with shared statistics: the batch folds into the norm's batch;
+    per-sample affine parameters scale and shift after (training, or per-sample statistics:
+    the loop)."""
     (x, w, b), (bx, bw, bb) = ins, bat
     running = ctx.attr("_running")
-    if ctx.attr("_training") or bw or bb or running is None or any(r is None for r in running):
+    if ctx.attr("_training") or running is None or any(r is None for r in running):
         return None
     x = ctx.full(x, bx)
-    xs = tuple(x._data.shape)
-    out = nn_norm.native_batch_norm(shape.reshape(x, (ctx.n * xs[1],) + xs[2:]), w, b,
+    xs = tuple(x._data.shape)  # (n, N, C, *)
+    shared = not bw and not bb
+    out = nn_norm.native_batch_norm(shape.reshape(x, (ctx.n * xs[1],) + xs[2:]),
+                                    w if shared else None, b if shared else None,
                                     running[0], running[1], False, 0.0, ctx.attr("_eps"))
-    return shape.reshape(out, xs)
+    out = shape.reshape(out, xs)
+    if shared:
+        return out
+    per_channel = (ctx.n, 1, xs[2]) + (1,) * (len(xs) - 3)  # per-sample affine parameters
+    if w is not None:
+        out = out * shape.reshape(ctx.full(w, bw), per_channel)
+    return out if b is None else out + shape.reshape(ctx.full(b, bb), per_channel)
 
 
 def _embedding(ctx, P, ins, bat):
