@@ -384,3 +384,27 @@ def test_amp_training_loop_matches_torch(torch, name, tmp_path):
     np.testing.assert_allclose(mine[0], want[0], rtol=1e-2)
     assert mine[1] == want[1]
     assert mine[2] == pytest.approx(want[2], rel=1e-2)
+
+
+def test_iinfo_of_a_float_dtype_message(torch):
+    for lib in (rg, torch):
+        with pytest.raises(TypeError, match="Use torch.finfo to handle 'torch.iinfo'$"):
+            lib.iinfo(lib.bfloat16)
+
+
+@pytest.mark.parametrize("name", REDUCED)
+def test_reduced_backward_kernels(torch, name):
+    # tanh/sigmoid/silu/softmax backward are single kernels in PyTorch: float32 inside, one
+    # rounding (float16's sigmoid_backward: its own arithmetic, step by step).
+    def run(lib):
+        lib.manual_seed(0)
+        dt = getattr(lib, name)
+        x0, g = lib.randn(8, 37).to(dt), lib.randn(8, 37).to(dt)
+        out = []
+        for f in (lib.tanh, lib.sigmoid, lib.nn.functional.silu, lambda t: lib.softmax(t, -1)):
+            x = x0.clone().requires_grad_()
+            f(x).backward(g)
+            out.append(bits(x.grad))
+        return out
+
+    assert run(rg) == run(torch)

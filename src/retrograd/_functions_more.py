@@ -263,8 +263,9 @@ class iinfo:  # noqa: N801 - PyTorch's name
         if np_t.kind == "b":
             raise TypeError("torch.bool is not supported by torch.iinfo")
         if np_t.kind not in "iu":
+            # (PyTorch's message names its own class where it means the dtype)
             raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to "
-                            "handle '" + type.name + "'")
+                            "handle 'torch.iinfo'")
         info = np.iinfo(np_t)
         self.bits, self.min, self.max = info.bits, int(info.min), int(info.max)
         self.dtype = type.name

@@ -376,6 +376,10 @@ class SiluBackward0(Node):
 
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
+        if not xp.TENSORS and x.dtype in REDUCED:  # float32 inside, one rounding (torch)
+            rd, x, g = x.dtype, x.astype(F32), g.astype(F32)
+            s = F32.type(1) / (F32.type(1) + np.exp(-x))
+            return (g * (s * (F32.type(1) + x * (F32.type(1) - s)))).astype(rd)
         s = xp.sigmoid(x)
         return g * (s * (1.0 + x * (1.0 - s)))
 
@@ -669,6 +673,9 @@ def glu(input, dim=-1) -> Tensor:  # noqa: A002
 class SoftmaxBackward0(Node):
     def backward(self, xp, g):
         y = self.saved_output(xp.TENSORS)
+        if not xp.TENSORS and y.dtype in REDUCED:  # float32 inside, one rounding (torch)
+            rd, y, g = y.dtype, y.astype(F32), g.astype(F32)
+            return (y * (g - (g * y).sum(self._dim, keepdims=True))).astype(rd)
         gy = g * y
         return gy - y * xp.sum(gy, self._dim, True)
 
@@ -677,6 +684,10 @@ class LogSoftmaxBackward0(Node):
     def backward(self, xp, g):
         y = self.saved_output(xp.TENSORS)
         if not xp.TENSORS:  # the hot path of every cross_entropy: skip np.sum's wrapper
+            if y.dtype in REDUCED:  # float32 inside, one rounding (torch's kernel)
+                rd, y, g = y.dtype, y.astype(F32), g.astype(F32)
+                with np.errstate(over="ignore", invalid="ignore"):
+                    return (g - np.exp(y) * g.sum(self._dim, keepdims=True)).astype(rd)
             return g - np.exp(y) * g.sum(self._dim, keepdims=True)
         return g - xp.exp(y) * xp.sum(g, self._dim, True)
 

@@ -156,6 +156,13 @@ def _tanh_backward_reduced(g, y):
         return (g.astype(F32) * (F32.type(1) - y * y)).astype(g.dtype)
 
 
+def _tanh_backward_array(g, y):
+    """The array twin a first-order backward calls: float16/bfloat16 as torch's kernel."""
+    if g.dtype in REDUCED:
+        return _tanh_backward_reduced(g, y)
+    return g - (g * y) * y
+
+
 class TanhBackward0(Node):
     forward = np.tanh
     saves = "result"
@@ -193,6 +200,11 @@ class SigmoidBackward0(Node):
 
     def backward(self, xp, g):
         y = self.saved_output(xp.TENSORS)
+        if not xp.TENSORS and y.dtype in REDUCED:  # torch's sigmoid_backward kernels:
+            if y.dtype == bfloat16.np:  # bfloat16 in float32, rounded once;
+                y = y.astype(F32)
+                return (g.astype(F32) * (F32.type(1) - y) * y).astype(bfloat16.np)
+            return (g * (1 - y)) * y  # float16 in its own arithmetic, step by step
         return g * (y - y * y)
 
 
@@ -1200,7 +1212,7 @@ def _inplace_no_grad(cls, fn):
 # Array twins the backward formulas call: the primitives' forwards.
 _array.register(exp=ExpBackward0.forward, log=LogBackward0.forward, sin=SinBackward0.forward,
                 cos=CosBackward0.forward, tanh=TanhBackward0.forward, sqrt=SqrtBackward0.forward,
-                abs=AbsBackward0.forward, tanh_backward=_tanh_backward)
+                abs=AbsBackward0.forward, tanh_backward=_tanh_backward_array)
 
 absolute = abs
 arcsin = asin
