@@ -769,7 +769,9 @@ class NllLossBackward0(Node):
     """The gradient lands at each target's class: ``-weight[t] * g`` (over the total weight
     for a mean), zero elsewhere."""
 
-    _packs = (0, "_t", "_weight", "_total")  # PyTorch's saves, in its order (saved_hooks.py)
+    # PyTorch's saves, in its order (saved_hooks.py); its total weight is there for every
+    # reduction (kept here only for a mean).
+    _packs = (0, "_t", "_weight", "=total_weight")
 
     def backward(self, xp, g):
         self.saved(False)  # (version-checks the kept input, as PyTorch's node does)

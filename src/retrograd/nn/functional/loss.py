@@ -294,18 +294,15 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  
         smooth = -(logp * weight.reshape(wshape)).sum(class_dim)
     else:
         smooth = -logp.sum(class_dim)
+    # (the ops of PyTorch's composite, so that its graph and saved tensors are PyTorch's)
     ignore = target == ignore_index
-    any_ignored = bool(ignore.any())
-    if any_ignored:
-        smooth = smooth.masked_fill(ignore, 0.0)
+    smooth = smooth.masked_fill(ignore, 0.0)
     if reduction == "mean":
         if weight is not None:
-            kept = target[~ignore] if any_ignored else target.reshape(-1)
-            smooth = smooth.sum() / weight.gather(0, kept.reshape(-1)).sum()
-        elif any_ignored:
-            smooth = smooth.sum() / (~ignore).sum()
+            kept = target.masked_select(~ignore).flatten()
+            smooth = smooth.sum() / weight.gather(0, kept).sum()
         else:
-            smooth = smooth.mean()
+            smooth = smooth.sum() / (~ignore).sum()
     elif reduction == "sum":
         smooth = smooth.sum()
     return nll * (1.0 - label_smoothing) + smooth * (label_smoothing / c)
