@@ -1,5 +1,6 @@
 """Tensor methods and attributes PyTorch has beside its ops: memory and device queries
-(``nbytes``, ``itemsize``, ``get_device``, ``is_cpu``, ``pin_memory``, ``dim_order``), the
+(``nbytes``, ``itemsize``, ``get_device``, ``is_cpu``, ``pin_memory``, ``dim_order``,
+``storage_offset``), the
 legacy ``new``, element-wise Python callbacks (``apply_``, ``map_``, ``map2_``), and a few
 composed ops (``angle``, ``mvlgamma``, ``sum_to_size``, ``fill_diagonal_``, ``index_reduce``,
 ``nonzero_static``, ``triangular_solve``).
@@ -200,6 +201,21 @@ def _dim_order(self: Tensor, *, ambiguity_check=False) -> tuple:
     return tuple(sorted(range(self.dim()), key=lambda d: -strides[d]))
 
 
+def _storage_offset(self: Tensor) -> int:
+    """Where the tensor starts in the memory it shares, in elements: from its base for a view,
+    else from the array that owns its memory (``detach()`` or ``.data`` of a view shares the
+    view's storage and offset, as in PyTorch; other results own theirs, offset 0)."""
+    base = self._base
+    if base is not None:
+        root = base.data_ptr()
+    else:
+        a = self._data
+        while isinstance(a.base, np.ndarray):
+            a = a.base
+        root = a.ctypes.data
+    return (self.data_ptr() - root) // self.element_size()
+
+
 def _as_subclass(self: Tensor, cls) -> Tensor:
     out = self.view_as(self)
     out.__class__ = cls
@@ -217,6 +233,7 @@ def install() -> None:
         "index_reduce_": _index_reduce_, "sum_to_size": _sum_to_size,
         "fill_diagonal_": _fill_diagonal_, "new": _new, "apply_": _apply_, "map_": _map_,
         "map2_": _map2_, "dim_order": _dim_order, "as_subclass": _as_subclass,
+        "storage_offset": _storage_offset,
         "get_device": lambda s: -1, "pin_memory": lambda s, device=None: s,
         "is_pinned": lambda s, device=None: False, "const_data_ptr": lambda s: s.data_ptr(),
         "conj_physical_": lambda s: s, "new_empty_strided":
@@ -230,6 +247,7 @@ def install() -> None:
         "nbytes": lambda s: s.numel() * s.element_size(), "layout": lambda s: strided,
         "output_nr": lambda s: 0 if s.grad_fn is None else s._nr,
         "grad_dtype": lambda s: s.dtype,  # gradients take the tensor's dtype
+        "real": lambda s: s,  # a real tensor is its own real part, as in PyTorch
     }
     for name, fn in props.items():
         if name not in T.__dict__:

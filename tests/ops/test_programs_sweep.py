@@ -123,3 +123,14 @@ def test_arg_reduction_of_nothing_is_index_error(torch, call):
     def f(lib):
         return getattr(lib.ones(0, 3), call)()
     assert _error(retrograd, f) == _error(torch, f) is not None
+
+
+def test_storage_offset_and_real_match_torch(torch):
+    def run(lib):
+        x = lib.arange(24.).reshape(4, 6)
+        views = [x[1:, 2:], x[1:, 2:][1:], x.t(), x.view(-1)[3:], x[:, 1], x.unbind(0)[2],
+                 x.chunk(2, 1)[1], x.diagonal(1), x[2:].detach(), x[1:].data, x.narrow(1, 2, 3),
+                 x.split([1, 5], 1)[1], x.flip(0), x * 2, x.max(1).values, x[1:].contiguous(),
+                 x[1:].real]
+        return [v.storage_offset() for v in views], x.real is x
+    assert run(retrograd) == run(torch)

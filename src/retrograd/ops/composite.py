@@ -640,6 +640,7 @@ def real(input) -> Tensor:  # noqa: A002
 
 METHODS = {name: globals()[name] for name in __all__ if name not in (
     "atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "cdist", "combinations", "trapezoid",
-    "trapz", "cumulative_trapezoid", "vander", "chain_matmul", "split_with_sizes")}
+    "trapz", "cumulative_trapezoid", "vander", "chain_matmul", "split_with_sizes",
+    "real")}  # Tensor.real is a property (_tensor_extras)
 METHODS["split_with_sizes"] = split_with_sizes
 INPLACE = {"copysign_": copysign, "ldexp_": ldexp, "renorm_": renorm}
