@@ -408,3 +408,33 @@ def test_reduced_backward_kernels(torch, name):
         return out
 
     assert run(rg) == run(torch)
+
+
+@pytest.mark.parametrize("name", REDUCED)
+def test_reduced_mse_loss_backward(torch, name):
+    def run(lib):
+        lib.manual_seed(0)
+        dt = getattr(lib, name)
+        x0, t = lib.randn(16, 37).to(dt), lib.randn(16, 37).to(dt)
+        out = []
+        for red, g in (("mean", lib.tensor(1.5)), ("sum", lib.tensor(0.3)),
+                       ("none", lib.randn(16, 37))):
+            x = x0.clone().requires_grad_()
+            lib.nn.functional.mse_loss(x, t, reduction=red).backward(g.to(dt))
+            out.append(bits(x.grad))
+        return out
+
+    assert run(rg) == run(torch)
+
+
+def test_div_backward_order_of_operations(torch):
+    # -g * ((a / b) / b), as PyTorch's div_tensor_other_backward: bit for bit in every dtype
+    def run(lib, dt):
+        lib.manual_seed(0)
+        a = lib.randn(16, 37).to(dt).requires_grad_()
+        b = (lib.randn(16, 37).abs() + 0.5).to(dt).requires_grad_()
+        (a / b).backward(lib.randn(16, 37).to(dt))
+        return bits(b.grad) if dt != lib.float32 else b.grad.tolist()
+
+    for name in ("bfloat16", "float16", "float32"):
+        assert run(rg, getattr(rg, name)) == run(torch, getattr(torch, name)), name

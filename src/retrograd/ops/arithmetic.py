@@ -99,7 +99,7 @@ class DivBackward0(Node):
         ga = g / b if self.next_functions[0][0] is not None else None
         gb = None
         if a is not None:
-            gb = -g * a / (b * b)
+            gb = -g * ((a / b) / b)  # PyTorch's order of operations (div_tensor_other_backward)
         return ga, gb
 
 

@@ -982,7 +982,12 @@ class MseLossBackward0(Node):
 
     def backward(self, xp, g):
         x, y = self.saved(xp.TENSORS)
-        d = (x - y) * (_scale(g, self) * 2.0)
+        if not xp.TENSORS and x.dtype in REDUCED and y.dtype == x.dtype:
+            # torch's kernel: norm * (x - y) * g, each step in the dtype (norm = 2 / n rounded)
+            norm = np.asarray(2.0 / self._n if self._reduction == "mean" else 2.0, F32)
+            d = (norm.astype(x.dtype) * (x - y)) * g
+        else:
+            d = (x - y) * (_scale(g, self) * 2.0)
         return (d if self._needs(0) else None), (-d if self._needs(1) else None)
 
 
