@@ -184,3 +184,29 @@ def test_norm_and_embedding_rules(torch):
     for case in cases:
         compare(case)
         assert _vmap.LAST["path"] == "rules"
+
+
+def test_results_stay_in_the_graph_of_closure_tensors(torch):
+    """A tensor that requires grad read from a closure (a module's parameter) keeps the
+    transforms' results in its graph, as PyTorch's levels do: a loss of per-sample input
+    gradients (a physics-informed network) trains the parameter; without one, results are
+    plain tensors."""
+
+    def run(lib):
+        w = lib.tensor([1.0, 2.0], requires_grad=True)
+        x = lib.tensor([[0.5, -1.0], [0.2, 0.1]])
+        F = lib.func
+        flags = [F.grad(lambda a: (a.sin() * w).sum())(x[0]).requires_grad,
+                 F.vjp(lambda a: a.sin() * w, x[0])[0].requires_grad,
+                 F.jacrev(lambda a: a.sin() * w)(x[0]).requires_grad,
+                 F.jacfwd(lambda a: a.sin() * w)(x[0]).requires_grad,
+                 F.hessian(lambda a: (a.sin() * w).sum())(x[0]).requires_grad,
+                 F.hessian(lambda a: a.sin().sum())(x[0]).requires_grad,
+                 F.grad_and_value(lambda a: (a * a).sum())(x[0])[1].requires_grad]
+        du = F.vmap(F.grad(lambda a: (a.sin() * w).sum()))(x)
+        du.pow(2).sum().backward()
+        return flags, w.grad
+
+    ours, ref = run(retrograd), run(torch)
+    assert ours[0] == ref[0]
+    np.testing.assert_allclose(ours[1].numpy(), ref[1].numpy(), rtol=1e-6)

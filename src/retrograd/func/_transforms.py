@@ -12,6 +12,7 @@ an argument was tracked, so a plain call returns plain tensors.
 from __future__ import annotations
 
 import functools
+import weakref
 
 import numpy as np
 
@@ -70,6 +71,7 @@ def _track(x: Tensor) -> Tensor:
     else:
         t = x.detach()
         t.requires_grad_()
+        _LEAVES[id(t)] = t
         tan = _fw.tangent_of(x)
         if tan is not None:
             t._fw = x._fw  # forward over reverse: the tangent rides along
@@ -91,6 +93,34 @@ def _prepare(args, argnums):
         leaves.append(flat)
         specs.append(spec)
     return args, nums, leaves, specs, outer
+
+
+# The fresh leaves the transforms differentiate with respect to (by id, weakly).
+_LEAVES: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+def _outer(outer: bool, trees) -> bool:
+    """Whether results stay in the outer graph: an argument was tracked, or the function's
+    outputs reach a tensor that requires grad other than the transforms' own leaves (a module's
+    parameter read from a closure: PyTorch's results then require grad, so that a loss of them,
+    a physics-informed network's say, trains the parameters)."""
+    if outer:
+        return True
+    stack = [t.grad_fn for tree in trees for t in flatten(tree)[0]
+             if isinstance(t, Tensor) and t.grad_fn is not None]
+    seen = set()
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        var = getattr(node, "variable", None) if node.name().endswith("AccumulateGrad") else None
+        if var is not None:
+            if _LEAVES.get(id(var)) is not var:
+                return True
+            continue
+        stack.extend(fn for fn, _ in node.next_functions)
+    return False
 
 
 def _grads(out, leaves, outer, grad_outputs=None):
@@ -170,6 +200,7 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
                     f"tensor with {out.dim()} dims. Maybe you wanted to use the vjp or jacrev "
                     "APIs instead?"
                 )
+            outer = _outer(outer, (out, aux))
             per_arg = _grads([out], leaves, outer)
         value = out if outer else out.detach()
         g = _result(per_arg, specs, argnums)
@@ -210,6 +241,7 @@ def vjp(func, *primals, has_aux: bool = False):
     args, nums, leaves, specs, outer = _prepare(primals, tuple(range(len(primals))))
     with enable_grad():
         out, aux = _split_aux(func(*args), has_aux, "vjp(f, *primals)")
+    outer = _outer(outer, (out, aux))
     flat_out, out_spec = flatten(out)
     for o in flat_out:
         if not isinstance(o, Tensor):
@@ -302,6 +334,7 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size=None,
         args, nums, leaves, specs, outer = _prepare(args, argnums)
         with enable_grad():
             out, aux = _split_aux(func(*args, **kwargs), has_aux, "jacrev(f, ...)(*args)")
+            outer = _outer(outer, (out, aux))
             flat_out, out_spec = flatten(out)
             blocks = []
             for o in flat_out:
@@ -379,6 +412,8 @@ def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error")
                         for o in flat_out:
                             tan = _fw.unpack_dual(o).tangent
                             tans.append(_zeros(o) if tan is None else tan)
+                        # a closure's tensor that requires grad: results stay in its graph
+                        outer = _outer(outer, tans)
                         out = (flat_out, out_spec)
                     rng.after()
                     per_elem.append(tans)
