@@ -563,6 +563,8 @@ def _index_family(lib, name):
         "embedding_bag_psw": lambda: fn.embedding_bag(i1, x, lib.tensor([0]),
                                                       mode="sum", per_sample_weights=s[0, :2]),
         "copysign": lambda: x.copysign(-1.0),
+        "masked_select_bcast": lambda: x.masked_select(mask[:, :1]),
+        "masked_scatter_bcast": lambda: x.masked_scatter(mask[:1], s.reshape(-1).repeat(2)),
         "cdist": lambda: lib.cdist(x, s),
         "dist": lambda: lib.dist(x[:2], s),
         "block_diag": lambda: lib.block_diag(x, s),
@@ -588,7 +590,8 @@ def _set(z, key, v):
     "max_pool2d", "adaptive_max_pool2d", "batch_norm", "layer_norm", "group_norm", "pow",
     "aminmax", "mm", "mv", "qr", "eigh", "svd", "det", "slogdet", "solve", "ctc_loss",
     "embedding_bag", "embedding_bag_psw", "copysign", "cdist", "dist", "block_diag", "conv3d",
-    "max_pool3d", "multi_margin_loss", "lu_factor", "special_i1"])
+    "max_pool3d", "multi_margin_loss", "lu_factor", "special_i1", "masked_select_bcast",
+    "masked_scatter_bcast"])
 def test_packs_what_torch_saves(torch, name):
     """Indices, masks, targets, statistics and factors PyTorch saves as tensors go through
     pack and unpack as there: the same tensors (shape, dtype), in the same order, each

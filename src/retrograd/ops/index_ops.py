@@ -370,8 +370,17 @@ def masked_fill(input, mask, value, _inplace: bool = False) -> Tensor:  # noqa: 
     return apply(MaskedFillBackward0, out, input, save=(), _mask=m)
 
 
+def _given_mask(node, m):
+    """The mask as the call gave it (PyTorch saves that one), not broadcast."""
+    return _mask_of(node._g)
+
+
+def _broadcast_mask(node, m):
+    return np.broadcast_to(m, np.broadcast_shapes(node._meta[0][0], m.shape))
+
+
 class MaskedSelectBackward0(Node):
-    _packs = ("_mask", 0)
+    _packs = (("_mask", _given_mask, _broadcast_mask), 0)
 
     def backward(self, xp, g):
         self.saved(False)  # (version-checks the kept input, as PyTorch's node does)
@@ -399,7 +408,7 @@ def masked_select(input, mask) -> Tensor:  # noqa: A002
 
 
 class MaskedScatterBackward0(Node):
-    _packs = ("_mask",)
+    _packs = (("_mask", _given_mask, _broadcast_mask),)
 
     def backward(self, xp, g):
         nf = self.next_functions
