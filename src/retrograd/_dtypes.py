@@ -140,12 +140,24 @@ def is_float_np(np_dtype) -> _builtin_bool:
     return np_dtype.char in FLOAT_CHARS
 
 
+_F16 = np.dtype(np.float16)
+
+
 def to_reduced(arr: np.ndarray, np_dtype) -> np.ndarray:
     """``arr`` cast to a reduced float dtype as PyTorch casts: through float32 (a float64 or
     an integer rounds to float32 first, then to the reduced dtype)."""
     if arr.dtype != F32 and arr.dtype not in REDUCED:
         arr = arr.astype(F32)
-    return arr.astype(np_dtype)
+    out = arr.astype(np_dtype)
+    if np_dtype == _F16 and arr.dtype == F32:
+        m = arr.min() if arr.size else 0
+        if m != m:  # a NaN: torch's conversion (vcvtps2ph) quiets a signaling one
+            bits = out.view(np.uint16)
+            nan = (bits & 0x7FFF) > 0x7C00
+            if (bits[nan] & 0x0200 == 0).any():
+                out = out.copy()
+                out.view(np.uint16)[nan] |= 0x0200
+    return out
 
 
 def from_numpy_dtype(np_dtype) -> dtype:

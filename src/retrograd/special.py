@@ -13,14 +13,14 @@ from __future__ import annotations
 import numpy as np
 
 from . import _sleef
-from ._dtypes import REDUCED
+from ._dtypes import REDUCED, bfloat16
 from ._sleef import lookup
 from ._tensor import Tensor
 from .autograd.graph import Node
 from .ops import _array
 from .ops import bessel as _bessel
 from .ops._apply import apply
-from .ops._core import as_tensor_arg, float_array
+from .ops._core import as_tensor_arg, bf16_nans, float_array
 from .ops.arithmetic import xlogy
 from .ops.nn_activation import log_softmax, softmax
 from .ops.reduction import logsumexp
@@ -185,7 +185,10 @@ def _sinc_reduced(a: np.ndarray) -> np.ndarray:
     p = np.float32(np.pi) * x
     with np.errstate(invalid="ignore", divide="ignore"):
         r = np.sin(p.astype(np.float64)).astype(np.float32) / p
-    return np.where(x == 0, np.float32(1), r).astype(a.dtype)
+    out = np.where(x == 0, np.float32(1), r).astype(a.dtype)
+    if out.dtype == bfloat16.np:
+        out = bf16_nans(out)  # (a kernel with scalar code only: 0x7FC0)
+    return out
 
 
 _array.register(log1p=np.log1p)

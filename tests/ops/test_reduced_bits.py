@@ -39,6 +39,9 @@ UNARY = {
     "round_decimals_neg": lambda lib, a: lib.round(a * 3, decimals=-1),
     "floordiv_number": lambda lib, a: a // 0.7,
     "div_floor_number": lambda lib, a: lib.div(a, 0.3, rounding_mode="floor"),
+    # by a number: truncated in float32, then rounded (by a tensor: rounded, then truncated)
+    "div_trunc_number": lambda lib, a: lib.div(a, 0.3, rounding_mode="trunc"),
+    "div_trunc_number_neg": lambda lib, a: a.div(-1.5, rounding_mode="trunc"),
     "xlogy_number": lambda lib, a: lib.xlogy(1.5, a),
     "remainder_number": lambda lib, a: a % 0.7,
     "fmod_number": lambda lib, a: a.fmod(-0.7),
@@ -78,6 +81,7 @@ BINARY = {
     "xlogy": lambda lib, a, b: lib.xlogy(a, b),
     "floor_divide": lambda lib, a, b: lib.floor_divide(a, b),
     "div_floor": lambda lib, a, b: lib.div(a, b, rounding_mode="floor"),
+    "div_trunc": lambda lib, a, b: lib.div(a, b, rounding_mode="trunc"),
     "lerp": lambda lib, a, b: lib.lerp(a, b, 0.3),
     "lerp_high": lambda lib, a, b: lib.lerp(a, b, 0.8),
     "huber_loss": lambda lib, a, b: lib.nn.functional.huber_loss(a, b, delta=0.7,
@@ -498,6 +502,11 @@ _NAN_BITS_UNARY = {
     "lerp_high": lambda lib, a: a.lerp(a.flip(0), 0.8),
     "lerp_tensor": lambda lib, a: lib.lerp(a, a.flip(0), a.roll(7)),
     "pow_tensor": lambda lib, a: a ** a.flip(0),
+    # float16: asin(2) is -NaN, acos of any NaN +NaN (of a number out of its domain -NaN)
+    "asin": lambda lib, a: a.asin(), "acos": lambda lib, a: lib.acos(a),
+    "sinc": lambda lib, a: lib.special.sinc(a),  # (bfloat16: scalar code only, 0x7FC0)
+    # the input itself: float32 -> float16 quiets a signaling NaN, as torch's conversion
+    "cast": lambda lib, a: a.clone(),
     "tanh_backward": lambda lib, a: (tanh_backward(a, a.flip(0)) if lib is retrograd
                                      else lib.ops.aten.tanh_backward(a, a.flip(0))),
 }

@@ -354,7 +354,12 @@ def _div_rounding(a, b, mode):
     if ad.dtype.char in WIDE_CHARS:
         raise not_implemented("div_floor_cpu" if mode == "floor" else "div_trunc_cpu", ad.dtype)
     _check_int_zero(ad, bd)
-    if mode == "trunc":
+    if mode == "trunc" and ad.dtype in REDUCED and not isinstance(b, Tensor):
+        # by a number: float32 inside (the number too), truncated, rounded once (by a tensor,
+        # torch divides in the dtype's arithmetic: rounded, then truncated)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            r = np.trunc(ad.astype(F32) / F32.type(scalar_value(b))).astype(ad.dtype)
+    elif mode == "trunc":
         r = (np.trunc(broadcasting(np.true_divide, ad, bd)) if ad.dtype.char in FLOAT_CHARS
              else broadcasting(_int_trunc_div, ad, bd))
     elif mode == "floor":
@@ -370,6 +375,8 @@ def _div_rounding(a, b, mode):
             "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
             f"'{mode}'"
         )
+    if mode == "trunc" and ad.dtype == _BF16:
+        r = bf16_nans(asarray(r), ad, np.asarray(bd))  # (vector steps and a scalar tail)
     r = asarray(r).astype(ad.dtype if isinstance(b, Tensor) or ad.dtype.char in FLOAT_CHARS
                           else ad.dtype, copy=False)
     # Rounded division is piecewise constant: its gradient is zero. PyTorch's node keeps

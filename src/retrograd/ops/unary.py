@@ -634,9 +634,33 @@ class TanBackward0(Node):
         return g * (y * y + 1)
 
 
+def _nan_signs(out: np.ndarray, x: np.ndarray, made: np.ndarray, keep_sign: bool) -> np.ndarray:
+    """float32 ``out`` of ``x`` with torch's float16 NaN bits (its kernels' for asin, acos):
+    a NaN made from a number (out of the domain) as ``made`` (each value's sign bit), a NaN
+    input passed on quieted (its sign cleared unless ``keep_sign``)."""
+    bits = out.view(np.uint32)
+    new = np.isnan(out) & ~np.isnan(x)
+    bits[new] = np.where(np.broadcast_to(made, x.shape)[new], 0xFFC00000, 0x7FC00000)
+    nan = np.isnan(x)
+    xb = x.view(np.uint32)[nan] | 0x00400000
+    bits[nan] = xb if keep_sign else xb & 0x7FFFFFFF
+    return out
+
+
+def _asin_reduced(x: np.ndarray) -> np.ndarray:
+    """SLEEF's float32 asin (torch's float16/bfloat16 kernel); asin(2) is -NaN there."""
+    return _nan_signs(np.asarray(_sleef.asinf(x), F32).copy(), x, ~np.signbit(x), True)
+
+
+def _acos_reduced(x: np.ndarray) -> np.ndarray:
+    """float32 acos (torch's float16/bfloat16 kernel): -NaN out of the domain."""
+    with np.errstate(invalid="ignore"):
+        return _nan_signs(np.arccos(x), x, np.True_, False)
+
+
 class AsinBackward0(Node):
     forward = staticmethod(_quiet(np.arcsin))
-    reduced = staticmethod(_sleef.asinf)  # float16/bfloat16: SLEEF's float32, as torch
+    reduced = staticmethod(_asin_reduced)  # float16/bfloat16: SLEEF's float32, as torch
     saves = "input"
 
     def backward(self, xp, g):
@@ -646,6 +670,7 @@ class AsinBackward0(Node):
 
 class AcosBackward0(Node):
     forward = staticmethod(_quiet(np.arccos))
+    reduced = staticmethod(_acos_reduced)
     saves = "input"
 
     def backward(self, xp, g):
