@@ -210,3 +210,24 @@ def test_results_stay_in_the_graph_of_closure_tensors(torch):
     ours, ref = run(retrograd), run(torch)
     assert ours[0] == ref[0]
     np.testing.assert_allclose(ours[1].numpy(), ref[1].numpy(), rtol=1e-6)
+
+
+def test_small_apis(torch):
+    """autograd.Variable, func.replace_all_batch_norm_modules_, checkpoint's helpers."""
+
+    def run(lib):
+        V = lib.autograd.Variable
+        t = lib.ones(2)
+        v = V(t, requires_grad=True)
+        net = lib.func.replace_all_batch_norm_modules_(lib.nn.Sequential(lib.nn.BatchNorm1d(2)))
+        d = lib.utils.checkpoint.detach_variable((lib.ones(1, requires_grad=True) * 2, 3))
+        return (v is t, v.requires_grad, t.requires_grad, isinstance(t, V), v.is_leaf,
+                V(lib.ones(1, requires_grad=True) * 2).grad_fn, net[0].running_mean,
+                net[0].track_running_stats, d[0].is_leaf, d[0].requires_grad, d[1])
+
+    assert run(retrograd) == run(torch)
+    compare_error(lambda lib: lib.autograd.Variable([1.0]))
+    compare_error(lambda lib: lib.autograd.Variable(lib.tensor([1]), requires_grad=True))
+    compare_error(lambda lib: lib.utils.checkpoint.detach_variable([lib.ones(1)]))
+    with retrograd.utils.checkpoint.set_checkpoint_early_stop(False):
+        pass

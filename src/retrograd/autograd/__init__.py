@@ -21,6 +21,7 @@ from .grad_mode import (
     set_grad_enabled,
 )
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .variable import Variable
 
 # torch.autograd.graph's saved-tensor hooks live in saved_hooks.py (graph.py is in the core).
 for _name in ("saved_tensors_hooks", "disable_saved_tensors_hooks", "save_on_cpu"):
@@ -31,5 +32,5 @@ __all__ = [
     "backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad",
     "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
     "is_inference_mode_enabled", "gradcheck", "gradgradcheck", "GradcheckError", "graph",
-    "functional", "anomaly_mode", "detect_anomaly", "set_detect_anomaly",
+    "functional", "anomaly_mode", "detect_anomaly", "set_detect_anomaly", "Variable",
 ]

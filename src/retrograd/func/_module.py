@@ -144,3 +144,24 @@ def stack_module_state(models) -> tuple[dict, dict]:
         return out
 
     return (stacked(lambda m: m.named_parameters()), stacked(lambda m: m.named_buffers()))
+
+
+def replace_all_batch_norm_modules_(root):
+    """Make every batch-norm module in ``root`` use batch statistics only (no running
+    statistics), in place, as ``torch.func.replace_all_batch_norm_modules_``: what ``vmap``
+    over a model in training mode needs.
+
+    >>> import retrograd as torch
+    >>> bn = replace_all_batch_norm_modules_(torch.nn.BatchNorm1d(3))
+    >>> bn.running_mean is None, bn.track_running_stats
+    (True, False)
+    """
+    from ..nn.modules.normalization import _BatchNorm
+
+    for m in root.modules():
+        if isinstance(m, _BatchNorm) and m.track_running_stats:
+            m.running_mean = None
+            m.running_var = None
+            m.num_batches_tracked = None
+            m.track_running_stats = False
+    return root

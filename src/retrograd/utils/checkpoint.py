@@ -26,7 +26,56 @@ import retrograd
 from ..autograd.graph import saved_tensors_hooks
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointFunction", "noop_context_fn",
-           "CheckpointError", "set_checkpoint_debug_enabled"]
+           "CheckpointError", "set_checkpoint_debug_enabled", "set_checkpoint_early_stop",
+           "detach_variable", "check_backward_validity"]
+
+
+def detach_variable(inputs: tuple) -> tuple:
+    """Each tensor of ``inputs`` detached, keeping its ``requires_grad`` (others as they are).
+
+    >>> import retrograd as torch
+    >>> detach_variable((torch.ones(1, requires_grad=True) * 2, 3))[0].is_leaf
+    True
+    """
+    if not isinstance(inputs, tuple):
+        raise RuntimeError("Only tuple of tensors is supported. Got Unsupported input type: "
+                           f"{type(inputs).__name__}")
+    out = []
+    for x in inputs:
+        if isinstance(x, retrograd.Tensor):
+            d = x.detach()
+            d.requires_grad = x.requires_grad
+            x = d
+        out.append(x)
+    return tuple(out)
+
+
+def check_backward_validity(inputs) -> None:
+    """PyTorch's warning when no tensor of ``inputs`` requires grad.
+
+    >>> check_backward_validity([retrograd.ones(1, requires_grad=True)])
+    """
+    if not any(x.requires_grad for x in inputs if isinstance(x, retrograd.Tensor)):
+        warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
+                      stacklevel=2)
+
+
+class set_checkpoint_early_stop:  # noqa: N801 - PyTorch's name
+    """Context manager for whether recomputation stops once it has what backward needs
+    (accepted for PyTorch's API: retrograd's recomputation runs the function through).
+
+    >>> with set_checkpoint_early_stop(False):
+    ...     pass
+    """
+
+    def __init__(self, enable: bool) -> None:
+        self.enable = enable
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *args) -> None:
+        return None
 
 
 class CheckpointError(RuntimeError):
