@@ -438,3 +438,21 @@ def test_div_backward_order_of_operations(torch):
 
     for name in ("bfloat16", "float16", "float32"):
         assert run(rg, getattr(rg, name)) == run(torch, getattr(torch, name)), name
+
+
+@pytest.mark.parametrize("name", REDUCED)
+def test_reduced_var_std_backward(torch, name):
+    def run(lib):
+        lib.manual_seed(0)
+        dt = getattr(lib, name)
+        x0 = (lib.randn(8, 37) * 2 + 1).to(dt)
+        out = []
+        for f in (lambda x: x.var(1), lambda x: x.std(0), lambda x: x.var(),
+                  lambda x: lib.var_mean(x, 1)[0], lambda x: x.var(1, correction=0)):
+            x = x0.clone().requires_grad_()
+            y = f(x)
+            y.backward(lib.randn(y.shape).to(dt))
+            out.append(bits(x.grad))
+        return out
+
+    assert run(rg) == run(torch)

@@ -757,6 +757,14 @@ def _var_np(a, dims, keepdim, correction, n):
 
 
 def _var_grad(xp, x, g_var, rdims, n, correction):
+    if not xp.TENSORS and x.dtype in REDUCED:
+        # PyTorch's var_backward step by step: (2 / dof) * grad (the number kept in float32),
+        # times (x - mean(x)), each op rounded to the dtype
+        rd = x.dtype
+        centered = x - np.mean(x, axis=rdims, keepdims=True, dtype=F32).astype(rd)
+        coef = F32.type(2.0 / (n - correction)) if n - correction > 0 else F32.type(np.inf)
+        with np.errstate(invalid="ignore", over="ignore"):
+            return (coef * np.asarray(g_var).astype(F32)).astype(rd) * centered
     centered = x - xp.sum(x, rdims, True) / n
     return g_var * centered * (2.0 / (n - correction) if n - correction > 0 else float("inf"))
 
@@ -779,7 +787,11 @@ class _VarStdBackward(Node):
                 s = self.saved_output(xp.TENSORS)
                 if keep is not None:
                     s = xp.reshape(s, keep)
-                g = xp.where(s == 0, 0.0, g / (2.0 * xp.where(s == 0, 1.0, s)))
+                if not xp.TENSORS and s.dtype in REDUCED:  # grad / (result * 2) in the dtype
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        g = np.where(s == 0, np.zeros((), s.dtype), g / (s + s))
+                else:
+                    g = xp.where(s == 0, 0.0, g / (2.0 * xp.where(s == 0, 1.0, s)))
             total = _var_grad(xp, x, g, self._rdims, self._n, self._correction)
         if g_mean is not None:
             if keep is not None:
