@@ -417,7 +417,8 @@ def lu(A, *, pivot: bool = True):  # noqa: N803
     if not recording(A):
         return _lu(tuple(_lu_parts(A, pivot)[2:]))
     return _lu(fused("LinalgLuBackward0", lambda A: tuple(_lu_parts(A, pivot)[2:]), A,
-                     differentiable=[False, True, True], _pivot=pivot))
+                     differentiable=[False, True, True], _pivot=pivot,
+                     _packs=("=L", "=P", "=U")))
 
 
 def _perm_of(pivots: np.ndarray, m: int) -> np.ndarray:
@@ -451,7 +452,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data: bool = True, unpack_pivots: bool 
         return P, tril(LU[..., :, :k], -1) + eye_k, triu(LU[..., :k, :])
 
     return return_types_lu_unpack(fused("LuUnpackBackward0", unpack, LU_data,
-                                        differentiable=[False, True, True]))
+                                        differentiable=[False, True, True], _packs=()))
 
 
 return_types_lu_unpack = _named("lu_unpack", ("P", "L", "U"))
@@ -472,7 +473,7 @@ def lu_solve(LU, pivots, B, *, left: bool = True, adjoint: bool = False) -> Tens
         return linalg_solve(A.mT if adjoint else A, B, left=left)
 
     return fused("LinalgLuSolveBackward0", solve, LU, B, _left=left, _adjoint=adjoint,
-                 _pivots=pivots)
+                 _pivots=pivots, _packs=(0, "=pivots", "=result"))
 
 
 def _apply_reflectors(A, tau, X):  # noqa: N803
