@@ -507,6 +507,9 @@ _NAN_BITS_UNARY = {
     "sinc": lambda lib, a: lib.special.sinc(a),  # (bfloat16: scalar code only, 0x7FC0)
     # the input itself: float32 -> float16 quiets a signaling NaN, as torch's conversion
     "cast": lambda lib, a: a.clone(),
+    # the sign bit set, the rest of the input's bits kept (a NaN's too), in both loops
+    "copysign": lambda lib, a: lib.copysign(a, a.flip(0)),
+    "copysign_number": lambda lib, a: a.copysign(-1.0),
     "tanh_backward": lambda lib, a: (tanh_backward(a, a.flip(0)) if lib is retrograd
                                      else lib.ops.aten.tanh_backward(a, a.flip(0))),
 }

@@ -374,7 +374,12 @@ def copysign(input, other) -> Tensor:  # noqa: A002
         mag = _abs(a)
         if mag._data.dtype != rt:
             mag = to_dtype_op(mag, rt)
-        return where(neg, -mag, mag)
+        out = where(neg, -mag, mag)
+        d = a._data
+        if d.dtype in REDUCED and d.dtype == rt:  # torch's kernel sets the sign bit: a NaN
+            bits = (d.view(np.uint16) & 0x7FFF) | (neg._data.astype(np.uint16) << 15)
+            out._data = np.ascontiguousarray(np.broadcast_to(bits, out.shape)).view(d.dtype)
+        return out
 
     if isinstance(other, Tensor):
         return fused("CopysignBackward0", signed, a, other, _packs=(0, "=result"))
