@@ -314,11 +314,12 @@ def _observe(P, inputs, attrs, run):
                 if graph:
                     tout = node.jvp(_ops, *tans)
                 else:
-                    tout = node.jvp(_array, *[t if t is None else t._data for t in tans])
+                    tout = node.jvp(_array, *_arrays(tans))
             else:
                 tout = _rule(P, node, tans, (out,), graph, "pointwise" in attrs)
         finally:
-            if forced is not None:
+            if forced is not None and (natural or graph):
+                # (Otherwise the node is dropped below and nothing else holds it.)
                 node.next_functions = tuple(_NONE_EDGE if e[0] is _FORCED else e
                                             for e in node.next_functions)
             if not natural and out._grad_fn is node:
@@ -333,11 +334,15 @@ def _observe(P, inputs, attrs, run):
                             _is_one_of(tout, tans):
                         tout = _as_tangent(tout, out, tans, graph)
                 elif graph or tout.__class__ is not np.ndarray or tout.shape != d.shape or \
-                        tout.dtype != d.dtype or tout.base is not None or \
-                        _is_data_of(tout, tans):
+                        tout.dtype != d.dtype or tout.base is not None:
                     tout = _as_tangent(tout, out, tans, graph)
                 else:
-                    tout = make(tout)
+                    for t in tans:  # _is_data_of, inlined: never an input's tangent itself
+                        if t is not None and t._data is tout:
+                            tout = _as_tangent(tout, out, tans, graph)
+                            break
+                    else:
+                        tout = make(tout)
                 out._fw = (lvl, tout)
                 lvl.duals.append(weakref.ref(out))
             if natural:
@@ -433,6 +438,13 @@ def _as_tangent(t, o, tans, graph):
     return make(a)
 
 
+def _arrays(tans) -> list:
+    """The tangents' arrays (None stays None), for a rule computed on arrays."""
+    if len(tans) == 1:
+        return [tans[0]._data]  # (one input: its tangent is there)
+    return [t if t is None else t._data for t in tans]
+
+
 def _is_one_of(t, tans) -> bool:
     for x in tans:
         if t is x:
@@ -453,7 +465,7 @@ def _rule(P, node, tans, outs, graph, pointwise):
         xp, tv = _ops, tans
     else:
         xp = _array
-        tv = [t if t is None else t._data for t in tans]
+        tv = _arrays(tans)
     if P.jvp is not None:
         return node.jvp(xp, *tv)
     if getattr(P, "pointwise", pointwise):
