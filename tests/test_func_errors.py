@@ -231,3 +231,39 @@ def test_small_apis(torch):
     compare_error(lambda lib: lib.utils.checkpoint.detach_variable([lib.ones(1)]))
     with retrograd.utils.checkpoint.set_checkpoint_early_stop(False):
         pass
+
+
+def test_functions_without_vmap_support(torch):
+    """A custom Function under vmap needs setup_context and a vmap rule (or
+    generate_vmap_rule=True), as in PyTorch, even on unbatched inputs."""
+
+    def classes(lib):
+        class Old(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                return a * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+
+        class NoRule(lib.autograd.Function):
+            @staticmethod
+            def forward(a):
+                return a * 2
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                pass
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+
+        return Old, NoRule
+
+    for k in range(2):
+        compare_error(lambda lib, k=k: lib.func.vmap(lambda a: classes(lib)[k].apply(a))(
+            lib.ones(3, 2)))
+        compare_error(lambda lib, k=k: lib.func.vmap(lambda a: a * classes(lib)[k].apply(
+            lib.ones(2)))(lib.ones(3, 2)))

@@ -28,6 +28,7 @@ import sys
 import numpy as np
 
 from .._tensor import Tensor
+from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node
 from ..ops import _apply
@@ -171,6 +172,23 @@ def _escape_method(name):
     return method
 
 
+def _check_function(cls) -> None:
+    """PyTorch's errors for a user ``autograd.Function`` under ``vmap`` without the support
+    its transforms need (the library's own Functions are left to the loop)."""
+    if cls.__module__.startswith(_PKG):
+        return
+    if cls.setup_context is Function.setup_context:
+        raise RuntimeError(
+            "In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, "
+            "jacrev, ...), it must override the setup_context staticmethod. For more details, "
+            "please see https://pytorch.org/docs/main/notes/extending.func.html")
+    if getattr(cls, "vmap", None) is None and not getattr(cls, "generate_vmap_rule", False):
+        raise RuntimeError(
+            f"You tried to vmap over {cls.__name__}, but it does not have vmap support. Please "
+            "override and implement the vmap staticmethod or set generate_vmap_rule=True. For "
+            "more details, please see https://pytorch.org/docs/main/notes/extending.func.html")
+
+
 def _internal(frame) -> bool:
     """Whether the reader is the library itself (an op written with NumPy on a value, where
     PyTorch has a kernel that batches): then ``vmap`` loops rather than raise."""
@@ -282,6 +300,8 @@ class Tape:
     def observe(self, P, inputs, attrs, run):
         if self.paused or self.in_grad:
             return run()
+        if isinstance(P, type) and not issubclass(P, Node):
+            _check_function(P)
         tins = [x for x in inputs if isinstance(x, Tensor)]
         versions = [x._vc[0] for x in tins]
         out = run()
