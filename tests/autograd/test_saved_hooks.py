@@ -678,3 +678,30 @@ def test_chain_products_in_torchs_order(torch, shapes):
         return out
 
     compare(f)
+
+
+@pytest.mark.parametrize("name", ["mul", "div", "atan2", "pow", "lerp", "addcmul", "mm",
+                                  "outer", "xlogy", "maximum"])
+def test_inputs_packed_in_torchs_order(torch, name):
+    """The inputs a node saves are packed in PyTorch's order (by their saved names: ``other``
+    before ``self``, ``mat2`` before ``self``), each the tensor itself."""
+    rng = np.random.default_rng(3)
+    arrays = [rng.standard_normal((3, 4)), np.abs(rng.standard_normal((3, 4))) + 0.5,
+              rng.standard_normal((3, 4))]
+    f = {"mul": lambda lib, a, b, c: a * b, "div": lambda lib, a, b, c: a / b,
+         "atan2": lambda lib, a, b, c: lib.atan2(a, b), "pow": lambda lib, a, b, c: b.pow(a),
+         "lerp": lambda lib, a, b, c: lib.lerp(a, b, c),
+         "addcmul": lambda lib, a, b, c: lib.addcmul(a, b, c),
+         "mm": lambda lib, a, b, c: a.mm(b.t()),
+         "outer": lambda lib, a, b, c: lib.outer(a[0], b[0]),
+         "xlogy": lambda lib, a, b, c: lib.xlogy(a, b),
+         "maximum": lambda lib, a, b, c: lib.maximum(a, b)}[name]
+
+    def run(lib):
+        ins = [lib.tensor(x, requires_grad=True) for x in arrays]
+        log = []
+        with G(lib).saved_tensors_hooks(lambda t: log.append(t) or t, lambda t: t):
+            f(lib, *ins)
+        return [next((i for i, x in enumerate(ins) if t is x), tuple(t.shape)) for t in log]
+
+    compare(run)

@@ -34,7 +34,7 @@ import numpy as np
 
 from .._tensor import Tensor, make
 from . import saved as _saved
-from .saved_attrs import saved_attr
+from .saved_attrs import NAMES, saved_attr
 
 __all__ = ["saved_tensors_hooks", "disable_saved_tensors_hooks", "save_on_cpu", "pack_node",
            "unpack_entry", "Packed", "Plain"]
@@ -150,10 +150,24 @@ class _PackedAttr:
         return back(node, v) if back is not None else v
 
 
+def _by_name(cls):
+    """The saved entries of a node without ``_packs`` in PyTorch's order: its inputs by their
+    saved names (``other`` before ``self``), as its generated nodes save them."""
+    names = NAMES.get(cls._name)
+    if names is None:
+        saves = cls.saves
+        names = {"self": 0, "other": 1} if isinstance(saves, tuple) and len(saves) == 2 \
+            and any(saves) else {}
+    order = tuple(i for _, i in sorted((n, s) for n, s in names.items() if s.__class__ is int))
+    return order if order != tuple(sorted(order)) else None
+
+
 def _plan(cls):
     """``cls._packs`` read once per class: ``(kind, key, to_torch, back)`` per entry, the
     attributes' descriptors installed."""
     packs = getattr(cls, "_packs", None)
+    if packs is None:
+        packs = _by_name(cls)
     if packs is None:
         cls._packs_plan = _NO_PLAN
         return _NO_PLAN
