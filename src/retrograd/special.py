@@ -13,14 +13,14 @@ from __future__ import annotations
 import numpy as np
 
 from . import _sleef
-from ._dtypes import REDUCED, bfloat16
+from ._dtypes import FLOAT_CHARS, REDUCED, bfloat16
 from ._sleef import lookup
 from ._tensor import Tensor
 from .autograd.graph import Node
 from .ops import _array
 from .ops import bessel as _bessel
 from .ops._apply import apply
-from .ops._core import as_tensor_arg, bf16_nans, float_array
+from .ops._core import as_tensor_arg, bf16_nans, default_float, float_array, operands
 from .ops.arithmetic import xlogy
 from .ops.nn_activation import log_softmax, softmax
 from .ops.reduction import logsumexp
@@ -148,9 +148,19 @@ def xlog1py(input: Tensor, other) -> Tensor:  # noqa: A002
     >>> torch.special.xlog1py(torch.tensor([0., 2.]), torch.tensor([5., 0.]))
     tensor([0., 0.])
     """
+    # A number takes the tensor's dtype (a weak scalar, as PyTorch promotes): PyTorch's nodes
+    # for a number (SpecialXlog1PyBackward1/2) are recorded as SpecialXlog1PyBackward0 here.
+    if isinstance(input, Tensor):
+        a, b = operands(input, other)
+    else:
+        b, a = operands(other, input)
+    a, b = np.asarray(a), np.asarray(b)
+    dt = a.dtype if a.dtype.char in FLOAT_CHARS else b.dtype
+    if dt.char not in FLOAT_CHARS:  # integers: the default float dtype
+        dt = default_float()
+    a, b = a.astype(dt, copy=False), b.astype(dt, copy=False)
     other = other if isinstance(other, Tensor) else as_tensor_arg(other)
-    a, b = float_array(input), float_array(other)
-    dt = np.result_type(a, b)
+    input = input if isinstance(input, Tensor) else as_tensor_arg(input)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.where(a == 0, 0.0, a * np.log1p(b)).astype(dt)
     return apply(SpecialXlog1PyBackward0, out, input, other, save=(input, other))

@@ -43,6 +43,9 @@ UNARY = {
     "div_trunc_number": lambda lib, a: lib.div(a, 0.3, rounding_mode="trunc"),
     "div_trunc_number_neg": lambda lib, a: a.div(-1.5, rounding_mode="trunc"),
     "xlogy_number": lambda lib, a: lib.xlogy(1.5, a),
+    # a number keeps the tensor's dtype (was float32), and may come first
+    "xlog1py_number": lambda lib, a: lib.special.xlog1py(a, 0.3),
+    "xlog1py_rnumber": lambda lib, a: lib.special.xlog1py(1.5, a),
     "remainder_number": lambda lib, a: a % 0.7,
     "fmod_number": lambda lib, a: a.fmod(-0.7),
     "rsqrt": lambda lib, a: lib.rsqrt(a),
