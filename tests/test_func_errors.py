@@ -32,7 +32,17 @@ ERRORS = [
     lambda lib: lib.func.vmap(lambda a: a * 2, out_dims=None)(t(lib)),
     lambda lib: lib.func.vmap(lambda a: (a, a), out_dims=(0, 0, 0))(t(lib)),
     lambda lib: lib.func.vmap(lambda a: 3.0)(t(lib)),
+    lambda lib: lib.func.jvp(lambda a: a * 2, (1.0,), (1.0,)),
+    lambda lib: lib.func.jvp(lambda a: a * 2, (t(lib),), (1.0,)),
+    lambda lib: _in_level(lib, lambda fw: fw.make_dual(t(lib), t(lib), level=1)),
+    lambda lib: _in_level(lib, lambda fw: fw.unpack_dual(fw.make_dual(t(lib), t(lib)), level=2)),
+    lambda lib: lib.autograd.forward_ad.make_dual(t(lib), t(lib), level=0),
 ]
+
+
+def _in_level(lib, fn):
+    with lib.autograd.forward_ad.dual_level():
+        return fn(lib.autograd.forward_ad)
 
 
 @pytest.mark.parametrize("i", range(len(ERRORS)))
@@ -267,3 +277,8 @@ def test_functions_without_vmap_support(torch):
             lib.ones(3, 2)))
         compare_error(lambda lib, k=k: lib.func.vmap(lambda a: a * classes(lib)[k].apply(
             lib.ones(2)))(lib.ones(3, 2)))
+
+
+def test_vjp_of_no_primals(torch):
+    compare(lambda lib: lib.func.vjp(lambda: lib.ones(2) * 3)[0])
+    assert retrograd.func.vjp(lambda: retrograd.ones(2))[1](retrograd.ones(2)) == ()

@@ -180,11 +180,18 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level=None) -> Tensor:
     ...     unpack_dual(make_dual(torch.tensor([1.0]), torch.tensor([3.0]))).tangent
     tensor([3.])
     """
-    if _current is None:
+    if _current is None or (level is not None and level < 0):
+        if level is not None and level >= 0:
+            raise RuntimeError(
+                "Trying to access a forward AD level with an invalid index. This index was "
+                "either not created or is already deleted."
+            )
         raise RuntimeError(
             "Trying to create a dual Tensor for forward AD but no level exists, make sure to "
             "enter_dual_level() first."
         )
+    if level is not None and level != 0:  # the only level (one at a time, as in PyTorch)
+        raise RuntimeError("Invalid level given to _make_dual")
     if tensor._data.dtype.char not in FLOAT_CHARS:
         raise ValueError(
             f"Expected primal to be floating point or complex, but got: "
@@ -223,6 +230,8 @@ def unpack_dual(tensor: Tensor, *, level=None) -> UnpackedDualTensor:
     t = tangent_of(tensor) if isinstance(tensor, Tensor) else None
     if t is None:
         return UnpackedDualTensor(tensor, None)
+    if level is not None and level != 0:
+        raise RuntimeError("Invalid level given to _fw_primal")
     prev = _apply.OBSERVED
     _apply.OBSERVED = False  # the primal view must not inherit the tangent
     try:

@@ -238,7 +238,10 @@ def vjp(func, *primals, has_aux: bool = False):
     >>> fn(torch.tensor([1.0, 1.0]))
     (tensor([3., 3.]),)
     """
-    args, nums, leaves, specs, outer = _prepare(primals, tuple(range(len(primals))))
+    if primals:
+        args, nums, leaves, specs, outer = _prepare(primals, tuple(range(len(primals))))
+    else:  # nothing to differentiate: the function's value, and empty gradients
+        args, leaves, specs, outer = (), [], [], False
     with enable_grad():
         out, aux = _split_aux(func(*args), has_aux, "vjp(f, *primals)")
     outer = _outer(outer, (out, aux))
@@ -289,12 +292,17 @@ def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False)
             f"Got primals with structure {spec_repr(spec_p)} and tangents with structure "
             f"{spec_repr(spec_t)}"
         )
-    if not flat_p:
-        raise RuntimeError(
-            "jvp(f, primals, tangents): Expected primals to contain at least one Tensor."
-        )
-    for x in flat_p + flat_t:
-        _check_leaf(x)
+    for what, flat in (("primals", flat_p), ("tangents", flat_t)):
+        if not flat:
+            raise RuntimeError(
+                f"jvp(f, primals, tangents): Expected {what} to contain at least one Tensor."
+            )
+        for x in flat:
+            if not isinstance(x, Tensor):
+                raise RuntimeError(
+                    f"jvp(f, primals, tangents): Expected {what} to only contain Tensors, got "
+                    f"{type(x)}"
+                )
     with _fw.dual_level():
         duals = [_fw.make_dual(p, t) for p, t in zip(flat_p, flat_t)]
         out, aux = _split_aux(func(*unflatten(duals, spec_p)), has_aux, "jvp(f, primals, tangents)")
