@@ -44,7 +44,7 @@ README = ROOT / "README.md"
 NAMESPACES = (
     "torch", "torch.Tensor", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.nn.utils",
     "torch.optim", "torch.optim.lr_scheduler", "torch.linalg", "torch.special", "torch.autograd",
-    "torch.utils.data",
+    "torch.utils.data", "torch.distributions",
 )
 GOALS = {"torch": 85, "torch.Tensor": 90, "torch.nn": 95, "torch.nn.functional": 95,
          "torch.optim": 100, "torch.optim.lr_scheduler": 100, "torch.linalg": 90,
@@ -115,7 +115,7 @@ NOT_SUPPORTED = (
      r"\w*Storage|storage\w*|untyped_storage|storage_offset|storage_type|set_|is_set_to"
      r"|is_shared|share_memory_|from_file|resize_?|resize_as_?|StorageBase"),
     ("torch's other subpackages are not provided",
-     r"distributions|hub|profiler|monitor|multiprocessing|testing|masked|quasirandom|sparse"
+     r"hub|profiler|monitor|multiprocessing|testing|masked|quasirandom|sparse"
      r"|quantization|mps|profiler\w*|ProfilerActivity|ProfilerConfig|ProfilerEvent"
      r"|ProfilerState|DeviceType|kineto_available"),
 )

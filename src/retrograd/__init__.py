@@ -136,11 +136,12 @@ from . import _swa_utils, distributed, func, futures, nn, optim, profiler, utils
 
 optim.swa_utils = _swa_utils
 _sys.modules[__name__ + ".optim.swa_utils"] = _swa_utils
+from . import distributions  # noqa: E402 (after nn: it uses nn.functional)
 from .autograd import forward_ad as _forward_ad  # noqa: E402, F401 (torch.autograd.forward_ad)
 from .autograd import profiler as _autograd_profiler  # noqa: E402, F401
 from .serialization import load, save  # noqa: E402
 
-__all__ += ["save", "load", "nn", "optim", "utils", "profiler"]
+__all__ += ["save", "load", "nn", "optim", "utils", "profiler", "distributions"]
 __all__ += ["as_torch"]
 from . import random  # noqa: E402 (torch.random: seeding and fork_rng)
 

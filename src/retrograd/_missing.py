@@ -36,6 +36,7 @@ MODULES = {
     "torch.special": "retrograd.special",
     "torch.optim": "retrograd.optim",
     "torch.optim.lr_scheduler": "retrograd.optim.lr_scheduler",
+    "torch.distributions": "retrograd.distributions",
 }
 
 # What an out-of-scope reason means for a user (see tools/coverage.py's rules).

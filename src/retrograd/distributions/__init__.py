@@ -1,0 +1,26 @@
+"""Probability distributions, as ``torch.distributions``: parameterizable distributions with
+``sample``/``rsample``/``log_prob``/``entropy``, their constraints, and ``kl_divergence``.
+Written on retrograd's public tensor API, so gradients flow through ``rsample``, ``log_prob``
+and ``entropy`` like through any other op (the score-function and reparameterization
+estimators of REINFORCE and VAEs).
+
+>>> import retrograd as torch
+>>> from retrograd.distributions import Normal, kl_divergence
+>>> kl_divergence(Normal(0.0, 1.0), Normal(1.0, 1.0))
+tensor(0.5000)
+"""
+
+from . import constraints
+from .bernoulli import Bernoulli
+from .categorical import Categorical
+from .distribution import Distribution
+from .independent import Independent
+from .kl import kl_divergence, register_kl
+from .multivariate_normal import MultivariateNormal
+from .normal import Normal
+from .one_hot_categorical import OneHotCategorical
+from .uniform import Uniform
+
+__all__ = ["constraints", "Bernoulli", "Categorical", "Distribution", "Independent",
+           "kl_divergence", "MultivariateNormal", "Normal", "OneHotCategorical",
+           "register_kl", "Uniform"]
