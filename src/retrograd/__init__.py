@@ -206,3 +206,13 @@ _argcheck.install()
 from . import _missing  # noqa: E402
 
 _missing.install()
+
+import warnings as _warnings  # noqa: E402
+
+# NumPy reports IEEE special values (log(0) = -inf, 0/0 = NaN, overflow to inf) as
+# RuntimeWarnings raised from the frame that called the ufunc; PyTorch computes the same values
+# silently. The filter matches only warnings raised from retrograd's own modules, so the user's
+# NumPy code warns as before, and it costs nothing until a warning is raised.
+_warnings.filterwarnings(
+    "ignore", r"(divide by zero|overflow|underflow|invalid value) encountered",
+    RuntimeWarning, r"retrograd(\.|\Z)")
