@@ -13,14 +13,21 @@ tensor(0.5000)
 from . import constraints
 from .bernoulli import Bernoulli
 from .categorical import Categorical
+from .cauchy import Cauchy
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
+from .exponential import Exponential
+from .geometric import Geometric
 from .independent import Independent
 from .kl import kl_divergence, register_kl
+from .laplace import Laplace
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
+from .poisson import Poisson
 from .uniform import Uniform
 
-__all__ = ["constraints", "Bernoulli", "Categorical", "Distribution", "Independent",
-           "kl_divergence", "MultivariateNormal", "Normal", "OneHotCategorical",
+__all__ = ["constraints", "Bernoulli", "Categorical", "Cauchy", "Distribution",
+           "Exponential", "ExponentialFamily", "Geometric", "Independent", "kl_divergence",
+           "Laplace", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson",
            "register_kl", "Uniform"]

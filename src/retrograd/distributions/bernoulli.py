@@ -17,12 +17,13 @@ from retrograd.nn.functional import binary_cross_entropy_with_logits
 
 from . import constraints
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Bernoulli"]
 
 
-class Bernoulli(Distribution):
+class Bernoulli(ExponentialFamily):
     """A Bernoulli distribution: 1 with probability ``probs`` (or ``sigmoid(logits)``).
 
     >>> import retrograd as torch
@@ -103,6 +104,13 @@ class Bernoulli(Distribution):
 
     def entropy(self) -> Tensor:
         return binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
+
+    @property
+    def _natural_params(self) -> tuple:
+        return (torch.logit(self.probs),)
+
+    def _log_normalizer(self, x) -> Tensor:
+        return torch.log1p(torch.exp(x))
 
     def enumerate_support(self, expand: bool = True) -> Tensor:
         values = torch.arange(2, dtype=self._param.dtype)

@@ -18,12 +18,13 @@ from retrograd import Tensor
 
 from . import constraints
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import _standard_normal, broadcast_all
 
 __all__ = ["Normal"]
 
 
-class Normal(Distribution):
+class Normal(ExponentialFamily):
     """A normal distribution with mean ``loc`` and standard deviation ``scale``.
 
     >>> import retrograd as torch
