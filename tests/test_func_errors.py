@@ -282,3 +282,28 @@ def test_functions_without_vmap_support(torch):
 def test_vjp_of_no_primals(torch):
     compare(lambda lib: lib.func.vjp(lambda: lib.ones(2) * 3)[0])
     assert retrograd.func.vjp(lambda: retrograd.ones(2))[1](retrograd.ones(2)) == ()
+
+
+def test_attention_rule(torch):
+    """scaled_dot_product_attention batches by rule (float and boolean masks, per-sample
+    gradients of queries, keys and values)."""
+    from retrograd.func import _vmap
+
+    rng = np.random.default_rng(0)
+    q, k, fm = (rng.standard_normal(s) for s in ((3, 2, 4, 5), (3, 2, 6, 5), (3, 4, 6)))
+    bm = rng.random((4, 6)) > 0.3
+
+    def sdpa(lib):
+        return lib.nn.functional.scaled_dot_product_attention
+
+    cases = [
+        lambda lib: lib.func.vmap(lambda a, b, f: sdpa(lib)(a, b, b, attn_mask=f))(
+            t(lib, q), t(lib, k), t(lib, fm)),
+        lambda lib: (lambda m: lib.func.vmap(lambda a: sdpa(lib)(a, a, a, attn_mask=m))(
+            t(lib, q)))(lib.tensor(bm[:, :4])),
+        lambda lib: lib.func.vmap(lib.func.grad(
+            lambda a, b: sdpa(lib)(a, b, b).sin().sum(), argnums=(0, 1)))(t(lib, q), t(lib, k)),
+    ]
+    for case in cases:
+        compare(case)
+        assert _vmap.LAST["path"] == "rules"

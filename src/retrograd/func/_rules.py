@@ -25,6 +25,7 @@ from ..ops import (
     join,
     linalg,
     nn_activation,
+    nn_attention,
     nn_conv,
     nn_norm,
     reduction,
@@ -583,6 +584,24 @@ def _embedding(ctx, P, ins, bat):
     return nn_norm.embedding(make(idx._data + offset), flat, -1, False)
 
 
+@_derived("_p")
+def _sdpa(ctx, P, ins, bat):
+    """Scaled dot-product attention: the batch is one more leading dim of queries, keys and
+    values; masks align to the scores (dropout, or a causal mask made per call: the loop)."""
+    (q, k, v, fm), (bq, bk, bv, bf) = ins, bat
+    allowed, ba = ctx.attrs.get("_allowed", (None, False))
+    if ctx.attr("_keep") is not None or not isinstance(q, Tensor):
+        return None
+    r = ctx.rank(q, bq)
+    q, k, v = (ctx.full(x, b) for x, b in ((q, bq), (k, bk), (v, bv)))
+    if fm is not None:
+        fm = ctx.align(fm, bf, r)
+    if allowed is not None:
+        allowed = ctx.align(allowed if isinstance(allowed, Tensor) else make(allowed), ba, r)
+    return nn_attention.sdpa(q, k, v, fm, allowed, False, ctx.attr("_scale"), 0.0,
+                             ctx.attr("_groups"), None, ctx.attr("_name"))
+
+
 # -- user autograd.Functions ---------------------------------------------------------------------
 
 class _VmapInfo:
@@ -676,6 +695,7 @@ def install() -> None:
         nn_conv.AvgPool2DBackward0: _avg_pool2d,
         nn_norm.NativeBatchNormBackward0: _batch_norm,
         nn_norm.EmbeddingBackward0: _embedding,
+        nn_attention.SdpaBackward: _sdpa,
     }
     for P, rule in table.items():
         P.vmap = staticmethod(rule)
