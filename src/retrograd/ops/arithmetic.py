@@ -154,10 +154,10 @@ class PowBackward2(Node):
     """b ** y for a number b."""
 
     def backward(self, xp, g):
+        (y,) = self.saved(xp.TENSORS)  # (unpacked and version-checked, as PyTorch's node)
         r = self.saved_output(xp.TENSORS)
         b = self._base
         if b == 0:
-            (y,) = self.saved(xp.TENSORS)
             return g * xp.where(y >= 0, 0.0, r * float(np.log(b)))
         return g * (r * float(np.log(b)))
 

@@ -267,11 +267,12 @@ class _ValueSelecting(Node):
     def backward(self, xp, g, g_idx=None):
         if self._keeps:  # (cummax/cummin keep their input: version-checked, as PyTorch's)
             self.saved(False)
+        idx = self._idx  # (read first: under saved-tensor hooks this unpacks it, as PyTorch's)
         if len(self._in_shape) == 0:
             return g
         if not self._keepdim:
             g = xp.unsqueeze(g, self._dim)
-        return xp.scatter_along(g, self._idx, self._dim, self._in_shape)
+        return xp.scatter_along(g, idx, self._dim, self._in_shape)
 
 
 _VALUES = (True, False)
