@@ -70,6 +70,8 @@ def ndtr(input: Tensor) -> Tensor:  # noqa: A002
         s = (a.astype(f32) * f32(_SQRT1_2)).astype(a.dtype)
         e = lookup(_sleef.erff, s).astype(f32)
         out = (((f32(1) + e).astype(a.dtype).astype(f32)) * f32(0.5)).astype(a.dtype)
+        if out.dtype == bfloat16.np:
+            out = bf16_nans(out, vector=True)  # (its steps convert in vector code: 0xFFFF)
         return apply(_NdtrBackward, out, input, save=(input,))
     out = ((1 + _np_erf(a * a.dtype.type(_SQRT1_2))) * a.dtype.type(0.5)).astype(a.dtype)
     return apply(_NdtrBackward, out, input, save=(input,))
@@ -129,6 +131,8 @@ def entr(input: Tensor) -> Tensor:  # noqa: A002
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.where(a > 0, -a * np.log(np.where(a > 0, a, 1)), 0.0)
     out = np.where(a < 0, -np.inf, np.where(np.isnan(a), np.nan, out)).astype(a.dtype)
+    if out.dtype == bfloat16.np:
+        out = bf16_nans(out, vector=True)  # (torch's kernel: 0xFFFF)
     return apply(SpecialEntrBackward0, out, input, save=(input,))
 
 
@@ -163,6 +167,8 @@ def xlog1py(input: Tensor, other) -> Tensor:  # noqa: A002
     input = input if isinstance(input, Tensor) else as_tensor_arg(input)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.where(a == 0, 0.0, a * np.log1p(b)).astype(dt)
+    if out.dtype == bfloat16.np:
+        out = bf16_nans(out)  # (a kernel with scalar code only: 0x7FC0)
     return apply(SpecialXlog1PyBackward0, out, input, other, save=(input, other))
 
 

@@ -513,9 +513,25 @@ _NAN_BITS_UNARY = {
     # the sign bit set, the rest of the input's bits kept (a NaN's too), in both loops
     "copysign": lambda lib, a: lib.copysign(a, a.flip(0)),
     "copysign_number": lambda lib, a: a.copysign(-1.0),
+    "xlogy_number": lambda lib, a: lib.xlogy(a, 2.5),
+    "xlogy_rnumber": lambda lib, a: lib.xlogy(1.5, a),
+    "xlog1py": lambda lib, a: lib.special.xlog1py(a, a.flip(0)),
+    "addcmul": lambda lib, a: lib.addcmul(a, a.flip(0), a.roll(3), value=0.5),
+    "addcdiv": lambda lib, a: lib.addcdiv(a, a.flip(0), a.roll(3), value=-2.0),
+    "floor_divide": lambda lib, a: a // a.flip(0), "floor_number": lambda lib, a: a // 0.7,
+    "div_trunc": lambda lib, a: lib.div(a, a.flip(0), rounding_mode="trunc"),
+    "mse_none": lambda lib, a: lib.nn.functional.mse_loss(a, a.flip(0), reduction="none"),
+    "huber_none": lambda lib, a: lib.nn.functional.huber_loss(a, a.flip(0), reduction="none"),
+    "ndtr": lambda lib, a: lib.special.ndtr(a), "entr": lambda lib, a: lib.special.entr(a),
     "tanh_backward": lambda lib, a: (tanh_backward(a, a.flip(0)) if lib is retrograd
                                      else lib.ops.aten.tanh_backward(a, a.flip(0))),
 }
+
+
+# float16 NaN payloads these kernels pass on (which operand's, quieted or not) are left.
+_NAN_BITS_BF16_ONLY = {"xlogy_number", "xlogy_rnumber", "xlog1py", "addcmul", "addcdiv",
+                       "floor_divide", "floor_number", "div_trunc", "mse_none", "huber_none",
+                       "ndtr", "entr"}
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -527,6 +543,8 @@ def test_nan_bits_every_value(torch, name, dtype):
     the input's bits in vector steps), float16's SLEEF pow makes all ones of a NaN operand,
     lerp keeps a NaN's sign. (Every NaN, infinity and zero, and 1,000 other values: an
     n % 32 of 7, so that the contiguous call has a scalar tail too.)"""
+    if dtype == "float16" and name in _NAN_BITS_BF16_ONLY:
+        pytest.skip("float16 NaN payloads of this kernel: left")
     x = _values(dtype)
     odd = ~np.isfinite(x) | (x == 0)
     rest = np.random.default_rng(11).choice(x[~odd], 1000, replace=False)

@@ -375,7 +375,7 @@ def _div_rounding(a, b, mode):
             "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
             f"'{mode}'"
         )
-    if mode == "trunc" and ad.dtype == _BF16:
+    if ad.dtype == _BF16 and (mode == "trunc" or mode == "floor"):
         r = bf16_nans(asarray(r), ad, np.asarray(bd))  # (vector steps and a scalar tail)
     r = asarray(r).astype(ad.dtype if isinstance(b, Tensor) or ad.dtype.char in FLOAT_CHARS
                           else ad.dtype, copy=False)
@@ -758,6 +758,8 @@ def xlogy(input, other) -> Tensor:  # noqa: A002
         yd, xd = operands(y, input)
         yd, xd = _float_pair(yd, xd)
         out = _xlogy_array(xd, yd)
+        if out.dtype == _BF16:
+            out = bf16_nans(out)  # (a kernel with scalar code only: 0x7FC0)
         return apply(XlogyBackward1, out, None, y, save=(y,), _x=xd, _self=input)
     if isinstance(other, Tensor):
         attrs = {}
@@ -769,6 +771,8 @@ def xlogy(input, other) -> Tensor:  # noqa: A002
     xd, yd = operands(input, other)
     xd, yd = _float_pair(xd, yd)
     out = _xlogy_array(xd, yd)
+    if out.dtype == _BF16:
+        out = bf16_nans(out)  # (a kernel with scalar code only: 0x7FC0)
     dx = _xlogy_array((xd != 0).astype(out.dtype), yd) if recording(input) else None
     other = other.item() if isinstance(other, np.generic) else other  # (kept as a number)
     return apply(XlogyBackward2, out, input, None, save=(input, other), _dx=dx)
@@ -1115,6 +1119,8 @@ def _addc(cls, input, tensor1, tensor2, value, divide):
         check_broadcast(a.shape, b.shape, c.shape)
         raise
     out = asarray(out).astype(rt, copy=False)
+    if rt == _BF16:  # (vector steps and a scalar tail)
+        out = bf16_nans(out, input._data, tensor1._data, tensor2._data)
     return apply(cls, out, input, tensor1, tensor2, save=(tensor1, tensor2), _value=v)
 
 

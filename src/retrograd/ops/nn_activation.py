@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from .. import _sleef
-from .._dtypes import F32, FLOAT_CHARS, FROM_NP, REDUCED, to_reduced
+from .._dtypes import F32, FLOAT_CHARS, FROM_NP, REDUCED, bfloat16, to_reduced
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
@@ -27,6 +27,7 @@ from ._apply import apply, recording
 from ._core import (
     Signatures,
     arg_error,
+    bf16_nans,
     like_layout,
     nan_bits,
     op_name_of,
@@ -957,6 +958,11 @@ def _scale(g, node):
     return g
 
 
+# Losses whose bfloat16 kernel (reduction="none") converts its NaNs in vector steps with a
+# scalar tail (checked with torch): 0xFFFF and 0x7FC0, as ``bf16_nans``.
+_LOOP_LOSSES = frozenset(("MseLossBackward0", "HuberLossBackward0"))
+
+
 def _binary_loss(P, input, target, reduction, params=(), consts=(), **attrs):
     """An elementwise loss of (input, target): ``P.forward(a, b, *params)`` on the broadcast
     arrays, reduced, through ``apply``. ``consts`` (a loss's weights) are saved for the formula
@@ -967,6 +973,8 @@ def _binary_loss(P, input, target, reduction, params=(), consts=(), **attrs):
         a, b = np.broadcast_to(a, shape), np.broadcast_to(b, shape)
     dt = a.dtype
     loss = P.forward(a, b, *params)
+    if reduction == "none" and dt == bfloat16.np and P.__name__ in _LOOP_LOSSES:
+        loss = bf16_nans(np.asarray(loss, dtype=dt), a, b)  # (vector steps, a scalar tail)
     out = _reduce(np.asarray(loss, dtype=dt), reduction, dt)
     return apply(P, out, input, target, save=(input, target) + consts, _reduction=reduction,
                  _n=float(loss.size), **attrs)
