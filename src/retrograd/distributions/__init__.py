@@ -10,7 +10,7 @@ estimators of REINFORCE and VAEs).
 tensor(0.5000)
 """
 
-from . import constraints
+from . import constraints, transforms
 from .bernoulli import Bernoulli
 from .categorical import Categorical
 from .cauchy import Cauchy
@@ -18,16 +18,34 @@ from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .geometric import Geometric
+from .half_normal import HalfNormal
 from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .laplace import Laplace
+from .log_normal import LogNormal
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
 from .poisson import Poisson
+from .transformed_distribution import TransformedDistribution
+from .transforms import (
+    AbsTransform,
+    AffineTransform,
+    ComposeTransform,
+    ExpTransform,
+    IndependentTransform,
+    PowerTransform,
+    SigmoidTransform,
+    TanhTransform,
+    Transform,
+    identity_transform,
+)
 from .uniform import Uniform
 
 __all__ = ["constraints", "Bernoulli", "Categorical", "Cauchy", "Distribution",
            "Exponential", "ExponentialFamily", "Geometric", "Independent", "kl_divergence",
            "Laplace", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson",
-           "register_kl", "Uniform"]
+           "register_kl", "Uniform", "HalfNormal", "LogNormal", "TransformedDistribution",
+           "Transform", "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
+           "IndependentTransform", "PowerTransform", "SigmoidTransform", "TanhTransform",
+           "identity_transform", "transforms"]
