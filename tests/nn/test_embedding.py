@@ -87,8 +87,13 @@ def test_embedding_module(torch):
         y.sum().backward()
         yt.sum().backward()
         np.testing.assert_allclose(m.weight.grad.numpy(), mt.weight.grad.numpy(), rtol=1e-6)
+    # The initialisation is N(0, 1), the same numbers as torch's under the same seed (seeded:
+    # the test must not depend on the random state earlier tests leave).
+    rg.manual_seed(3)
+    torch.manual_seed(3)
     w = rg.nn.Embedding(1000, 50).weight.detach().numpy()
-    assert abs(w.mean()) < 0.01 and abs(w.std() - 1) < 0.01
+    np.testing.assert_array_equal(w, torch.nn.Embedding(1000, 50).weight.detach().numpy())
+    assert abs(w.mean()) < 0.025 and abs(w.std() - 1) < 0.025
     assert rg.nn.Embedding(3, 2, dtype=rg.float64).weight.dtype == rg.float64
 
 
