@@ -18,11 +18,13 @@ from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .geometric import Geometric
+from .gumbel import Gumbel
 from .half_normal import HalfNormal
 from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .laplace import Laplace
 from .log_normal import LogNormal
+from .mixture_same_family import MixtureSameFamily
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
@@ -48,4 +50,4 @@ __all__ = ["constraints", "Bernoulli", "Categorical", "Cauchy", "Distribution",
            "register_kl", "Uniform", "HalfNormal", "LogNormal", "TransformedDistribution",
            "Transform", "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
            "IndependentTransform", "PowerTransform", "SigmoidTransform", "TanhTransform",
-           "identity_transform", "transforms"]
+           "identity_transform", "transforms", "Gumbel", "MixtureSameFamily"]
