@@ -12,6 +12,7 @@ tensor(0.5000)
 
 from . import constraints, transforms
 from .bernoulli import Bernoulli
+from .binomial import Binomial
 from .categorical import Categorical
 from .cauchy import Cauchy
 from .distribution import Distribution
@@ -25,10 +26,12 @@ from .kl import kl_divergence, register_kl
 from .laplace import Laplace
 from .log_normal import LogNormal
 from .mixture_same_family import MixtureSameFamily
+from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
 from .poisson import Poisson
+from .relaxed_categorical import RelaxedOneHotCategorical
 from .transformed_distribution import TransformedDistribution
 from .transforms import (
     AbsTransform,
@@ -50,4 +53,5 @@ __all__ = ["constraints", "Bernoulli", "Categorical", "Cauchy", "Distribution",
            "register_kl", "Uniform", "HalfNormal", "LogNormal", "TransformedDistribution",
            "Transform", "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
            "IndependentTransform", "PowerTransform", "SigmoidTransform", "TanhTransform",
-           "identity_transform", "transforms", "Gumbel", "MixtureSameFamily"]
+           "identity_transform", "transforms", "Gumbel", "MixtureSameFamily",
+           "Binomial", "Multinomial", "RelaxedOneHotCategorical"]

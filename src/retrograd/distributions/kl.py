@@ -17,6 +17,7 @@ from retrograd import Tensor
 from retrograd.nn.functional import softplus
 
 from .bernoulli import Bernoulli
+from .binomial import Binomial
 from .categorical import Categorical
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
@@ -116,6 +117,17 @@ def _kl_bernoulli_bernoulli(p, q):
     t2[q.probs == 1] = _INF
     t2[p.probs == 1] = 0
     return t1 + t2
+
+
+@register_kl(Binomial, Binomial)
+def _kl_binomial_binomial(p, q):
+    if (p.total_count < q.total_count).any():
+        raise NotImplementedError(
+            "KL between Binomials where q.total_count > p.total_count is not implemented")
+    kl = p.total_count * (p.probs * (p.logits - q.logits) + (-p.probs).log1p()
+                          - (-q.probs).log1p())
+    kl[p.total_count > q.total_count] = _INF
+    return kl
 
 
 @register_kl(Categorical, Categorical)
