@@ -20,6 +20,7 @@ from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .geometric import Geometric
 from .gumbel import Gumbel
+from .half_cauchy import HalfCauchy
 from .half_normal import HalfNormal
 from .independent import Independent
 from .kl import kl_divergence, register_kl
@@ -29,8 +30,10 @@ from .mixture_same_family import MixtureSameFamily
 from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
-from .one_hot_categorical import OneHotCategorical
+from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
+from .pareto import Pareto
 from .poisson import Poisson
+from .relaxed_bernoulli import RelaxedBernoulli
 from .relaxed_categorical import RelaxedOneHotCategorical
 from .transformed_distribution import TransformedDistribution
 from .transforms import (
@@ -46,6 +49,7 @@ from .transforms import (
     identity_transform,
 )
 from .uniform import Uniform
+from .weibull import Weibull
 
 __all__ = ["constraints", "Bernoulli", "Categorical", "Cauchy", "Distribution",
            "Exponential", "ExponentialFamily", "Geometric", "Independent", "kl_divergence",
@@ -54,4 +58,6 @@ __all__ = ["constraints", "Bernoulli", "Categorical", "Cauchy", "Distribution",
            "Transform", "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
            "IndependentTransform", "PowerTransform", "SigmoidTransform", "TanhTransform",
            "identity_transform", "transforms", "Gumbel", "MixtureSameFamily",
-           "Binomial", "Multinomial", "RelaxedOneHotCategorical"]
+           "Binomial", "Multinomial", "RelaxedOneHotCategorical",
+           "HalfCauchy", "OneHotCategoricalStraightThrough", "Pareto",
+           "RelaxedBernoulli", "Weibull"]

@@ -17,7 +17,7 @@ from . import constraints
 from .categorical import Categorical
 from .distribution import Distribution
 
-__all__ = ["OneHotCategorical"]
+__all__ = ["OneHotCategorical", "OneHotCategoricalStraightThrough"]
 
 
 class OneHotCategorical(Distribution):
@@ -97,3 +97,21 @@ class OneHotCategorical(Distribution):
         if expand:
             values = values.expand((n,) + tuple(self.batch_shape) + (n,))
         return values
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """A OneHotCategorical whose ``rsample`` is the straight-through estimator: the one-hot
+    sample forward, the gradient of ``probs`` backward.
+
+    >>> import retrograd as torch
+    >>> p = torch.tensor([0.3, 0.7], requires_grad=True)
+    >>> OneHotCategoricalStraightThrough(p).rsample().requires_grad
+    True
+    """
+
+    has_rsample = True
+
+    def rsample(self, sample_shape=()) -> Tensor:
+        samples = self.sample(sample_shape)
+        probs = self._categorical.probs
+        return samples + (probs - probs.detach())

@@ -1,0 +1,64 @@
+"""``torch.distributions.Pareto``: ``scale * exp(E)`` for ``E ~ Exponential(alpha)``, as a
+TransformedDistribution.
+
+>>> import retrograd as torch
+>>> from retrograd.distributions import Pareto
+>>> Pareto(1.0, 3.0).mean
+tensor(1.5000)
+"""
+
+from __future__ import annotations
+
+from retrograd import Tensor
+
+from . import constraints
+from .exponential import Exponential
+from .transformed_distribution import TransformedDistribution
+from .transforms import AffineTransform, ExpTransform
+from .utils import broadcast_all
+
+__all__ = ["Pareto"]
+
+
+class Pareto(TransformedDistribution):
+    """A Pareto type-1 distribution with minimum ``scale`` and tail index ``alpha``.
+
+    >>> import retrograd as torch
+    >>> Pareto(1.0, 2.0).log_prob(torch.tensor(2.0))
+    tensor(-1.3863)
+    """
+
+    arg_constraints = {"alpha": constraints.positive, "scale": constraints.positive}
+
+    def __init__(self, scale, alpha, validate_args: bool | None = None) -> None:
+        self.scale, self.alpha = broadcast_all(scale, alpha)
+        base_dist = Exponential(self.alpha, validate_args=validate_args)
+        transforms = [ExpTransform(), AffineTransform(loc=0, scale=self.scale)]
+        super().__init__(base_dist, transforms, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Pareto, _instance)
+        new.scale = self.scale.expand(batch_shape)
+        new.alpha = self.alpha.expand(batch_shape)
+        return super().expand(batch_shape, _instance=new)
+
+    @property
+    def mean(self) -> Tensor:
+        a = self.alpha.clamp(min=1)
+        return a * self.scale / (a - 1)
+
+    @property
+    def mode(self) -> Tensor:
+        return self.scale
+
+    @property
+    def variance(self) -> Tensor:
+        a = self.alpha.clamp(min=2)
+        return self.scale.pow(2) * a / ((a - 1).pow(2) * (a - 2))
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
+    def support(self):
+        return constraints.greater_than_eq(self.scale)
+
+    def entropy(self) -> Tensor:
+        return (self.scale / self.alpha).log() + (1 + self.alpha.reciprocal())
