@@ -15,6 +15,7 @@ from .bernoulli import Bernoulli
 from .binomial import Binomial
 from .categorical import Categorical
 from .cauchy import Cauchy
+from .constraint_registry import biject_to, transform_to
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
@@ -40,10 +41,17 @@ from .transforms import (
     AbsTransform,
     AffineTransform,
     ComposeTransform,
+    CumulativeDistributionTransform,
     ExpTransform,
     IndependentTransform,
+    LowerCholeskyTransform,
+    PositiveDefiniteTransform,
     PowerTransform,
+    ReshapeTransform,
     SigmoidTransform,
+    SoftmaxTransform,
+    SoftplusTransform,
+    StickBreakingTransform,
     TanhTransform,
     Transform,
     identity_transform,
@@ -60,4 +68,7 @@ __all__ = ["constraints", "Bernoulli", "Categorical", "Cauchy", "Distribution",
            "identity_transform", "transforms", "Gumbel", "MixtureSameFamily",
            "Binomial", "Multinomial", "RelaxedOneHotCategorical",
            "HalfCauchy", "OneHotCategoricalStraightThrough", "Pareto",
-           "RelaxedBernoulli", "Weibull"]
+           "RelaxedBernoulli", "Weibull", "biject_to", "transform_to",
+           "CumulativeDistributionTransform", "LowerCholeskyTransform",
+           "PositiveDefiniteTransform", "ReshapeTransform", "SoftmaxTransform",
+           "SoftplusTransform", "StickBreakingTransform"]

@@ -1,0 +1,131 @@
+"""``biject_to`` and ``transform_to``, as ``torch.distributions.constraint_registry``: the
+transform from unconstrained space onto a constraint's region (bijective for ``biject_to``),
+for optimizing constrained parameters through unconstrained ones.
+
+>>> import retrograd as torch
+>>> from retrograd.distributions import biject_to, constraints
+>>> biject_to(constraints.positive)(torch.tensor([0.0]))
+tensor([1.])
+"""
+
+from __future__ import annotations
+
+from numbers import Number
+
+from . import constraints, transforms
+
+__all__ = ["ConstraintRegistry", "biject_to", "transform_to"]
+
+
+class ConstraintRegistry:
+    """Constraint type -> a factory making its transform.
+
+    >>> reg = ConstraintRegistry()
+    >>> _ = reg.register(constraints.real, lambda c: transforms.identity_transform)
+    >>> reg(constraints.real) is transforms.identity_transform
+    True
+    """
+
+    def __init__(self) -> None:
+        self._registry: dict = {}
+
+    def register(self, constraint, factory=None):
+        """Registers ``factory(constraint) -> Transform`` (usable as a decorator)."""
+        if factory is None:
+            return lambda factory: self.register(constraint, factory)
+        if isinstance(constraint, constraints.Constraint):
+            constraint = type(constraint)
+        if not isinstance(constraint, type) or not issubclass(constraint,
+                                                              constraints.Constraint):
+            raise TypeError("Expected constraint to be either a Constraint subclass or "
+                            f"instance, but got {constraint}")
+        self._registry[constraint] = factory
+        return factory
+
+    def __call__(self, constraint):
+        try:
+            factory = self._registry[type(constraint)]
+        except KeyError:
+            raise NotImplementedError(
+                f"Cannot transform {type(constraint).__name__} constraints") from None
+        return factory(constraint)
+
+
+biject_to = ConstraintRegistry()
+transform_to = ConstraintRegistry()
+
+
+def _both(*cs):
+    def deco(fn):
+        for c in cs:
+            biject_to.register(c, fn)
+            transform_to.register(c, fn)
+        return fn
+    return deco
+
+
+@_both(constraints.real)
+def _transform_to_real(constraint):
+    return transforms.identity_transform
+
+
+@biject_to.register(constraints.independent)
+def _biject_to_independent(constraint):
+    return transforms.IndependentTransform(biject_to(constraint.base_constraint),
+                                           constraint.reinterpreted_batch_ndims)
+
+
+@transform_to.register(constraints.independent)
+def _transform_to_independent(constraint):
+    return transforms.IndependentTransform(transform_to(constraint.base_constraint),
+                                           constraint.reinterpreted_batch_ndims)
+
+
+@_both(constraints.positive, constraints.nonnegative)
+def _transform_to_positive(constraint):
+    return transforms.ExpTransform()
+
+
+@_both(constraints.greater_than, constraints.greater_than_eq)
+def _transform_to_greater_than(constraint):
+    return transforms.ComposeTransform([transforms.ExpTransform(),
+                                        transforms.AffineTransform(constraint.lower_bound, 1)])
+
+
+@_both(constraints.less_than)
+def _transform_to_less_than(constraint):
+    return transforms.ComposeTransform([transforms.ExpTransform(),
+                                        transforms.AffineTransform(constraint.upper_bound, -1)])
+
+
+@_both(constraints.interval, constraints.half_open_interval)
+def _transform_to_interval(constraint):
+    lower_is_0 = isinstance(constraint.lower_bound, Number) and constraint.lower_bound == 0
+    upper_is_1 = isinstance(constraint.upper_bound, Number) and constraint.upper_bound == 1
+    if lower_is_0 and upper_is_1:
+        return transforms.SigmoidTransform()
+    loc = constraint.lower_bound
+    scale = constraint.upper_bound - constraint.lower_bound
+    return transforms.ComposeTransform([transforms.SigmoidTransform(),
+                                        transforms.AffineTransform(loc, scale)])
+
+
+@biject_to.register(constraints.simplex)
+def _biject_to_simplex(constraint):
+    return transforms.StickBreakingTransform()
+
+
+@transform_to.register(constraints.simplex)
+def _transform_to_simplex(constraint):
+    return transforms.SoftmaxTransform()
+
+
+@transform_to.register(constraints.lower_cholesky)
+def _transform_to_lower_cholesky(constraint):
+    return transforms.LowerCholeskyTransform()
+
+
+@transform_to.register(constraints.positive_definite)
+@transform_to.register(constraints.positive_semidefinite)
+def _transform_to_positive_definite(constraint):
+    return transforms.PositiveDefiniteTransform()
