@@ -1,7 +1,7 @@
 """Tests for the distributions torch builds from transforms or one-line estimators:
-HalfCauchy, Pareto, Weibull, RelaxedBernoulli (and its LogitRelaxedBernoulli base) and
-OneHotCategoricalStraightThrough: samples, log_prob, moments and gradients match torch's;
-closed forms hold without torch."""
+HalfCauchy, Pareto, Weibull, Kumaraswamy, LogisticNormal, RelaxedBernoulli (and its
+LogitRelaxedBernoulli base) and OneHotCategoricalStraightThrough: samples, log_prob,
+moments and gradients match torch's; closed forms hold without torch."""
 
 from __future__ import annotations
 
@@ -27,6 +27,11 @@ def _make(L, D, name):
         return D.Pareto(a, b + 2), [a, b]
     if name == "weibull":
         return D.Weibull(a, b + 1), [a, b]
+    if name == "kumaraswamy":
+        return D.Kumaraswamy(a, b + 1), [a, b]
+    if name == "logistic_normal":
+        loc = _param(L, (2, 3), seed=4)
+        return D.LogisticNormal(loc, b), [loc, b]
     if name == "relaxed_bernoulli":
         logits = _param(L, (2, 3), seed=2)
         return D.RelaxedBernoulli(L.tensor(0.6), logits=logits), [logits]
@@ -34,7 +39,8 @@ def _make(L, D, name):
     return D.OneHotCategoricalStraightThrough(p), [p]
 
 
-NAMES = ["half_cauchy", "pareto", "weibull", "relaxed_bernoulli", "straight_through"]
+NAMES = ["half_cauchy", "pareto", "weibull", "relaxed_bernoulli", "straight_through",
+         "kumaraswamy", "logistic_normal"]
 
 
 def _run(L, D, name):
@@ -45,8 +51,8 @@ def _run(L, D, name):
     out = [x]
     if name != "straight_through":
         y = y + d.log_prob(x).sum()
-        out += [d.expand((4, 2, 3)).sample().shape]
-    if name in ("half_cauchy", "pareto", "weibull"):
+        out += [d.expand((4,) + tuple(d.batch_shape)).sample().shape]
+    if name in ("half_cauchy", "pareto", "weibull", "kumaraswamy"):
         y = y + d.entropy().sum()
         out += [d.mean, d.mode, d.variance]
     y.backward()

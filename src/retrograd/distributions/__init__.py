@@ -25,8 +25,10 @@ from .half_cauchy import HalfCauchy
 from .half_normal import HalfNormal
 from .independent import Independent
 from .kl import kl_divergence, register_kl
+from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
 from .log_normal import LogNormal
+from .logistic_normal import LogisticNormal
 from .mixture_same_family import MixtureSameFamily
 from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
@@ -71,4 +73,4 @@ __all__ = ["constraints", "Bernoulli", "Categorical", "Cauchy", "Distribution",
            "RelaxedBernoulli", "Weibull", "biject_to", "transform_to",
            "CumulativeDistributionTransform", "LowerCholeskyTransform",
            "PositiveDefiniteTransform", "ReshapeTransform", "SoftmaxTransform",
-           "SoftplusTransform", "StickBreakingTransform"]
+           "SoftplusTransform", "StickBreakingTransform", "Kumaraswamy", "LogisticNormal"]
