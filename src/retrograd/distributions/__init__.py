@@ -29,6 +29,7 @@ from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
 from .log_normal import LogNormal
 from .logistic_normal import LogisticNormal
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .mixture_same_family import MixtureSameFamily
 from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
@@ -73,4 +74,5 @@ __all__ = ["constraints", "Bernoulli", "Categorical", "Cauchy", "Distribution",
            "RelaxedBernoulli", "Weibull", "biject_to", "transform_to",
            "CumulativeDistributionTransform", "LowerCholeskyTransform",
            "PositiveDefiniteTransform", "ReshapeTransform", "SoftmaxTransform",
-           "SoftplusTransform", "StickBreakingTransform", "Kumaraswamy", "LogisticNormal"]
+           "SoftplusTransform", "StickBreakingTransform", "Kumaraswamy", "LogisticNormal",
+           "LowRankMultivariateNormal"]

@@ -25,6 +25,11 @@ from .exponential import Exponential
 from .geometric import Geometric
 from .independent import Independent
 from .laplace import Laplace
+from .lowrank_multivariate_normal import (
+    LowRankMultivariateNormal,
+    _batch_lowrank_logdet,
+    _batch_lowrank_mahalanobis,
+)
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
@@ -227,3 +232,22 @@ def _kl_expfamily_expfamily(p, q):
     for pn, qn, g in zip(p_nparams, q_nparams, grads):
         result = result - _sum_rightmost((qn - pn) * g, len(q.event_shape))
     return result
+
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrankmultivariatenormal_lowrankmultivariatenormal(p, q):
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two Low Rank Multivariate Normals with "
+                         "different event shapes cannot be computed")
+    pW, pD = p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag
+    qW, qD = q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag
+    term1 = (_batch_lowrank_logdet(qW, qD, q._capacitance_tril)
+             - _batch_lowrank_logdet(pW, pD, p._capacitance_tril))
+    term3 = _batch_lowrank_mahalanobis(qW, qD, q.loc - p.loc, q._capacitance_tril)
+    # inv(qcov) @ pcov = [inv(qD) - A.T @ A] @ (pD + pW @ pW.T), A = inv(qC) @ qW.T @ inv(qD)
+    A = torch.linalg.solve_triangular(q._capacitance_tril, qW.mT / qD.unsqueeze(-2),
+                                      upper=False)
+    term2 = ((pD / qD).sum(-1) + _batch_trace_XXT(pW * qD.rsqrt().unsqueeze(-1))
+             - _batch_trace_XXT(A * pD.sqrt().unsqueeze(-2))
+             - _batch_trace_XXT(A.matmul(pW)))
+    return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
