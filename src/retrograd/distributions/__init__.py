@@ -16,6 +16,7 @@ from .binomial import Binomial
 from .categorical import Categorical
 from .cauchy import Cauchy
 from .constraint_registry import biject_to, transform_to
+from .continuous_bernoulli import ContinuousBernoulli
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
@@ -75,4 +76,4 @@ __all__ = ["constraints", "Bernoulli", "Categorical", "Cauchy", "Distribution",
            "CumulativeDistributionTransform", "LowerCholeskyTransform",
            "PositiveDefiniteTransform", "ReshapeTransform", "SoftmaxTransform",
            "SoftplusTransform", "StickBreakingTransform", "Kumaraswamy", "LogisticNormal",
-           "LowRankMultivariateNormal"]
+           "LowRankMultivariateNormal", "ContinuousBernoulli"]
