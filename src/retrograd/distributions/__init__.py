@@ -20,6 +20,7 @@ from .continuous_bernoulli import ContinuousBernoulli
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
+from .generalized_pareto import GeneralizedPareto
 from .geometric import Geometric
 from .gumbel import Gumbel
 from .half_cauchy import HalfCauchy
@@ -76,4 +77,5 @@ __all__ = ["constraints", "Bernoulli", "Categorical", "Cauchy", "Distribution",
            "CumulativeDistributionTransform", "LowerCholeskyTransform",
            "PositiveDefiniteTransform", "ReshapeTransform", "SoftmaxTransform",
            "SoftplusTransform", "StickBreakingTransform", "Kumaraswamy", "LogisticNormal",
-           "LowRankMultivariateNormal", "ContinuousBernoulli"]
+           "LowRankMultivariateNormal", "ContinuousBernoulli",
+           "GeneralizedPareto"]
