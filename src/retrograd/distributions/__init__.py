@@ -45,6 +45,7 @@ from .transformed_distribution import TransformedDistribution
 from .transforms import (
     AbsTransform,
     AffineTransform,
+    CatTransform,
     ComposeTransform,
     CumulativeDistributionTransform,
     ExpTransform,
@@ -56,6 +57,7 @@ from .transforms import (
     SigmoidTransform,
     SoftmaxTransform,
     SoftplusTransform,
+    StackTransform,
     StickBreakingTransform,
     TanhTransform,
     Transform,
@@ -78,4 +80,4 @@ __all__ = ["constraints", "Bernoulli", "Categorical", "Cauchy", "Distribution",
            "PositiveDefiniteTransform", "ReshapeTransform", "SoftmaxTransform",
            "SoftplusTransform", "StickBreakingTransform", "Kumaraswamy", "LogisticNormal",
            "LowRankMultivariateNormal", "ContinuousBernoulli",
-           "GeneralizedPareto"]
+           "GeneralizedPareto", "CatTransform", "StackTransform"]

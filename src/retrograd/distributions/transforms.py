@@ -23,7 +23,7 @@ from retrograd.nn.functional import logsigmoid, pad, softplus
 from . import constraints
 from .utils import _sum_rightmost, broadcast_all, lazy_property
 
-__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform",
+__all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "StackTransform",
            "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform",
            "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform",
            "ReshapeTransform", "SigmoidTransform", "SoftplusTransform", "TanhTransform",
@@ -756,3 +756,145 @@ class CumulativeDistributionTransform(Transform):
         if self._cache_size == cache_size:
             return self
         return CumulativeDistributionTransform(self.distribution, cache_size=cache_size)
+
+
+def _check_dim(name, t, dim, want, what):
+    if not (-t.dim() <= dim < t.dim()):
+        raise AssertionError(f"dim {dim} out of range for {name} with {t.dim()} dimensions")
+    if t.size(dim) != want:
+        raise AssertionError(f"{what[0]}.size({dim}) = {t.size(dim)} must equal {what[1]} {want}")
+
+
+class CatTransform(Transform):
+    """Transforms applied to consecutive slices (of ``lengths``) along ``dim``, then
+    concatenated, as ``torch.cat``.
+
+    >>> import retrograd as torch
+    >>> t = CatTransform([ExpTransform(), identity_transform], dim=0, lengths=[1, 1])
+    >>> t(torch.tensor([0.0, 0.0]))
+    tensor([1., 0.])
+    """
+
+    def __init__(self, tseq, dim: int = 0, lengths=None, cache_size: int = 0) -> None:
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise AssertionError("All elements of tseq must be Transform instances")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.lengths = list(lengths) if lengths is not None else [1] * len(self.transforms)
+        if len(self.lengths) != len(self.transforms):
+            raise AssertionError(f"lengths ({len(self.lengths)}) must match transforms "
+                                 f"({len(self.transforms)})")
+        self.dim = dim
+
+    @lazy_property
+    def event_dim(self) -> int:
+        return max(t.event_dim for t in self.transforms)
+
+    @lazy_property
+    def length(self) -> int:
+        return sum(self.lengths)
+
+    def with_cache(self, cache_size: int = 1):
+        if self._cache_size == cache_size:
+            return self
+        return CatTransform(self.transforms, self.dim, self.lengths, cache_size)
+
+    def _map(self, z, name, fn):
+        _check_dim("tensor", z, self.dim, self.length, (name, "length"))
+        out, start = [], 0
+        for trans, length in zip(self.transforms, self.lengths):
+            out.append(fn(trans, z.narrow(self.dim, start, length)))
+            start += length
+        return torch.cat(out, dim=self.dim)
+
+    def _call(self, x):
+        return self._map(x, "x", lambda t, v: t(v))
+
+    def _inverse(self, y):
+        return self._map(y, "y", lambda t, v: t.inv(v))
+
+    def log_abs_det_jacobian(self, x, y):
+        _check_dim("x", x, self.dim, self.length, ("x", "length"))
+        _check_dim("y", y, self.dim, self.length, ("y", "length"))
+        logdetjacs, start = [], 0
+        for trans, length in zip(self.transforms, self.lengths):
+            ldj = trans.log_abs_det_jacobian(x.narrow(self.dim, start, length),
+                                             y.narrow(self.dim, start, length))
+            if trans.event_dim < self.event_dim:
+                ldj = _sum_rightmost(ldj, self.event_dim - trans.event_dim)
+            logdetjacs.append(ldj)
+            start += length
+        dim = self.dim - x.dim() if self.dim >= 0 else self.dim
+        dim = dim + self.event_dim
+        return torch.cat(logdetjacs, dim=dim) if dim < 0 else sum(logdetjacs)
+
+    @property
+    def bijective(self) -> bool:
+        return all(t.bijective for t in self.transforms)
+
+    @constraints.dependent_property
+    def domain(self):
+        return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
+
+    @constraints.dependent_property
+    def codomain(self):
+        return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
+
+
+class StackTransform(Transform):
+    """One transform per index along ``dim``, results stacked, as ``torch.stack``.
+
+    >>> import retrograd as torch
+    >>> StackTransform([ExpTransform(), identity_transform])(torch.zeros(2, 1))
+    tensor([[1.],
+            [0.]])
+    """
+
+    def __init__(self, tseq, dim: int = 0, cache_size: int = 0) -> None:
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise AssertionError("All elements of tseq must be Transform instances")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.dim = dim
+
+    def with_cache(self, cache_size: int = 1):
+        if self._cache_size == cache_size:
+            return self
+        return StackTransform(self.transforms, self.dim, cache_size)
+
+    def _slice(self, z):
+        return [z.select(self.dim, i) for i in range(z.size(self.dim))]
+
+    def _map(self, z, name, fn):
+        _check_dim("tensor", z, self.dim, len(self.transforms), (name, "len(transforms)"))
+        return torch.stack([fn(t, v) for v, t in zip(self._slice(z), self.transforms)],
+                           dim=self.dim)
+
+    def _call(self, x):
+        return self._map(x, "x", lambda t, v: t(v))
+
+    def _inverse(self, y):
+        return self._map(y, "y", lambda t, v: t.inv(v))
+
+    def log_abs_det_jacobian(self, x, y):
+        n = len(self.transforms)
+        _check_dim("x", x, self.dim, n, ("x", "len(transforms)"))
+        _check_dim("y", y, self.dim, n, ("y", "len(transforms)"))
+        return torch.stack([t.log_abs_det_jacobian(a, b) for a, b, t in
+                            zip(self._slice(x), self._slice(y), self.transforms)], dim=self.dim)
+
+    @property
+    def bijective(self) -> bool:
+        return all(t.bijective for t in self.transforms)
+
+    @constraints.dependent_property
+    def domain(self):
+        return constraints.stack([t.domain for t in self.transforms], self.dim)
+
+    @constraints.dependent_property
+    def codomain(self):
+        return constraints.stack([t.codomain for t in self.transforms], self.dim)
