@@ -113,3 +113,24 @@ def test_cat_stack_match_torch(torch):
                                        atol=2e-6)
         else:
             assert x == y
+
+
+def _corr(L, D):
+    x = _x(L, (2, 3), 3)
+    t = D.biject_to(D.constraints.corr_cholesky)
+    y = t(x)
+    ldj = t.log_abs_det_jacobian(x, y)
+    (y.sum() + ldj.sum() + t.inv(y).sum()).backward()
+    U = D.utils
+    return [y, t.inv(y), ldj, x.grad, bool(D.constraints.corr_cholesky.check(y).all()),
+            U.tril_matrix_to_vec(y, diag=-1), U.vec_to_tril_matrix(x.detach(), diag=-1),
+            t.forward_shape((2, 3)), t.inverse_shape((2, 3, 3))]
+
+
+def test_corr_cholesky_matches_torch(torch):
+    for x, y in zip(_corr(torch, torch.distributions), _corr(rg, RD)):
+        if hasattr(x, "detach"):
+            np.testing.assert_allclose(y.detach().numpy(), x.detach().numpy(), rtol=2e-5,
+                                       atol=2e-6)
+        else:
+            assert tuple(x) == tuple(y) if isinstance(x, tuple) else x == y

@@ -47,6 +47,7 @@ from .transforms import (
     AffineTransform,
     CatTransform,
     ComposeTransform,
+    CorrCholeskyTransform,
     CumulativeDistributionTransform,
     ExpTransform,
     IndependentTransform,
@@ -80,4 +81,5 @@ __all__ = ["constraints", "Bernoulli", "Categorical", "Cauchy", "Distribution",
            "PositiveDefiniteTransform", "ReshapeTransform", "SoftmaxTransform",
            "SoftplusTransform", "StickBreakingTransform", "Kumaraswamy", "LogisticNormal",
            "LowRankMultivariateNormal", "ContinuousBernoulli",
-           "GeneralizedPareto", "CatTransform", "StackTransform"]
+           "GeneralizedPareto", "CatTransform", "StackTransform",
+           "CorrCholeskyTransform"]

@@ -152,3 +152,8 @@ def _biject_to_stack(constraint):
 def _transform_to_stack(constraint):
     return transforms.StackTransform([transform_to(c) for c in constraint.cseq],
                                      constraint.dim)
+
+
+@_both(constraints.corr_cholesky)
+def _transform_to_corr_cholesky(constraint):
+    return transforms.CorrCholeskyTransform()

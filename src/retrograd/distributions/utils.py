@@ -17,7 +17,7 @@ import retrograd.nn.functional as F
 from retrograd import Tensor
 
 __all__ = ["broadcast_all", "logits_to_probs", "clamp_probs", "probs_to_logits",
-           "lazy_property", "euler_constant"]
+           "lazy_property", "euler_constant", "tril_matrix_to_vec", "vec_to_tril_matrix"]
 
 euler_constant = 0.57721566490153286060  # Euler-Mascheroni
 
@@ -105,3 +105,39 @@ class lazy_property:  # noqa: N801 (torch's name)
             value = self.wrapped(instance)
         setattr(instance, self.wrapped.__name__, value)
         return value
+
+
+def tril_matrix_to_vec(mat: Tensor, diag: int = 0) -> Tensor:
+    """The lower-triangular entries (below diagonal ``diag``) of a batch of square matrices,
+    row by row.
+
+    >>> import retrograd as torch
+    >>> tril_matrix_to_vec(torch.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    tensor([1., 3., 4.])
+    """
+    n = mat.shape[-1]
+    if diag < -n or diag >= n:
+        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    arange = torch.arange(n)
+    return mat[..., arange < arange.view(-1, 1) + (diag + 1)]
+
+
+def vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
+    """The inverse of ``tril_matrix_to_vec``: a batch of lower-triangular matrices.
+
+    >>> import retrograd as torch
+    >>> vec_to_tril_matrix(torch.tensor([1.0, 3.0, 4.0]))
+    tensor([[1., 0.],
+            [3., 4.]])
+    """
+    # the positive root of D**2 + (1 + 2 diag) D - |diag| (diag + 1) - 2 len = 0
+    n = (-(1 + 2 * diag) + ((1 + 2 * diag) ** 2 + 8 * vec.shape[-1]
+                            + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
+    if round(n) - n > torch.finfo(vec.dtype).eps:
+        raise ValueError(f"The size of last dimension is {vec.shape[-1]} which cannot be "
+                         "expressed as the lower triangular part of a square D x D matrix.")
+    n = round(n)
+    mat = vec.new_zeros(tuple(vec.shape[:-1]) + (n, n))
+    arange = torch.arange(n)
+    mat[..., arange < arange.view(-1, 1) + (diag + 1)] = vec
+    return mat
