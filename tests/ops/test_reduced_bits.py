@@ -565,3 +565,20 @@ def test_nan_bits_every_value(torch, name, dtype):
             two = (np.isnan(x) * 1 + np.isnan(x[::-1]) + np.isnan(np.roll(x, 7))) >= 2
             bad = bad[~two[bad]]
         assert bad.size == 0, (strided, [(x[k], hex(got[k]), hex(want[k])) for k in bad[:4]])
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("op", ["mul", "div", "mul_", "div_", "add", "sub"])
+def test_zero_dim_tensor_of_another_dtype(torch, op, dtype):
+    """A 0-d tensor of another dtype as the second operand of mul/div is read at its own value
+    in float32 (PyTorch's CPU-scalar path), not rounded to the result's dtype first; add and sub
+    round it, and a 0-d first operand is rounded (it is not the kernel's scalar)."""
+    x = np.random.default_rng(1).standard_normal(200).astype(np.float32)
+    for sdt, v in [("float32", 0.1), ("float64", 1e-3), ("int64", 257), ("float32", 3.3e38)]:
+        outs = []
+        for lib in (retrograd, torch):
+            a, s = _tensor(lib, x, dtype), lib.tensor(v, dtype=getattr(lib, sdt))
+            outs.append([getattr(a, op)(s), getattr(lib, op.rstrip("_"))(s, a)])
+        for out, ref in zip(*outs):
+            assert str(out.dtype)[-8:] == str(ref.dtype)[-8:]
+            np.testing.assert_array_equal(_bits(out, torch), _bits(ref, torch))

@@ -152,8 +152,12 @@ def reduced_binary(P, fwd, a: Tensor, b):
     if f is not None and bd.dtype == rd:  # the op's own float16/bfloat16 kernel
         out = f(ad, bd)
     else:
-        if bd.ndim == 0 and not isinstance(b, Tensor) and P.__name__ in _SCALAR_IN_F32:
-            out = fwd(ad.astype(F32), scalar_array(float(scalar_value(b)), F32))
+        if bd.ndim == 0 and P.__name__ in _SCALAR_IN_F32 and (
+                not isinstance(b, Tensor) or b._data.dtype != rd):
+            # PyTorch's kernel reads a one-element second operand (a number, or a 0-d tensor of
+            # another dtype) at its original value in float32, not rounded to the result's dtype.
+            v = b._data.item() if isinstance(b, Tensor) else scalar_value(b)
+            out = fwd(ad.astype(F32), scalar_array(float(v), F32))
         else:
             out = fwd(ad.astype(F32), bd.astype(F32))
         if out.__class__ is not ndarray:
