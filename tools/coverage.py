@@ -114,9 +114,9 @@ NOT_SUPPORTED = (
     ("storages are not supported (a retrograd tensor holds a NumPy array)",
      r"\w*Storage|storage\w*|untyped_storage|storage_offset|storage_type|set_|is_set_to"
      r"|is_shared|share_memory_|from_file|resize_?|resize_as_?|StorageBase"),
-    ("needs PyTorch's gamma sampler (_standard_gamma and its gradient), not written yet",
-     r"Beta|Chi2|Dirichlet|FisherSnedecor|Gamma|InverseGamma|LKJCholesky|NegativeBinomial"
-     r"|StudentT|Wishart|beta|chi2|dirichlet|fishersnedecor|gamma|inverse_gamma|lkj_cholesky"
+    ("built on the gamma sampler (_standard_gamma, _sample_dirichlet), not written yet",
+     r"Beta|Dirichlet|FisherSnedecor|InverseGamma|LKJCholesky|NegativeBinomial"
+     r"|StudentT|Wishart|beta|dirichlet|fishersnedecor|inverse_gamma|lkj_cholesky"
      r"|negative_binomial|studentT|wishart"),
     ("torch's other subpackages are not provided",
      r"hub|profiler|monitor|multiprocessing|testing|masked|quasirandom|sparse"

@@ -20,6 +20,7 @@ from .continuous_bernoulli import ContinuousBernoulli
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
+from .gamma import Chi2, Gamma
 from .generalized_pareto import GeneralizedPareto
 from .geometric import Geometric
 from .gumbel import Gumbel
@@ -67,7 +68,7 @@ from .transforms import (
 from .uniform import Uniform
 from .weibull import Weibull
 
-__all__ = ["constraints", "Bernoulli", "Categorical", "Cauchy", "Distribution",
+__all__ = ["constraints", "Gamma", "Chi2", "Bernoulli", "Categorical", "Cauchy", "Distribution",
            "Exponential", "ExponentialFamily", "Geometric", "Independent", "kl_divergence",
            "Laplace", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson",
            "register_kl", "Uniform", "HalfNormal", "LogNormal", "TransformedDistribution",

@@ -10,6 +10,7 @@ tensor([0.])
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import retrograd as torch
@@ -22,6 +23,7 @@ from .categorical import Categorical
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
+from .gamma import Gamma
 from .geometric import Geometric
 from .independent import Independent
 from .laplace import Laplace
@@ -43,6 +45,7 @@ __all__ = ["register_kl", "kl_divergence"]
 _KL_REGISTRY: dict = {}  # (type_p, type_q) -> function
 _KL_MEMOIZE: dict = {}  # (type(p), type(q)) -> function found for it
 _INF = float("inf")
+_EULER_GAMMA = 0.57721566490153286060
 
 
 def register_kl(type_p, type_q):
@@ -189,6 +192,40 @@ def _kl_multivariatenormal_multivariatenormal(p, q):
 def _kl_exponential_exponential(p, q):
     rate_ratio = q.rate / p.rate
     return -rate_ratio.log() + rate_ratio - 1
+
+
+@register_kl(Gamma, Gamma)
+def _kl_gamma_gamma(p, q):
+    t1 = q.concentration * (p.rate / q.rate).log()
+    t2 = torch.lgamma(q.concentration) - torch.lgamma(p.concentration)
+    t3 = (p.concentration - q.concentration) * torch.digamma(p.concentration)
+    t4 = (q.rate - p.rate) * (p.concentration / p.rate)
+    return t1 + t2 + t3 + t4
+
+
+@register_kl(Exponential, Gamma)
+def _kl_exponential_gamma(p, q):
+    ratio = q.rate / p.rate
+    t1 = -q.concentration * torch.log(ratio)
+    return (t1 + ratio + q.concentration.lgamma() + q.concentration * _EULER_GAMMA
+            - (1 + _EULER_GAMMA))
+
+
+@register_kl(Gamma, Exponential)
+def _kl_gamma_exponential(p, q):
+    return -p.entropy() - q.rate.log() + q.rate * p.concentration / p.rate
+
+
+@register_kl(Gamma, Normal)
+def _kl_gamma_normal(p, q):
+    var_normal = q.scale.pow(2)
+    beta_sqr = p.rate.pow(2)
+    t1 = (0.5 * torch.log(beta_sqr * var_normal * 2 * math.pi) - p.concentration
+          - p.concentration.lgamma())
+    t2 = 0.5 * (p.concentration.pow(2) + p.concentration) / beta_sqr
+    t3 = q.loc * p.concentration / p.rate
+    t4 = 0.5 * q.loc.pow(2)
+    return t1 + (p.concentration - 1) * p.concentration.digamma() + (t2 - t3 + t4) / var_normal
 
 
 @register_kl(Laplace, Laplace)
