@@ -582,3 +582,20 @@ def test_zero_dim_tensor_of_another_dtype(torch, op, dtype):
         for out, ref in zip(*outs):
             assert str(out.dtype)[-8:] == str(ref.dtype)[-8:]
             np.testing.assert_array_equal(_bits(out, torch), _bits(ref, torch))
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_backward_of_mul_div_by_number(torch, dtype, create_graph):
+    """x * 0.1 and x / 0.3 in float16/bfloat16: the gradient g * 0.1 (g / 0.3) takes the number
+    in float32 and rounds once, as PyTorch's MulBackward0/DivBackward0 do with the number they
+    saved (it was rounded to the dtype first: 15-58 of 100 gradients differed)."""
+    rng = np.random.default_rng(2)
+    x, g = rng.standard_normal(300).astype(np.float32), rng.standard_normal(300).astype(np.float32)
+    for f in (lambda t: t * 0.1, lambda t: t / 0.3, lambda t: t * 1e-3):
+        grads = []
+        for lib in (retrograd, torch):
+            xt = _tensor(lib, x, dtype).requires_grad_()
+            (gx,) = lib.autograd.grad(f(xt), xt, _tensor(lib, g, dtype), create_graph=create_graph)
+            grads.append(gx.detach())
+        np.testing.assert_array_equal(_bits(grads[0], torch), _bits(grads[1], torch))

@@ -156,8 +156,10 @@ def reduced_binary(P, fwd, a: Tensor, b):
                 not isinstance(b, Tensor) or b._data.dtype != rd):
             # PyTorch's kernel reads a one-element second operand (a number, or a 0-d tensor of
             # another dtype) at its original value in float32, not rounded to the result's dtype.
+            # A number is saved so, too: the backward's g * b then rounds once, as PyTorch's.
             v = b._data.item() if isinstance(b, Tensor) else scalar_value(b)
-            out = fwd(ad.astype(F32), scalar_array(float(v), F32))
+            bd = scalar_array(float(v), F32)
+            out = fwd(ad.astype(F32), bd)
         else:
             out = fwd(ad.astype(F32), bd.astype(F32))
         if out.__class__ is not ndarray:
