@@ -717,7 +717,7 @@ class XlogyBackward0(Node):
     def backward(self, xp, g):
         x, y = self.saved(xp.TENSORS)
         nf = self.next_functions
-        # d/dx is log(y) where x != 0 and 0 where x == 0 (PyTorch: xlogy(x != 0, y)).
+        # d/dx is log(y), but 0 where x == 0 and y <= 0 (the mask _nonzero, made in xlogy).
         gx = g * xp.xlogy(self._nonzero, y) if nf[0][0] is not None else None
         gy = g * x / y if nf[1][0] is not None else None
         return gx, gy
@@ -736,7 +736,7 @@ class XlogyBackward2(Node):
 
     def backward(self, xp, g):
         self.saved(False)  # (version-checks the input)
-        return g * self._dx, None  # log(other) where input != 0: a constant
+        return g * self._dx, None  # log(other) (0 where input == 0 >= other): a constant
 
 
 def _xlogy_array(x, y):
@@ -764,16 +764,20 @@ def xlogy(input, other) -> Tensor:  # noqa: A002
     if isinstance(other, Tensor):
         attrs = {}
         if recording(input, other):
-            ad, _ = operands(input, other)
-            attrs["_nonzero"] = (ad != 0).astype(ad.dtype if ad.dtype.char in FLOAT_CHARS else
-                                                 default_float())
+            ad, bd = operands(input, other)
+            # PyTorch 2.13: d/dx is log(y) except where x == 0 and y <= 0 (there 0)
+            attrs["_nonzero"] = ((ad != 0) | (bd > 0)).astype(
+                ad.dtype if ad.dtype.char in FLOAT_CHARS else default_float())
         return apply_binary(XlogyBackward0, _float_binary(_xlogy_array), input, other, **attrs)
     xd, yd = operands(input, other)
     xd, yd = _float_pair(xd, yd)
     out = _xlogy_array(xd, yd)
     if out.dtype == _BF16:
         out = bf16_nans(out)  # (a kernel with scalar code only: 0x7FC0)
-    dx = _xlogy_array((xd != 0).astype(out.dtype), yd) if recording(input) else None
+    dx = None
+    if recording(input):  # log(other), but 0 where input == 0 and other is not > 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            dx = np.where((xd != 0) | (yd > 0), np.log(yd), 0).astype(out.dtype)
     other = other.item() if isinstance(other, np.generic) else other  # (kept as a number)
     return apply(XlogyBackward2, out, input, None, save=(input, other), _dx=dx)
 
