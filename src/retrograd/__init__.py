@@ -59,7 +59,7 @@ from ._dtypes import (
     uint32,
     uint64,
 )
-from ._gamma import _sample_dirichlet, _standard_gamma, _standard_gamma_grad
+from ._gamma import _dirichlet_grad, _sample_dirichlet, _standard_gamma, _standard_gamma_grad
 from ._printing import get_printoptions, set_printoptions
 from ._random import *  # noqa: F403
 from ._random import __all__ as _random_all

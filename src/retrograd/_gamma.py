@@ -33,7 +33,7 @@ from .ops._apply import apply
 from .ops.arithmetic import NotImplementedBackward
 from .ops.special import digamma_kernel
 
-__all__ = ["_standard_gamma", "_standard_gamma_grad", "_sample_dirichlet"]
+__all__ = ["_standard_gamma", "_standard_gamma_grad", "_sample_dirichlet", "_dirichlet_grad"]
 
 _THIRD_F = float(np.float32(1.0) / np.float32(3.0))  # the kernel's 1.0f / 3.0f
 _C0331_F = float(np.float32(0.0331))
@@ -219,3 +219,130 @@ def _sample_dirichlet(input: Tensor, generator: Generator | None = None) -> Tens
     top = np.nextafter(arr.dtype.type(1), arr.dtype.type(0))
     ret = np.minimum(top, np.maximum(np.finfo(arr.dtype).tiny, ret))
     return apply(NotImplementedBackward, ret, input, _op="_sample_dirichlet")
+
+
+# -- the Dirichlet (Beta) reparameterised gradient ----------------------------------------------
+def _dg(x: float) -> float:
+    return float(digamma_kernel(np.array([x], np.float64))[0])
+
+
+def _beta_grad_alpha_small(x, alpha, beta, f: type) -> float:
+    # computed in the input's float type ``f``, as the kernel's scalar_t (float32: np.float32)
+    factor = f(_dg(alpha)) - f(_dg(alpha + beta)) - np.log(x)
+    numer = f(1.0)
+    series = numer / alpha * (factor + f(1) / alpha)
+    for i in range(1, 11):
+        numer *= (f(i) - beta) * x / f(i)
+        denom = alpha + f(i)
+        series += numer / denom * (factor + f(1) / denom)
+    result = x * np.power(f(1) - x, -beta) * series
+    return 0.0 if np.isnan(result) else float(result)
+
+
+def _beta_grad_beta_small(x, alpha, beta, f: type) -> float:
+    factor = f(_dg(alpha + beta)) - f(_dg(beta))
+    numer, betas, dbetas, series = f(1.0), f(1.0), f(0.0), factor / alpha
+    for i in range(1, 9):
+        numer *= -x / f(i)
+        dbetas = dbetas * (beta - f(i)) + betas
+        betas = betas * (beta - f(i))
+        series += numer / (alpha + f(i)) * (dbetas + factor * betas)
+    result = -np.power(f(1) - x, f(1) - beta) * series
+    return 0.0 if np.isnan(result) else float(result)
+
+
+def _beta_grad_alpha_mid(x: float, alpha: float, beta: float) -> float:
+    total = alpha + beta
+    mean = alpha / total
+    std = math.sqrt(alpha * beta / (total + 1)) / total
+    if mean - 0.1 * std <= x <= mean + 0.1 * std:  # away from the singularity at the mean
+        bb = beta * beta
+        poly = 47 * x * bb * bb + alpha * (
+            (43 + 20 * (16 + 27 * beta) * x) * bb * beta + alpha * (
+                3 * (59 + 180 * beta - 90 * x) * bb + alpha * (
+                    (453 + 1620 * beta * (1 - x) - 455 * x) * beta + alpha * (
+                        8 * (1 - x) * (135 * beta - 11)))))
+        pre_num = (1 + 12 * alpha) * (1 + 12 * beta) / (total * total)
+        pre_den = 12960 * alpha * alpha * alpha * beta * beta * (1 + 12 * total)
+        return pre_num / (1 - x) * poly / pre_den
+    prefactor = -x / math.sqrt(2 * alpha * beta / total)
+    stirling = ((1 + 1 / (12 * alpha) + 1 / (288 * alpha * alpha))
+                * (1 + 1 / (12 * beta) + 1 / (288 * beta * beta))
+                / (1 + 1 / (12 * total) + 1 / (288 * total * total)))
+    t1_num = 2 * (alpha * alpha) * (x - 1) + alpha * beta * (x - 1) - x * (beta * beta)
+    axbx = alpha * (x - 1) + beta * x
+    t1 = t1_num / (math.sqrt(2 * alpha / beta) * math.pow(total, 1.5) * axbx * axbx)
+    t2 = 0.5 * math.log(alpha / (total * x))
+    t3 = math.sqrt(8 * alpha * beta / total) / (beta * x + alpha * (x - 1))
+    t4_base = beta * math.log(beta / (total * (1 - x))) + alpha * math.log(alpha / (total * x))
+    t4 = math.pow(t4_base, -1.5) if t4_base > 0 else math.inf
+    return stirling * prefactor * (t1 + t2 * (t3 + (t4 if x < mean else -t4)))
+
+
+_DIR_C = np.array([
+    [[[1.003668233, -0.01061107488, -0.0657888334, 0.01201642863],
+      [0.6336835991, -0.3557432599, 0.05486251648, -0.001465281033],
+      [-0.03276231906, 0.004474107445, 0.002429354597, -0.0001557569013]],
+     [[0.221950385, -0.3187676331, 0.01799915743, 0.01074823814],
+      [-0.2951249643, 0.06219954479, 0.01535556598, 0.001550077057],
+      [0.02155310298, 0.004170831599, 0.001292462449, 6.976601077e-05]],
+     [[-0.05980841433, 0.008441916499, 0.01085618172, 0.002319392565],
+      [0.02911413504, 0.01400243777, -0.002721828457, 0.000751041181],
+      [0.005900514878, -0.001936558688, -9.495446725e-06, 5.385558597e-05]]],
+    [[[1, -0.02924021934, -0.04438342661, 0.007285809825],
+      [0.6357567472, -0.3473456711, 0.05454656494, -0.002407477521],
+      [-0.03301322327, 0.004845219414, 0.00231480583, -0.0002307248149]],
+     [[0.5925320577, -0.1757678135, 0.01505928619, 0.000564515273],
+      [0.1014815858, -0.06589186703, 0.01272886114, -0.0007316646956],
+      [-0.007258481865, 0.001096195486, 0.0003934994223, -4.12701925e-05]],
+     [[0.06469649321, -0.0236701437, 0.002902096474, -5.896963079e-05],
+      [0.001925008108, -0.002869809258, 0.0008000589141, -6.063713228e-05],
+      [-0.0003477407336, 6.959756487e-05, 1.097287507e-05, -1.650964693e-06]]],
+])
+
+
+def _dirichlet_grad_one(x: float, alpha: float, total: float, f: type) -> float:
+    """ATen's ``dirichlet_grad_one``: ``-(d/dalpha cdf(x; alpha, beta)) / pdf / (1 - x)`` of
+    a Beta(alpha, total - alpha) sample ``x``, by the regime's approximation."""
+    fx, fa, ft = f(x), f(alpha), f(total)
+    fb = ft - fa
+    boundary = ft * fx * (f(1) - fx)
+    if x <= 0.5 and boundary < 2.5:
+        return _beta_grad_alpha_small(fx, fa, fb, f)
+    if x >= 0.5 and boundary < 0.75:
+        return -_beta_grad_beta_small(f(1) - fx, fb, fa, f)
+    beta = total - alpha
+    if fa > 6 and fb > 6:
+        return _beta_grad_alpha_mid(x, alpha, beta)
+    u = math.log(x)
+    a = math.log(alpha) - u
+    b = math.log(total) - a
+    p = q = 0.0
+    for i, pu in enumerate((1.0, u, u * u)):
+        for j, pa in enumerate((1.0, a, a * a)):
+            ua = pu * pa
+            c0, c1 = _DIR_C[0, i, j].tolist(), _DIR_C[1, i, j].tolist()
+            p += ua * (c0[0] + b * (c0[1] + b * (c0[2] + b * c0[3])))
+            q += ua * (c1[0] + b * (c1[1] + b * (c1[2] + b * c1[3])))
+    approx = x * (_dg(total) - _dg(alpha)) / beta
+    return p / q * approx
+
+
+def _dirichlet_grad(x: Tensor, alpha: Tensor, total: Tensor) -> Tensor:
+    """The reparameterised gradient of Dirichlet samples ``x`` with concentrations ``alpha``
+    summing to ``total`` (PyTorch's approximation, same shapes); not differentiable itself.
+
+    >>> import retrograd as torch
+    >>> torch._dirichlet_grad(torch.tensor([0.5]), torch.tensor([1.0]), torch.tensor([2.0]))
+    tensor([0.6931])
+    """
+    for t in (x, alpha, total):
+        check_tensor_arg(t, "_dirichlet_grad")
+    xa, aa, ta = np.broadcast_arrays(x._data, alpha._data, total._data)
+    f = np.float32 if x._data.dtype == np.float32 else np.float64
+    with np.errstate(all="ignore"):
+        vals = [_dirichlet_grad_one(*v, f) for v in zip(xa.reshape(-1).tolist(),
+                                                      aa.reshape(-1).tolist(),
+                                                      ta.reshape(-1).tolist())]
+    res = np.array(vals, np.float64).reshape(xa.shape).astype(x._data.dtype)
+    return apply(NotImplementedBackward, res, x, alpha, total, _op="_dirichlet_grad")

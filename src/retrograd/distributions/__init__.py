@@ -17,6 +17,7 @@ from .categorical import Categorical
 from .cauchy import Cauchy
 from .constraint_registry import biject_to, transform_to
 from .continuous_bernoulli import ContinuousBernoulli
+from .dirichlet import Beta, Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
@@ -68,7 +69,8 @@ from .transforms import (
 from .uniform import Uniform
 from .weibull import Weibull
 
-__all__ = ["constraints", "Gamma", "Chi2", "Bernoulli", "Categorical", "Cauchy", "Distribution",
+__all__ = ["constraints", "Gamma", "Chi2", "Beta", "Dirichlet",
+           "Bernoulli", "Categorical", "Cauchy", "Distribution",
            "Exponential", "ExponentialFamily", "Geometric", "Independent", "kl_divergence",
            "Laplace", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson",
            "register_kl", "Uniform", "HalfNormal", "LogNormal", "TransformedDistribution",
