@@ -307,5 +307,5 @@ def test_constraints():
 def test_torch_names_resolve():
     assert rg.distributions.Normal is RD.normal.Normal
     with pytest.raises(AttributeError,
-                       match="does not implement torch.distributions.StudentT .built on the gamma"):
-        rg.distributions.StudentT  # noqa: B018
+                       match="does not implement torch.distributions.Wishart .built on the gamma"):
+        rg.distributions.Wishart  # noqa: B018

@@ -133,3 +133,30 @@ def test_beta_dirichlet_match_torch(torch):
                                    atol=1e-9)
     z = RD.Dirichlet(rg.ones(3, requires_grad=True)).rsample()
     assert z.grad_fn.name() == "_DirichletBackward"
+
+
+def _run_t(L, D):
+    df = L.tensor([0.8, 1.5, 3.0, 7.0], dtype=L.float64).requires_grad_()
+    loc = L.tensor([0.0, 1.0, -1.0, 0.5], dtype=L.float64).requires_grad_()
+    scale = L.tensor([1.0, 2.0, 0.5, 1.5], dtype=L.float64).requires_grad_()
+    d = D.StudentT(df, loc, scale)
+    L.manual_seed(11)
+    x = d.rsample((2,))
+    y = d.log_prob(x).sum() + d.entropy().sum() + x.sum()
+    ig = D.InverseGamma(df, scale)
+    L.manual_seed(12)
+    xi = ig.rsample((2,))
+    y = y + ig.log_prob(xi).sum() + ig.entropy().sum() + xi.sum()
+    f = D.FisherSnedecor(df, scale * 3)
+    L.manual_seed(13)
+    xf = f.rsample((2,))
+    y = y + f.log_prob(xf).sum() + xf.sum()
+    y.backward()
+    return [x, xi, xf, y, df.grad, loc.grad, scale.grad, d.mean, d.variance, ig.mean,
+            ig.variance, ig.mode, f.mean, f.variance, f.mode, d.expand((2, 4)).sample()]
+
+
+def test_studentt_inversegamma_fisher_match_torch(torch):
+    for x, y in zip(_run_t(torch, torch.distributions), _run_t(rg, RD)):
+        np.testing.assert_allclose(y.detach().numpy(), x.detach().numpy(), rtol=1e-7,
+                                   atol=1e-9)

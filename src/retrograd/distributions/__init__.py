@@ -12,22 +12,26 @@ tensor(0.5000)
 
 from . import constraints, transforms
 from .bernoulli import Bernoulli
+from .beta import Beta
 from .binomial import Binomial
 from .categorical import Categorical
 from .cauchy import Cauchy
+from .chi2 import Chi2
 from .constraint_registry import biject_to, transform_to
 from .continuous_bernoulli import ContinuousBernoulli
-from .dirichlet import Beta, Dirichlet
+from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
-from .gamma import Chi2, Gamma
+from .fishersnedecor import FisherSnedecor
+from .gamma import Gamma
 from .generalized_pareto import GeneralizedPareto
 from .geometric import Geometric
 from .gumbel import Gumbel
 from .half_cauchy import HalfCauchy
 from .half_normal import HalfNormal
 from .independent import Independent
+from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
 from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
@@ -43,6 +47,7 @@ from .pareto import Pareto
 from .poisson import Poisson
 from .relaxed_bernoulli import RelaxedBernoulli
 from .relaxed_categorical import RelaxedOneHotCategorical
+from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import (
     AbsTransform,
@@ -69,7 +74,8 @@ from .transforms import (
 from .uniform import Uniform
 from .weibull import Weibull
 
-__all__ = ["constraints", "Gamma", "Chi2", "Beta", "Dirichlet",
+__all__ = ["constraints", "Gamma", "Chi2", "Beta", "Dirichlet", "StudentT", "InverseGamma",
+           "FisherSnedecor",
            "Bernoulli", "Categorical", "Cauchy", "Distribution",
            "Exponential", "ExponentialFamily", "Geometric", "Independent", "kl_divergence",
            "Laplace", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson",

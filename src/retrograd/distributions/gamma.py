@@ -1,4 +1,4 @@
-"""The gamma distribution, ``torch.distributions.Gamma``, and its special case ``Chi2``:
+"""The gamma distribution, ``torch.distributions.Gamma`` (``Chi2`` is its special case):
 ``rsample`` divides ``retrograd._standard_gamma`` draws (PyTorch's numbers under the same
 seed) by the rate, and is differentiable in both parameters (the reparameterised gradient).
 
@@ -20,7 +20,7 @@ from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
-__all__ = ["Gamma", "Chi2"]
+__all__ = ["Gamma"]
 
 
 class Gamma(ExponentialFamily):
@@ -95,25 +95,3 @@ class Gamma(ExponentialFamily):
         if self._validate_args:
             self._validate_sample(value)
         return torch.special.gammainc(self.concentration, self.rate * value)
-
-
-class Chi2(Gamma):
-    """A chi-squared distribution with ``df`` degrees of freedom: ``Gamma(df / 2, 1 / 2)``.
-
-    >>> import retrograd as torch
-    >>> Chi2(torch.tensor([3.0])).variance
-    tensor([6.])
-    """
-
-    arg_constraints = {"df": constraints.positive}
-
-    def __init__(self, df, validate_args: bool | None = None) -> None:
-        super().__init__(0.5 * df, 0.5, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Chi2, _instance)
-        return super().expand(batch_shape, new)
-
-    @property
-    def df(self) -> Tensor:
-        return self.concentration * 2

@@ -18,9 +18,10 @@ from retrograd import Tensor
 from retrograd.nn.functional import softplus
 
 from .bernoulli import Bernoulli
+from .beta import Beta
 from .binomial import Binomial
 from .categorical import Categorical
-from .dirichlet import Beta, Dirichlet
+from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
