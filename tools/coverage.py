@@ -115,9 +115,7 @@ NOT_SUPPORTED = (
      r"\w*Storage|storage\w*|untyped_storage|storage_offset|storage_type|set_|is_set_to"
      r"|is_shared|share_memory_|from_file|resize_?|resize_as_?|StorageBase"),
     ("built on the gamma sampler (_standard_gamma, _sample_dirichlet), not written yet",
-     r"LKJCholesky|NegativeBinomial"
-     r"|Wishart|lkj_cholesky"
-     r"|negative_binomial|studentT|wishart"),
+     r"LKJCholesky|Wishart|lkj_cholesky|wishart"),
     ("torch's other subpackages are not provided",
      r"hub|profiler|monitor|multiprocessing|testing|masked|quasirandom|sparse"
      r"|quantization|mps|profiler\w*|ProfilerActivity|ProfilerConfig|ProfilerEvent"

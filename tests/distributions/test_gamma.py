@@ -160,3 +160,17 @@ def test_studentt_inversegamma_fisher_match_torch(torch):
     for x, y in zip(_run_t(torch, torch.distributions), _run_t(rg, RD)):
         np.testing.assert_allclose(y.detach().numpy(), x.detach().numpy(), rtol=1e-7,
                                    atol=1e-9)
+
+
+def _run_nb(L, D):
+    d = D.NegativeBinomial(L.tensor([0.0, 2.0, 5.5]), L.tensor([0.3, 0.5, 0.8]))
+    e = D.NegativeBinomial(L.tensor([3.0]), logits=L.tensor([[0.2], [-1.0]]))
+    L.manual_seed(21)
+    x = d.sample((3,))
+    y = e.expand((2, 1)).sample()
+    return [x, y, d.log_prob(x), e.log_prob(y), d.mean, d.variance, d.mode, e.probs]
+
+
+def test_negative_binomial_matches_torch(torch):
+    for x, y in zip(_run_nb(torch, torch.distributions), _run_nb(rg, RD)):
+        np.testing.assert_allclose(y.numpy(), x.numpy(), rtol=1e-6, atol=1e-7)

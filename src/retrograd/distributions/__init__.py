@@ -41,6 +41,7 @@ from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .mixture_same_family import MixtureSameFamily
 from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
+from .negative_binomial import NegativeBinomial
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
 from .pareto import Pareto
@@ -75,7 +76,7 @@ from .uniform import Uniform
 from .weibull import Weibull
 
 __all__ = ["constraints", "Gamma", "Chi2", "Beta", "Dirichlet", "StudentT", "InverseGamma",
-           "FisherSnedecor",
+           "FisherSnedecor", "NegativeBinomial",
            "Bernoulli", "Categorical", "Cauchy", "Distribution",
            "Exponential", "ExponentialFamily", "Geometric", "Independent", "kl_divergence",
            "Laplace", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson",
