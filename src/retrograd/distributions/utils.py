@@ -52,6 +52,29 @@ def _sum_rightmost(value: Tensor, dim: int) -> Tensor:
     return value.reshape(tuple(value.shape[:-dim]) + (-1,)).sum(-1)
 
 
+def expand_probs_logits(self, new, shape) -> None:
+    """Give ``new``, an expanded copy of ``self``, whichever of ``probs`` and ``logits`` ``self``
+    holds (both, once the other was derived), expanded to ``shape``; the last one set is its
+    ``_param``."""
+    for name in ("probs", "logits"):
+        if name in self.__dict__:
+            value = getattr(self, name).expand(shape)
+            setattr(new, name, value)
+            new._param = value
+
+
+def init_count_and_probs(self, total_count, probs, logits) -> None:
+    """``total_count`` and ``probs`` or ``logits`` (exactly one), broadcast together, the count in
+    the parameter's dtype: Binomial's and NegativeBinomial's parameters."""
+    if (probs is None) == (logits is None):
+        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+    name, value = ("probs", probs) if probs is not None else ("logits", logits)
+    total_count, value = broadcast_all(total_count, value)
+    self.total_count = total_count.type_as(value)
+    setattr(self, name, value)
+    self._param = value
+
+
 def logits_to_probs(logits: Tensor, is_binary: bool = False) -> Tensor:
     """Probabilities from logits: a sigmoid when binary, else a softmax over the last dim.
 
