@@ -148,7 +148,43 @@ def tangent_of(t):
     fw = t._fw
     if fw is not None and fw[0] is _current and _current is not None:
         return fw[1]
+    if t._view is not None and _current is not None:
+        return view_tangent(t, _current)
     return None
+
+
+def view_tangent(t: Tensor, lvl):
+    """The tangent of a view made before its base became dual (by an in-place op on the base
+    or on another of its views): the same view of the base's tangent, made on first use and
+    kept, so that later in-place updates of either reach both (PyTorch's lazy forward grad of
+    views). None when the base has no tangent, or for a view outside forward AD (a primal)."""
+    base, steps, _ = t._view
+    bfw = base._fw
+    if bfw is None or bfw[0] is not lvl or t._data.dtype.char not in FLOAT_CHARS or \
+            t.__dict__.get("_fw_off"):
+        return None
+    bt = bfw[1]
+    if bt._view is not None or (bt._rg and bt._grad_fn is None):
+        prev = _apply.OBSERVED  # a tangent that is a view itself, or a leaf requiring grad
+        _apply.OBSERVED = False
+        try:
+            tan = replay(_ops, bt, steps)
+        except RuntimeError:  # a view the tangent's layout does not allow: on a copy
+            tan = replay(_ops, _ops.contiguous(bt), steps)
+        finally:
+            _apply.OBSERVED = prev
+    else:
+        try:
+            tan = make(_array.replay(bt._data, steps))
+        except (RuntimeError, ValueError):  # as above
+            tan = make(np.ascontiguousarray(_array.replay(bt._data.copy(), steps)))
+        else:
+            # A view of the tangent (its version counter; with a graph, the history
+            # AsStridedBackward0 re-derived from the tangent's, as PyTorch's)
+            tan._vc = bt._vc
+            tan._view = (bt, steps, None)
+    _set(t, tan, lvl)
+    return tan
 
 
 def tangent_level():
@@ -238,6 +274,7 @@ def unpack_dual(tensor: Tensor, *, level=None) -> UnpackedDualTensor:
         p = tensor.view(tensor._data.shape)
     finally:
         _apply.OBSERVED = prev
+    p.__dict__["_fw_off"] = True  # a view of a dual base that never takes its tangent
     return UnpackedDualTensor(p, t)
 
 
@@ -267,9 +304,11 @@ def _observe(P, inputs, attrs, run):
     i = 0
     for x in inputs:
         if x.__class__ is Tensor or isinstance(x, Tensor):
+            fw = x._fw
+            if fw is None and x._view is not None and view_tangent(x, lvl) is not None:
+                fw = x._fw  # a view made before its base became dual
             if x._rg or (x._view is not None and x.requires_grad):
                 natural = prev
-                fw = x._fw
                 if fw is not None and fw[0] is lvl:
                     if tans is None:
                         tans = [None] * len(inputs)
@@ -277,7 +316,6 @@ def _observe(P, inputs, attrs, run):
                     if t._rg or (t._view is not None and t.requires_grad):
                         tan_graph = True
             else:
-                fw = x._fw
                 if fw is not None and fw[0] is lvl:
                     if tans is None:
                         tans = [None] * len(inputs)
@@ -291,6 +329,11 @@ def _observe(P, inputs, attrs, run):
                         forced.append(x)
         i += 1
     if tans is None:
+        if "step" in attrs and inputs[0].__dict__.get("_fw_off"):
+            out = run()  # a view of a primal: no tangent from the base either
+            if isinstance(out, Tensor):
+                out.__dict__["_fw_off"] = True
+            return out
         return run()
     if "step" in attrs or (P.__class__ is not _NodeType and not issubclass(P, Node)):
         return _observe_other(P, inputs, attrs, run, tans, lvl)

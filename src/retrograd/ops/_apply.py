@@ -139,7 +139,8 @@ def needs_grad(t) -> bool:
     with a tangent counts too: ops save for its rule what they save for its gradient."""
     if t.__class__ is Tensor or isinstance(t, Tensor):
         return t._rg or (t._view is not None and t.requires_grad) or \
-            (t._fw is not None and RECORD_ALSO is not None and RECORD_ALSO((t,)))
+            ((t._fw is not None or t._view is not None) and RECORD_ALSO is not None and
+             RECORD_ALSO((t,)))  # (a view may take its tangent from its base: forward_ad)
     return False
 
 
