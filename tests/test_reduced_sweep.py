@@ -456,3 +456,72 @@ def test_reduced_var_std_backward(torch, name):
         return out
 
     assert run(rg) == run(torch)
+
+
+@pytest.fixture
+def one_thread(torch):
+    # PyTorch's norm kernels split their rounded accumulations over threads; retrograd follows
+    # the single-threaded order (its get_num_threads() is 1).
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+def _ulps(a, b) -> int:
+    """Largest distance in units in the last place between two float16/bfloat16 bit lists."""
+    a, b = np.asarray(a, np.int64), np.asarray(b, np.int64)
+    a, b = np.where(a < 0, -(a & 0x7FFF), a), np.where(b < 0, -(b & 0x7FFF), b)
+    return int(np.abs(a - b).max()) if a.size else 0
+
+
+@pytest.mark.parametrize("name", REDUCED)
+def test_reduced_norm_kernels_round_as_torch(torch, one_thread, name):
+    # Layer/group/batch norm of a float16/bfloat16 input: the statistics stored in the
+    # parameters' dtype (rounded unless the weights are float32), layer norm's weight and bias
+    # gradients accumulated row by row in the input's dtype, batch norm's fused x*alpha+beta,
+    # reduced-dtype variance and running statistics (bfloat16). Reduced results to the bit up to
+    # a rare 1-ulp float32 tie, float32 gradients to float32 rounding.
+    def run(lib, fn, pname, train):
+        lib.manual_seed(0)
+        dt, pdt = getattr(lib, name), getattr(lib, pname)
+        x = (lib.randn(8, 6, 37) * 2 + 0.5).to(dt).requires_grad_()
+        shape = {"ln": (37,), "ln2": (6, 37)}.get(fn, (6,))
+        w = (lib.randn(shape) * 0.5 + 1).to(pdt).requires_grad_()
+        b = lib.randn(shape).to(pdt).requires_grad_()
+        rm, rv = lib.randn(6).to(pdt), (lib.rand(6) + 0.5).to(pdt)
+        f = lib.nn.functional
+        y = {"ln": lambda: f.layer_norm(x, (37,), w, b),
+             "ln2": lambda: f.layer_norm(x, (6, 37), w, b),
+             "gn": lambda: f.group_norm(x, 3, w, b),
+             "bn": lambda: f.batch_norm(x, rm, rv, w, b, training=train)}[fn]()
+        y.backward(lib.randn(8, 6, 37).to(dt))
+        return [bits(t) if t.dtype == dt else np.asarray(t.tolist()).ravel()
+                for t in (y, x.grad, w.grad, b.grad, rm, rv)]
+
+    for fn in ("ln", "ln2", "gn", "bn"):
+        for pname in (name, "float32"):
+            for train in (True, False) if fn == "bn" else (True,):
+                mine, want = run(rg, fn, pname, train), run(torch, fn, pname, train)
+                for i, (a, b) in enumerate(zip(mine, want)):
+                    where = (fn, pname, train, i)
+                    if isinstance(a, list):
+                        assert _ulps(a, b) <= 1, where
+                        assert np.mean(np.asarray(a) != np.asarray(b)) < 0.01, where
+                    else:
+                        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=str(where))
+    # without weights, the statistics are kept in the input's dtype
+    def plain(lib):
+        lib.manual_seed(1)
+        x = lib.randn(4, 6, 9).to(getattr(lib, name)).requires_grad_()
+        outs = []
+        for f in (lambda t: lib.nn.functional.layer_norm(t, (9,)),
+                  lambda t: lib.nn.functional.group_norm(t, 2),
+                  lambda t: lib.nn.functional.batch_norm(t, None, None, training=True)):
+            x.grad = None
+            f(x).backward(lib.randn(4, 6, 9).to(x.dtype))
+            outs.append(bits(x.grad))
+        return outs
+
+    for a, b in zip(plain(rg), plain(torch)):
+        assert _ulps(a, b) <= 1 and np.mean(np.asarray(a) != np.asarray(b)) < 0.01

@@ -24,7 +24,7 @@ import numpy as np
 from .._dtypes import F32, FLOAT_CHARS, FROM_NP, REDUCED
 from .._tensor import Tensor, make
 from ..autograd.graph import Node
-from . import _array
+from . import _array, _norm_reduced
 from ._apply import apply, apply_binary, needs_grad
 from ._autocast import lower_precision
 from .indexing import scatter_into
@@ -47,11 +47,14 @@ def _const(xp, arr):
 class _NormNode(Node):
     _xhat = None
     _rstd = None
+    _mean = None
+    _red = False  # a float16/bfloat16 input: the array backward is PyTorch's reduced kernel's
 
     def release(self) -> None:
         super().release()
         self._xhat = None
         self._rstd = None
+        self._mean = None
 
 
 # -- linear ------------------------------------------------------------------------------------
@@ -215,17 +218,18 @@ _array.register(norm_rows_sum=_np_norm_rows_sum, norm_rows_dot=_np_norm_rows_dot
 
 
 def _rows_forward(x2: np.ndarray, eps: float):
-    """``xhat`` and ``rstd`` (shape (M, 1)) of the rows of a 2-D array."""
+    """``xhat``, ``rstd`` and the mean (both shape (M, 1)) of the rows of a 2-D array."""
     k = x2.shape[1]
     if k == 0:
-        return x2.copy(), np.zeros((x2.shape[0], 1), x2.dtype)
+        z = np.zeros((x2.shape[0], 1), x2.dtype)
+        return x2.copy(), z, z
     mean = _np_norm_rows_sum(x2) / k
     xc = x2 - mean
     var = _np_norm_rows_dot(xc, xc) / k
     rstd = 1.0 / np.sqrt(var + eps)
     rstd = rstd.astype(x2.dtype, copy=False)
     np.multiply(xc, rstd, out=xc)
-    return xc, rstd
+    return xc, rstd, mean
 
 
 def _rows_stats(xp, x2, eps):
@@ -265,6 +269,13 @@ class NativeLayerNormBackward0(_NormNode):
         x, w, _ = self.saved(xp.TENSORS)
         m, k = self._mk
         g2 = xp.reshape(g, (m, k))
+        if self._red and not xp.TENSORS:
+            gx, gw, gb = _norm_reduced.layer_norm_backward(
+                g2, x.reshape(m, k), self._mean, self._rstd, None if w is None else w.reshape(k),
+                (self._needs(0), self._needs(1), self._needs(2)))
+            return (None if gx is None else gx.reshape(self._xshape),
+                    None if gw is None else gw.reshape(self._wshape),
+                    None if gb is None else gb.reshape(self._wshape))
         if xp.TENSORS:
             xhat, rstd = _rows_stats(xp, xp.reshape(x, (m, k)), self._eps)
         else:
@@ -292,7 +303,10 @@ def native_layer_norm(x: Tensor, normalized_shape: tuple, w, b, eps: float) -> T
     # float32 and rounded once to the input's dtype, as PyTorch's kernel.
     rd = xd.dtype if xd.dtype in REDUCED else None
     xs = xd if rd is None else xd.astype(F32)
-    xhat, rstd = _rows_forward(np.ascontiguousarray(xs).reshape(m, k), eps)
+    xhat, rstd, mean = _rows_forward(np.ascontiguousarray(xs).reshape(m, k), eps)
+    if rd is not None:  # the statistics the backward reads, as PyTorch stores them
+        pdt = _norm_reduced.param_dtype(rd, *(p._data for p in (w, b) if p is not None))
+        mean, rstd = _norm_reduced.rounded(mean, pdt), _norm_reduced.rounded(rstd, pdt)
     if w is not None:
         out = xhat * (w._data.reshape(k) if rd is None else w._data.reshape(k).astype(F32))
         if b is not None:
@@ -303,7 +317,9 @@ def native_layer_norm(x: Tensor, normalized_shape: tuple, w, b, eps: float) -> T
         out = xhat.copy()
     out = out.reshape(xd.shape) if rd is None else out.reshape(xd.shape).astype(rd)
     return apply(NativeLayerNormBackward0, out, x, w, b, save=(x, w, b), _mk=(m, k), _eps=eps,
-                 _xshape=xd.shape, _wshape=tuple(normalized_shape), _xhat=xhat, _rstd=rstd)
+                 _xshape=xd.shape, _wshape=tuple(normalized_shape),
+                 _xhat=None if rd is not None else xhat, _rstd=rstd, _mean=mean,
+                 _red=rd is not None)
 
 
 # -- batch norm --------------------------------------------------------------------------------
@@ -329,9 +345,14 @@ class NativeBatchNormBackward0(_NormNode):
         n, c, length = self._ncl
         cnt = n * length
         g3 = xp.reshape(g, (n, c, length))
-        if not xp.TENSORS and g3.dtype in REDUCED:
-            g3 = g3.astype(F32)  # with the float32 statistics; the engine rounds the results
         training = self._training
+        if self._red and not xp.TENSORS:
+            rv = self._running[1]
+            gx, gw, gb = _norm_reduced.batch_norm_backward(
+                g3, x.reshape(n, c, length), w, self._mean, self._rstd,
+                None if rv is None else rv._data, training, self._eps,
+                (self._needs(0), self._needs(1), self._needs(2)))
+            return None if gx is None else gx.reshape(self._xshape), gw, gb
         if xp.TENSORS:
             x3 = xp.reshape(x, (n, c, length))
             if training:
@@ -368,10 +389,6 @@ class NativeBatchNormBackward0(_NormNode):
             gb = xp.reshape(sg, (c,))
         return gx, gw, gb
 
-    def release(self) -> None:
-        super().release()
-        self._mean = None
-
 
 def native_batch_norm(x: Tensor, w, b, running_mean, running_var, training: bool,
                       momentum: float, eps: float) -> Tensor:
@@ -381,10 +398,17 @@ def native_batch_norm(x: Tensor, w, b, running_mean, running_var, training: bool
     n, c = xd.shape[0], xd.shape[1]
     length = xd.size // (n * c) if n * c else 0
     x3 = np.ascontiguousarray(xd).reshape(n, c, length)
-    # float16/bfloat16: statistics and output in float32, rounded once (PyTorch's kernel).
-    rd = xd.dtype if xd.dtype in REDUCED else None
-    if rd is not None:
-        x3 = x3.astype(F32)
+    if xd.dtype in REDUCED:  # float16/bfloat16: PyTorch's kernel, its roundings included
+        rm, rv = (None if r is None else r._data for r in (running_mean, running_var))
+        out, mean, rstd = _norm_reduced.batch_norm_forward(
+            x3, None if w is None else w._data, None if b is None else b._data, rm,
+            rv, training, momentum, eps)
+        for r in (running_mean, running_var) if training else ():
+            if r is not None:
+                r._vc[0] += 1
+        return apply(NativeBatchNormBackward0, out.reshape(xd.shape), x, w, b, save=(x, w),
+                     _ncl=(n, c, length), _eps=eps, _training=training, _xshape=xd.shape,
+                     _rstd=rstd, _mean=mean, _running=(running_mean, running_var), _red=True)
     dt = x3.dtype
     if training:
         cnt = n * length
@@ -408,8 +432,6 @@ def native_batch_norm(x: Tensor, w, b, running_mean, running_var, training: bool
         rstd = (1.0 / np.sqrt(running_var._data.reshape(1, c, 1) + eps)).astype(dt, copy=False)
         xhat = (x3 - mean) * rstd
     out = _channel_affine(xhat, w, b, c).reshape(xd.shape)
-    if rd is not None:
-        out = out.astype(rd)
     return apply(NativeBatchNormBackward0, out, x, w, b, save=(x, w), _ncl=(n, c, length),
                  _eps=eps, _training=training, _xshape=xd.shape, _xhat=xhat, _rstd=rstd,
                  _mean=None if training else mean, _running=(running_mean, running_var))
@@ -426,6 +448,11 @@ class NativeGroupNormBackward0(_NormNode):
         n, c, length, groups = self._nclg
         rows = (n * groups, (c // groups) * length)
         g3 = xp.reshape(g, (n, c, length))
+        if self._red and not xp.TENSORS:
+            gx, gw, gb = _norm_reduced.group_norm_backward(
+                g3, x.reshape(n, c, length), self._mean, self._rstd, w, groups,
+                (self._needs(0), self._needs(1), self._needs(2)))
+            return None if gx is None else gx.reshape(self._xshape), gw, gb
         if not xp.TENSORS and g3.dtype in REDUCED:
             g3 = g3.astype(F32)
         if xp.TENSORS:
@@ -452,14 +479,19 @@ def native_group_norm(x: Tensor, num_groups: int, w, b, eps: float) -> Tensor:
     rows = (n * num_groups, (c // num_groups) * length)
     rd = xd.dtype if xd.dtype in REDUCED else None  # float32 inside, rounded once
     xs = xd if rd is None else xd.astype(F32)
-    xhat2, rstd = _rows_forward(np.ascontiguousarray(xs).reshape(rows), eps)
+    xhat2, rstd, mean = _rows_forward(np.ascontiguousarray(xs).reshape(rows), eps)
     xhat3 = xhat2.reshape(n, c, length)
     out = _channel_affine(xhat3, w, b, c).reshape(xd.shape)
     if rd is not None:
         out = out.astype(rd)
+        # The statistics the backward reads, as PyTorch stores them (shape (N, G)).
+        pdt = _norm_reduced.param_dtype(rd, *(p._data for p in (w, b) if p is not None))
+        mean = _norm_reduced.rounded(mean, pdt).reshape(n, num_groups)
+        rstd = _norm_reduced.rounded(rstd, pdt).reshape(n, num_groups)
+        xhat2 = None
     return apply(NativeGroupNormBackward0, out, x, w, b, save=(x, w),
                  _nclg=(n, c, length, num_groups), _eps=eps, _xshape=xd.shape, _xhat=xhat2,
-                 _rstd=rstd)
+                 _rstd=rstd, _mean=mean, _red=rd is not None)
 
 
 # -- embedding ---------------------------------------------------------------------------------
