@@ -7,6 +7,7 @@ from . import (  # noqa: F401
     multi_hook,
     saved_attrs,
     saved_hooks,
+    saved_mutation,
     saved_raw,
 )
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
@@ -27,6 +28,7 @@ from .variable import Variable
 for _name in ("saved_tensors_hooks", "disable_saved_tensors_hooks", "save_on_cpu"):
     setattr(graph, _name, getattr(saved_hooks, _name))
 graph.register_multi_grad_hook = multi_hook.register_multi_grad_hook
+graph.allow_mutation_on_saved_tensors = saved_mutation.allow_mutation_on_saved_tensors
 
 __all__ = [
     "backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad",

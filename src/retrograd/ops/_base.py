@@ -26,7 +26,14 @@ def not_implemented(kernel: str, dtype):
     return NotImplementedError(f'"{kernel}" not implemented for \'{legacy(dtype)}\'')
 
 
+# Called with the target of every in-place write before anything is written, while set
+# (autograd.saved_mutation: allow_mutation_on_saved_tensors clones saved tensors there).
+BEFORE_WRITE = None
+
+
 def _check_writable(self: Tensor) -> None:
+    if BEFORE_WRITE is not None:
+        BEFORE_WRITE(self)
     if self._inference and not state.inference:
         raise RuntimeError(
             "Inplace update to inference tensor outside InferenceMode is not allowed.You can "
