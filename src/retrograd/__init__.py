@@ -203,6 +203,11 @@ from . import _argcheck  # noqa: E402
 
 _argcheck.install()
 
+# The pointwise and reduction functions take PyTorch's out= (after the argument checks).
+from . import _out  # noqa: E402
+
+_out.install()
+
 # Last: a torch name retrograd lacks fails saying so (retrograd does not implement torch.fft ...).
 from . import _missing  # noqa: E402
 
