@@ -24,6 +24,7 @@ from ._apply import apply, apply_binary, apply_unary, binary_op, needs_grad, rec
 from ._base import legacy, not_implemented
 from ._core import (
     Signatures,
+    arg_error,
     as_tensor_arg,
     asarray,
     bf16_nans,
@@ -562,10 +563,8 @@ def _float_only(name, a, b=None) -> None:
 
 
 def _tensor_other(name, other) -> None:
-    if not isinstance(other, Tensor):
-        raise TypeError(
-            f"{name}(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}"
-        )
+    if not isinstance(other, Tensor):  # (a method call counts from its first argument)
+        raise arg_error(name, "other", 2, other)
 
 
 def _atan2_reduced(a, b):

@@ -211,6 +211,14 @@ def _no_wide(name: str, input) -> None:  # noqa: A002
         raise not_implemented(f"{name}_cpu", input._data.dtype)
 
 
+def _not_tensors(name, input, other) -> TypeError:  # noqa: A002
+    """PyTorch's TypeError for the first of ``input``, ``other`` that is not a tensor (ops
+    with no overload taking a number)."""
+    if not isinstance(input, Tensor):
+        return arg_error(name, "input", 1, input)
+    return arg_error(name, "other", 2, other)
+
+
 def logical_and(input, other) -> Tensor:  # noqa: A002
     """True where both are nonzero.
 
@@ -220,9 +228,9 @@ def logical_and(input, other) -> Tensor:  # noqa: A002
     """
     _no_wide("logical_and", input)
     try:
-        return wrap(broadcasting(np.logical_and, input._data, as_tensor_arg(other)._data))
+        return wrap(broadcasting(np.logical_and, input._data, other._data))
     except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
-        raise arg_error("logical_and", "input", 1, input) from None
+        raise _not_tensors("logical_and", input, other) from None
 
 
 def logical_or(input, other) -> Tensor:  # noqa: A002
@@ -234,9 +242,9 @@ def logical_or(input, other) -> Tensor:  # noqa: A002
     """
     _no_wide("logical_or", input)
     try:
-        return wrap(broadcasting(np.logical_or, input._data, as_tensor_arg(other)._data))
+        return wrap(broadcasting(np.logical_or, input._data, other._data))
     except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
-        raise arg_error("logical_or", "input", 1, input) from None
+        raise _not_tensors("logical_or", input, other) from None
 
 
 def logical_xor(input, other) -> Tensor:  # noqa: A002
@@ -248,9 +256,9 @@ def logical_xor(input, other) -> Tensor:  # noqa: A002
     """
     _no_wide("logical_xor", input)
     try:
-        return wrap(broadcasting(np.logical_xor, input._data, as_tensor_arg(other)._data))
+        return wrap(broadcasting(np.logical_xor, input._data, other._data))
     except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
-        raise arg_error("logical_xor", "input", 1, input) from None
+        raise _not_tensors("logical_xor", input, other) from None
 
 
 def isnan(input) -> Tensor:  # noqa: A002
@@ -332,8 +340,10 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:  # 
     >>> torch.allclose(torch.tensor([1.0]), torch.tensor([1.0 + 1e-9]))
     True
     """
+    if not isinstance(other, Tensor) or not isinstance(input, Tensor):
+        raise _not_tensors("allclose", input, other)
     _check_same_dtype(input, other)
-    return bool(np.allclose(input._data, as_tensor_arg(other)._data, rtol=rtol, atol=atol,
+    return bool(np.allclose(input._data, other._data, rtol=rtol, atol=atol,
                             equal_nan=equal_nan))
 
 
@@ -344,8 +354,10 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:  #
     >>> torch.isclose(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.1]))
     tensor([ True, False])
     """
+    if not isinstance(other, Tensor) or not isinstance(input, Tensor):
+        raise _not_tensors("isclose", input, other)
     _check_same_dtype(input, other)
-    return wrap(broadcasting(np.isclose, input._data, as_tensor_arg(other)._data, rtol=rtol,
+    return wrap(broadcasting(np.isclose, input._data, other._data, rtol=rtol,
                              atol=atol, equal_nan=equal_nan))
 
 

@@ -14,10 +14,10 @@ import itertools
 
 import numpy as np
 
-from .._dtypes import FLOAT_CHARS, REDUCED
+from .._dtypes import FLOAT_CHARS, REDUCED, get_default_dtype, promote_types
 from .._tensor import Tensor
 from ._autocast import fp32
-from ._core import operands, wrap, wrap_dim
+from ._core import arg_error, operands, wrap, wrap_dim
 from ._views import slice_dim
 from .arithmetic import div_scalar, mul, mul_scalar, sub
 from .compare import where
@@ -393,7 +393,14 @@ def ldexp(input, other) -> Tensor:  # noqa: A002
     >>> torch.ldexp(torch.tensor([1., 3.]), torch.tensor([2, 1]))
     tensor([4., 6.])
     """
-    a = input if input.is_floating_point() else input.float()
+    if not isinstance(other, Tensor):  # no overload takes a number
+        raise arg_error("ldexp", "other", 2, other)
+    # PyTorch's ldexp is ``input * pow(2.0, other)``: a float other promotes with input; an
+    # integer other leaves input's float dtype (the default float for an integer input).
+    power = other.dtype if other.is_floating_point() else (
+        input.dtype if input.is_floating_point() else get_default_dtype())
+    dt = promote_types(input.dtype, power)
+    a = input if input.dtype == dt else input.to(dt)
     # The gradient is 2 ** other also for negative integer powers (PyTorch's is 0 there: it
     # takes that power in integers).
     return fused("LdexpBackward0", lambda a, other: mul(a, 2.0 ** other.to(a.dtype)), a, other,

@@ -17,7 +17,7 @@ from .. import return_types
 from .._dtypes import FLOAT_CHARS, WIDE_CHARS, to_dtype
 from .._tensor import Tensor
 from ._base import not_implemented
-from ._core import arg_error, operands, wrap, wrap_dim
+from ._core import arg_error, check_broadcast, operands, wrap, wrap_dim
 
 __all__ = [
     "bincount", "histc", "histogram", "histogramdd", "isin", "unique_consecutive",
@@ -78,7 +78,8 @@ def histc(input, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # 
     except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
         raise arg_error("histc", "input", 1, input) from None
     if not _is_float(a):
-        raise RuntimeError(f'"histogram_cpu" not implemented for \'{input.dtype.scalar_name}\'')
+        raise NotImplementedError(
+            f'"histogram_cpu" not implemented for \'{input.dtype.scalar_name}\'')
     if bins <= 0:
         raise RuntimeError(f"torch.histc(): bins must be > 0, but got {bins} for dimension 0")
     lo, hi = float(min), float(max)
@@ -105,7 +106,8 @@ def histogram(input, bins=100, *, range=None, weight=None, density: bool = False
     except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
         raise arg_error("histogram", "input", 1, input) from None
     if not _is_float(a):
-        raise RuntimeError(f'"histogram_cpu" not implemented for \'{input.dtype.scalar_name}\'')
+        raise NotImplementedError(
+            f'"histogram_cpu" not implemented for \'{input.dtype.scalar_name}\'')
     edges = bins._data if isinstance(bins, Tensor) else bins
     w = None if weight is None else weight._data.ravel()
     hist, out_edges = np.histogram(a.ravel(), bins=edges, range=range, weights=w,
@@ -207,10 +209,13 @@ def unravel_index(indices, shape) -> tuple:
 
 def _int_binary(name, fn):
     def op(input, other):  # noqa: A002
-        a, b = _arr(input), _arr(other)
-        if _is_float(a) or _is_float(b):
-            raise RuntimeError(f'"{name}_cpu" not implemented for '
-                               f"'{to_dtype(np.result_type(a, b)).scalar_name}'")
+        for arg, pos, v in (("input", 1, input), ("other", 2, other)):
+            if not isinstance(v, Tensor):  # no overload takes a number
+                raise arg_error(name, arg, pos, v)
+        a, b = operands(input, other)
+        if _is_float(a) or a.dtype == np.bool_:
+            raise NotImplementedError(f'"{name}_cpu" not implemented for '
+                                      f"'{to_dtype(a.dtype).scalar_name}'")
         return wrap(np.asarray(fn(a, b)))
     op.__name__ = name
     return op
@@ -242,9 +247,11 @@ def heaviside(input, values) -> Tensor:  # noqa: A002
     try:
         a, v = input._data, values._data
     except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
-        raise arg_error("heaviside", "input", 1, input) from None
+        which = ("input", 1, input) if not isinstance(input, Tensor) else ("values", 2, values)
+        raise arg_error("heaviside", *which) from None
+    check_broadcast(a.shape, v.shape)
     if a.dtype != v.dtype:
-        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes")
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
     # PyTorch's kernel: ``values`` at 0, else ``input > 0`` (so NaN gives 0, not NumPy's NaN)
     with np.errstate(invalid="ignore"):
         return wrap(np.where(a == 0, v, a > 0).astype(a.dtype))
@@ -260,7 +267,8 @@ def nextafter(input, other) -> Tensor:  # noqa: A002
     try:
         a, b = input._data, other._data
     except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
-        raise arg_error("nextafter", "input", 1, input) from None
+        which = ("input", 1, input) if not isinstance(input, Tensor) else ("other", 2, other)
+        raise arg_error("nextafter", *which) from None
     if a.dtype != b.dtype:  # promoted as PyTorch promotes (bfloat16 with float32: float32)
         a, b = operands(input, other)
     if a.dtype.char not in FLOAT_CHARS:

@@ -379,6 +379,12 @@ def _key_view(out: np.ndarray, key):
     return out[key[0] + (Ellipsis,)] if key[0] else out
 
 
+def _dtype_mismatch(a, v):
+    raise RuntimeError(
+        "Index put requires the source and destination dtypes match, got "
+        f"{legacy(a.dtype)} for the destination and {legacy(v.dtype)} for the source.")
+
+
 def index_put(input, indices, values, accumulate: bool = False) -> Tensor:  # noqa: A002
     """A copy of ``input`` with ``values`` written (or with ``accumulate``, added) at
     ``indices``, a tuple of index tensors (None for a whole dim).
@@ -394,6 +400,8 @@ def index_put(input, indices, values, accumulate: bool = False) -> Tensor:  # no
     else:
         if isinstance(indices, Tensor):
             indices = (indices,)
+        if isinstance(values, Tensor) and values._data.dtype != a.dtype:
+            _dtype_mismatch(a, values._data)  # PyTorch checks it before the indices
         items = tuple(slice(None) if i is None else i for i in indices)
         pre, adv, trivial = _parse(items, a.shape, True)
     key = (pre, adv)
@@ -414,11 +422,7 @@ def index_put(input, indices, values, accumulate: bool = False) -> Tensor:  # no
             f"indexing result of shape {list(target.shape)}"
         ) from None
     if values is not None and v.dtype != a.dtype:
-        raise RuntimeError(
-            "Index put requires the source and destination dtypes match, got "
-            f"{legacy(a.dtype)} for the destination and "
-            f"{legacy(v.dtype)} for the source."
-        )
+        _dtype_mismatch(a, v)
     if accumulate:
         add_at(view, adv, v)
     else:

@@ -274,6 +274,8 @@ def kthvalue(input, k, dim=-1, keepdim=False):  # noqa: A002
         raise not_implemented("kthvalue_cpu", a.dtype)  # uint16/32/64
     d = wrap_dim(dim, a.ndim)
     n = a.shape[d] if a.ndim else 1
+    if n == 0:
+        raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     idx = None

@@ -463,6 +463,10 @@ def clamp(input, min=None, max=None) -> Tensor:  # noqa: A001, A002
         if min is None and max is None:
             raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
         if isinstance(min, Tensor) or isinstance(max, Tensor):
+            if not isinstance(min, (Tensor, type(None))) or \
+                    not isinstance(max, (Tensor, type(None))):
+                # a tensor and a number: no overload takes both
+                raise TypeError("clamp: one bound a tensor, the other a number")
             return _clamp_tensor(input, min, max)
         a = input._data
         lo = scalar_value(min) if min is not None else None
