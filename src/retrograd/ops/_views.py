@@ -6,6 +6,10 @@ linked to their base by ``_apply.apply_view``.
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
@@ -118,3 +122,32 @@ def narrow(input, dim, start, length) -> Tensor:  # noqa: A002
 
 
 _array.register(select=SelectBackward0.forward, slice_dim=SliceBackward0.forward)
+
+
+def expand_array(x, shape):
+    """``x`` expanded to ``shape`` with PyTorch's strides (inferExpandGeometry: an expanded
+    dim has stride 0; a new leading dim of size 1 the stride a contiguous tensor would have).
+    Writable unless elements really overlap (a dim of stride 0 and size above 1), so that an
+    in-place op on a no-op expansion (or an empty one) is allowed, as in PyTorch."""
+    shape = tuple(shape)
+    if shape == x.shape:
+        return x[...]
+    if math.prod(shape) >= 1 << 63:
+        raise ValueError("iterator is too large")
+    lead = len(shape) - x.ndim
+    strides = [0] * len(shape)
+    overlap = False
+    for i in range(len(shape) - 1, -1, -1):
+        size, target = (x.shape[i - lead], shape[i]) if i >= lead else (1, shape[i])
+        if i >= lead:
+            stride = x.strides[i - lead]
+        else:
+            stride = shape[i + 1] * strides[i + 1] if i + 1 < len(shape) else x.itemsize
+        if size != target:
+            stride = 0
+            overlap = overlap or target > 1
+        strides[i] = stride
+    if 0 in shape:
+        overlap = False
+    return np.lib.stride_tricks.as_strided(x, shape, tuple(strides),
+                                           writeable=x.flags.writeable and not overlap)

@@ -25,6 +25,7 @@ from . import _array
 from ._apply import apply, apply_multi, apply_view, link_view, recording
 from ._base import _check_leaf, _check_writable, legacy
 from ._core import Signatures, arg_error, bf16_cast_nans, wrap_dim
+from ._views import expand_array as _expand_array
 from ._views import slice_dim
 
 # PyTorch's signatures, for its errors when arguments fit none (checked only after a failure).
@@ -351,10 +352,6 @@ def mT(input) -> Tensor:  # noqa: A002, N802
     return transpose(input, -2, -1)
 
 
-def _expand_array(x, shape):
-    return np.broadcast_to(x, shape)
-
-
 class ExpandBackward0(Node):
     forward = staticmethod(_expand_array)
 
@@ -402,7 +399,7 @@ def expand(input, *sizes) -> Tensor:  # noqa: A002
             shape.append(s)
     shape = tuple(shape[::-1])
     try:
-        out = np.broadcast_to(a, shape)
+        out = _expand_array(a, shape)
     except ValueError:  # more elements than an int64 counts (NumPy: "iterator is too large")
         raise RuntimeError("numel: integer multiplication overflow") from None
     return apply_view(ExpandBackward0, out, input, ("expand", (shape,)), _in_shape=a.shape)
