@@ -126,6 +126,60 @@ def test_einsum_third_order():
     np.testing.assert_allclose(ggg.numpy(), 6 * np.ones(3))
 
 
+def _graph(t) -> list:
+    """Node names and saved dims of a graph, depth first, as both libraries print them."""
+    out, stack = [], [t.grad_fn]
+    while stack:
+        n = stack.pop()
+        if n is not None:
+            dims = getattr(n, "_saved_dims", None) if "Permute" in n.name() else None
+            if dims is not None:  # torch shows a negative dim as its uint64
+                dims = tuple(d - 2 ** 64 if d >= 2 ** 63 else d for d in dims)
+            out.append((n.name().replace("torch::autograd::", ""), dims))
+            stack += [m for m, _ in n.next_functions]
+    return out
+
+
+@pytest.mark.parametrize("eq, shapes", [
+    ("ij,jk->ik", [(2, 3), (3, 4)]), ("iij,jk->ik", [(3, 3, 4), (4, 2)]),
+    ("bij,bjk", [(2, 3, 4), (1, 4, 5)]), ("ab,cd,bc->ad", [(2, 3), (4, 5), (3, 4)]),
+    ("iji->j", [(3, 2, 3)]), ("a...,...b", [(2, 3, 1), (4, 3)]), ("ij,kl->", [(2, 3), (4, 5)]),
+    ("Ab,ba->Aa", [(2, 3), (3, 4)])])
+def test_einsum_builds_torchs_graph(torch, eq, shapes):
+    """einsum is PyTorch's composite: the same nodes (diagonal, unsqueeze, permute, sum, bmm,
+    view, mul) with the same dims, the same values and gradients."""
+    arrays = [RNG.standard_normal(s) for s in shapes]
+    got = [_t(a, rg=True) for a in arrays]
+    want = [torch.tensor(a, requires_grad=True) for a in arrays]
+    y, yt = retrograd.einsum(eq, *got), torch.einsum(eq, *want)
+    assert _graph(y) == _graph(yt)
+    np.testing.assert_allclose(y.detach().numpy(), yt.detach().numpy(), rtol=1e-12)
+    y.sum().backward()
+    yt.sum().backward()
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("sa, sb, dims", [
+    ((3,), (3,), ([-1], [-1])), ((2, 3), (2, 3), 2), ((2, 3, 4), (4, 3, 2), ([1, -1], [1, 0])),
+    ((2, 1, 4), (4, 3, 2), ([1, 2], [1, 0])), ((3, 4), (4,), 1), ((2, 3), (3,), 0)])
+def test_tensordot_builds_torchs_graph(torch, sa, sb, dims):
+    """tensordot as PyTorch's: dims permuted as given, size-1 contractions summed first, a full
+    contraction through dot; inner (its 1-d case) too."""
+    arrays = [RNG.standard_normal(sa), RNG.standard_normal(sb)]
+    got = [_t(a, rg=True) for a in arrays]
+    want = [torch.tensor(a, requires_grad=True) for a in arrays]
+    y, yt = retrograd.tensordot(*got, dims=dims), torch.tensordot(*want, dims=dims)
+    assert _graph(y) == _graph(yt)
+    np.testing.assert_allclose(y.detach().numpy(), yt.detach().numpy(), rtol=1e-12)
+    y.sum().backward()
+    yt.sum().backward()
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-12)
+    with pytest.raises(RuntimeError, match="dim 0 appears multiple times in the list of dims"):
+        retrograd.tensordot(_t(np.ones((1, 3))), _t(np.ones((3, 5))), dims=([0, 1], [0, 0]))
+
+
 def test_matmul_power_negative():
     a = _t(SPD)
     np.testing.assert_allclose(retrograd.linalg.matrix_power(a, -2).numpy(),

@@ -467,16 +467,6 @@ def _logsumexp(ctx, P, ins, bat):
     return reduction.logsumexp(x, _dims(dims), keepdim=keep)
 
 
-def _einsum(ctx, P, ins, bat):
-    """einsum: one more subscript, the batch's, on the batched operands and the output."""
-    subs, out = ctx.attr("_subs"), ctx.attr("_osub")
-    if subs is None or out is None or any(not isinstance(x, Tensor) for x in ins):
-        return None
-    label = 1 + max([max(s, default=-1) for s in subs] + [max(out, default=-1)])
-    new = [[label] + list(s) if b else list(s) for s, b in zip(subs, bat)]
-    return linalg.einsum_sub(ins, new, [label] + list(out))
-
-
 @_derived("_cols")
 def _conv(ctx, P, ins, bat):
     """Convolution: a batch of images folds into the convolution's own batch; per-sample
@@ -688,7 +678,6 @@ def install() -> None:
         shape.SplitBackward0: _split, shape.SplitWithSizesBackward0: _split,
         shape.UnbindBackward0: _unbind,
         reduction.LogsumexpBackward0: _logsumexp,
-        linalg.EinsumBackward: _derived("_sizes")(_einsum),
         nn_conv.ConvolutionBackward0: _conv,
         nn_conv.MaxPool2DWithIndicesBackward0: _max_pool2d,
         nn_norm.NativeLayerNormBackward0: _layer_norm,

@@ -5,8 +5,8 @@ trace and cross.
 The primitives dot, vdot, mv, mm and bmm share one formula: 1-D operands are lifted to
 matrices (a row on the left, a column on the right), then ``ga = g @ b^T`` and ``gb = a^T @ g``.
 ``matmul``, ``tensordot``, ``inner``, ``outer`` and ``kron`` compose them with views exactly as
-PyTorch does, so their graphs match. ``einsum`` is one primitive whose backward is an einsum
-again (see ``EinsumBackward``).
+PyTorch does, so their graphs match; so does ``einsum`` (diagonals, unsqueezes and permutes, then
+``bmm`` a pair at a time, as PyTorch's composite).
 """
 
 from __future__ import annotations
@@ -15,14 +15,13 @@ import warnings
 
 import numpy as np
 
-from .._dtypes import F32, FROM_NP, REDUCED, WIDE_CHARS, promote_types
+from .._dtypes import F32, FROM_NP, REDUCED, WIDE_CHARS
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
 from . import shape as _shape
 from ._apply import apply, apply_binary, needs_grad, save_plan
-from ._autocast import fp32, lower_precision, outside
-from ._autocast import state as autocast_state
+from ._autocast import fp32, lower_precision
 from ._base import not_implemented
 from ._core import arg_error, as_tensor_arg, broadcast_error, tensor_arg, wrap_dim
 from .arithmetic import mul
@@ -606,22 +605,40 @@ def tensordot(a, b, dims=2, out=None) -> Tensor:
     sa, sb = a._data.shape, b._data.shape
     da = [wrap_dim(d, len(sa)) for d in dims_a]
     db = [wrap_dim(d, len(sb)) for d in dims_b]
+    # PyTorch's composite, op for op: a contracted dim of size 1 on one side is summed away on
+    # the other; the dims are permuted as given (a negative dim stays negative in the graph).
+    csize = 1
     for given_a, given_b, i, j in zip(dims_a, dims_b, da, db):
-        if sa[i] != sb[j]:
+        if sb[j] == 1:
+            a = _sum(a, given_a, True)
+        elif sa[i] == 1:
+            b = _sum(b, given_b, True)
+        elif sa[i] != sb[j]:
             raise RuntimeError(
                 f"contracted dimensions need to match, but first has size {sa[i]} in dim "
                 f"{given_a} and second has size {sb[j]} in dim {given_b}"
             )
+        else:
+            csize *= sa[i]
+    for wrapped in (da, db):
+        for k, d in enumerate(wrapped):
+            if d in wrapped[:k]:
+                raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
     free_a = [i for i in range(len(sa)) if i not in da]
     free_b = [j for j in range(len(sb)) if j not in db]
-    csize = int(np.prod([sa[i] for i in da]))
-    size_a = int(np.prod([sa[i] for i in free_a]))
-    size_b = int(np.prod([sb[j] for j in free_b]))
-    if size_a == 1 and size_b == 1 and autocast_state.cpu:  # a dot product: PyTorch's does not
-        return outside(tensordot)(a, b, dims)              # autocast it
-    ta = _shape.reshape(_shape.permute(a, free_a + da), (size_a, csize))
-    tb = _shape.reshape(_shape.permute(b, db + free_b), (csize, size_b))
-    return _shape.view(mm(ta, tb), tuple(sa[i] for i in free_a) + tuple(sb[j] for j in free_b))
+    rsizes = tuple(a._data.shape[i] for i in free_a) + tuple(b._data.shape[j] for j in free_b)
+    size_a = int(np.prod([a._data.shape[i] for i in free_a]))
+    size_b = int(np.prod([b._data.shape[j] for j in free_b]))
+    ta = _shape.permute(a, free_a + dims_a)
+    tb = _shape.permute(b, dims_b + free_b)
+    if size_a == 1 and size_b == 1:  # a full contraction: PyTorch's dot (or mul and sum)
+        if ta._data.flags.c_contiguous and tb._data.flags.c_contiguous:
+            return _shape.reshape(dot(_shape.flatten(ta), _shape.flatten(tb)), rsizes)
+        prod_ = mul(_shape.squeeze(ta), _shape.squeeze(tb))
+        return _shape.reshape(_sum(prod_, dtype=FROM_NP[ta._data.dtype]), rsizes)
+    ta = _shape.reshape(ta, (size_a, csize))
+    tb = _shape.reshape(tb, (csize, size_b))
+    return _shape.reshape(mm(ta, tb), rsizes)
 
 
 def inner(input, other) -> Tensor:  # noqa: A002
@@ -874,96 +891,6 @@ def _name(lab: int) -> str:
     return chr(lab) if lab < _ELL else "..."
 
 
-def _einsum_arrays(arrays, subs, out, sizes=None):
-    """``np.einsum`` on integer subscripts, size-1 dims broadcast as PyTorch broadcasts them."""
-    if sizes is None:
-        sizes = _label_sizes([a.shape for a in arrays], subs)
-    labels = sorted({lab for sub in subs for lab in sub} | set(out))
-    if len(labels) > 52:
-        raise RuntimeError("einsum(): too many subscripts (at most 52 distinct ones)")
-    ids = {lab: i for i, lab in enumerate(labels)}
-    args = []
-    big = False
-    for a, sub in zip(arrays, subs):
-        target = tuple(sizes[lab] for lab in sub)
-        if a.shape != target:
-            a = np.broadcast_to(a, target)
-        big = big or a.size > 4096
-        args += [a, [ids[lab] for lab in sub]]
-    args.append([ids[lab] for lab in out])
-    rd = next((a.dtype for a in arrays if a.dtype in REDUCED), None)
-    if rd is not None:  # NumPy's einsum has no 16-bit-float loops: float32, rounded once
-        args = [a.astype(F32) if a.__class__ is np.ndarray else a for a in args]
-    res = np.einsum(*args, optimize=len(arrays) > 2 or big)
-    res = np.asarray(res)
-    if rd is not None and res.dtype == F32:
-        res = res.astype(np.result_type(*[a.dtype for a in arrays]))
-    if len(arrays) == 1 or not res.flags.owndata:
-        res = np.array(res, copy=True)
-    return res
-
-
-class EinsumBackward(Node):
-    """The gradient for each operand is an einsum of the output's gradient with the other
-    operands. A subscript repeated in the operand (a diagonal) is renamed in the result and tied
-    to its twin by an identity matrix; one the operand alone has (summed out) is restored by a
-    vector of ones. Both constants ride along as einsum operands, so this backward is again an
-    einsum and differentiable to any order."""
-
-    def backward(self, xp, g):
-        ops = self.saved(xp.TENSORS)
-        subs, out, sizes, dt = self._subs, self._osub, self._sizes, self._dt
-        grads = []
-        for k, sub in enumerate(subs):
-            if not self._needs(k):
-                grads.append(None)
-                continue
-            operands = [g] + [ops[j] for j in range(len(ops)) if j != k]
-            osubs = [out] + [subs[j] for j in range(len(ops)) if j != k]
-            present = set(out).union(*osubs[1:]) if len(osubs) > 1 else set(out)
-            fresh = max(max(sizes), _ELL * 2) + 1
-            target, seen = [], set()
-            for lab in sub:
-                if lab in seen:
-                    target.append(fresh)
-                    operands.append(np.eye(sizes[lab], dtype=dt))
-                    osubs.append((lab, fresh))
-                    fresh += 1
-                else:
-                    seen.add(lab)
-                    target.append(lab)
-            # A subscript the other operands lack, or have only broadcast (size 1), gets its
-            # extent from a vector of ones.
-            have = {}
-            for shape, s in zip(self._opshapes[:k] + self._opshapes[k + 1:], osubs[1:]):
-                for lab, n in zip(s, shape):
-                    have[lab] = max(have.get(lab, 0), n)
-            for lab, n in zip(out, g.shape):
-                have[lab] = max(have.get(lab, 0), n)
-            for lab in seen:
-                if lab not in present or have.get(lab, 0) < sizes[lab]:
-                    operands.append(np.ones(sizes[lab], dtype=dt))
-                    osubs.append((lab,))
-            grads.append(xp.einsum_sub(operands, osubs, tuple(target)))
-        return tuple(grads)
-
-
-def einsum_sub(operands, subs, out, name=None) -> Tensor:
-    """einsum on integer subscripts; operands may be tensors or constant arrays."""
-    arrays = [o._data if isinstance(o, Tensor) else np.asarray(o) for o in operands]
-    shapes = [a.shape for a in arrays]
-    sizes = _label_sizes(shapes, subs)
-    res = _einsum_arrays(arrays, subs, out, sizes)
-    # PyTorch's einsum is a composite: ``name`` is the grad_fn name of its last op.
-    named = {} if name is None else {"_name": name}
-    return apply(EinsumBackward, res, *operands, save=tuple(operands), _subs=subs, _osub=out,
-                 _sizes=sizes, _dt=res.dtype, _opshapes=shapes, **named)
-
-
-def _einsum_sub_arrays(operands, subs, out, name=None):
-    return _einsum_arrays([np.asarray(o) for o in operands], subs, out)
-
-
 def _sublist_equation(args) -> tuple:
     """``einsum(op0, sublist0, op1, sublist1, ..., [out])`` as an equation and operands."""
     def letters(sub):
@@ -986,10 +913,55 @@ def _sublist_equation(args) -> tuple:
     return eq, ops
 
 
+def _sumproduct_pair(left: Tensor, right: Tensor, sum_dims: list) -> Tensor:
+    """``(left * right).sum(sum_dims, keepdim=True)`` by permutes, reshapes and one ``bmm``, as
+    PyTorch's einsum contracts a pair (same ops, same order, so the same graph). Both operands
+    have the same number of dims; a size-1 dim broadcasts."""
+    if not sum_dims:
+        return mul(left, right)
+    lro, lo, ro = [], [], []
+    lro_size = lo_size = ro_size = sum_size = 1
+    for i in range(left._data.ndim):
+        sl, sr = left._data.shape[i] != 1, right._data.shape[i] != 1
+        if i in sum_dims:
+            if sl and sr:
+                sum_size *= left._data.shape[i]
+            elif sl:  # in one operand only: summed right away
+                left = _sum(left, i, True)
+            elif sr:
+                right = _sum(right, i, True)
+        elif sl and sr:
+            lro.append(i)
+            lro_size *= left._data.shape[i]
+        elif sl:
+            lo.append(i)
+            lo_size *= left._data.shape[i]
+        else:
+            ro.append(i)
+            ro_size *= right._data.shape[i]
+    if lo and ro and ro[-1] < lo[0]:  # bmm then writes the result in its final order
+        left, right, lo, ro, lo_size, ro_size = right, left, ro, lo, ro_size, lo_size
+    out_size = [left._data.shape[d] for d in lro + lo] + [1] * len(sum_dims) + \
+        [right._data.shape[d] for d in ro]
+    operm = [0] * len(out_size)
+    for k, d in enumerate(lro + lo + sum_dims + ro):
+        operm[d] = k
+    left = _shape.reshape(_shape.permute(left, lro + lo + sum_dims + ro),
+                          (lro_size, lo_size, sum_size))
+    right = _shape.reshape(_shape.permute(right, lro + sum_dims + ro + lo),
+                           (lro_size, sum_size, ro_size))
+    return _shape.permute(_shape.view(bmm(left, right), tuple(out_size)), operm)
+
+
 def einsum(equation, *operands) -> Tensor:
     """Sums of products by subscripts (``"ij,jk->ik"``); ``...`` broadcasts, a repeated
     subscript takes a diagonal, and without ``->`` the output has the subscripts that appear once,
     sorted.
+
+    Built as PyTorch's composite: each operand's diagonals are taken, its missing subscripts
+    unsqueezed and its dims permuted to (output, contracted) order; then operands are
+    contracted left to right, a pair at a time, by ``bmm`` (or ``mul`` where nothing is summed),
+    and the contracted dims viewed away. The graph (node names, saved tensors) is PyTorch's.
 
     >>> import retrograd as torch
     >>> torch.einsum("ij,j->i", torch.eye(2), torch.tensor([1., 2.]))
@@ -1002,40 +974,70 @@ def einsum(equation, *operands) -> Tensor:
     operands = [o if isinstance(o, Tensor) else as_tensor_arg(o) for o in operands]
     if not operands:
         raise RuntimeError("einsum(): must provide at least one operand")
-    subs, out = _parse_einsum(equation, [o._data.shape for o in operands])
-    summed = {lab for sub in subs for lab in sub} - set(out)
-    # PyTorch's einsum multiplies operands that share no summed dim (of size > 1: a size-1
-    # dim is summed alone) and contracts the others with bmm.
-    contracts = len(operands) > 1 and any(
-        sum(lab in sub and o._data.shape[sub.index(lab)] != 1 for o, sub in zip(operands, subs))
-        > 1 for lab in summed)
-    if contracts and autocast_state.cpu:
-        # bmm is on autocast's lower-precision list (einsum itself is on none)
-        return lower_precision(einsum)(equation, *operands)
-    dt = operands[0]._data.dtype
-    for o in operands[1:]:
-        if o._data.dtype != dt:
-            if not contracts:  # products promote
-                rt = FROM_NP[dt]
-                for x in operands[1:]:
-                    rt = promote_types(rt, FROM_NP[x._data.dtype])
-                operands = [_shape.to_dtype_op(x, rt.np) for x in operands]
-                break
-            raise RuntimeError(f"expected scalar type {FROM_NP[dt].scalar_name} but found "
-                               f"{FROM_NP[o._data.dtype].scalar_name}")
-    # PyTorch's einsum is a composite; its last op names the result's grad_fn.
-    if len(operands) == 1:
-        name = "SumBackward1" if summed else "PermuteBackward0"
-    else:
-        name = "ViewBackward0" if summed else "MulBackward0"
-    return einsum_sub(operands, subs, out, name)
+    shapes = [o._data.shape for o in operands]
+    subs, out = _parse_einsum(equation, shapes)
+    _label_sizes(shapes, subs)  # PyTorch's size errors, before any op runs
+    # Dims in PyTorch's order: the output's, the ellipsis (when the output lacks it), then the
+    # contracted subscripts in label order (A-Z before a-z).
+    n_ell = max([lab - _ELL + 1 for sub in subs for lab in sub if lab >= _ELL], default=0)
+    order = list(out) + [_ELL + k for k in range(n_ell) if _ELL + k not in out]
+    order += sorted({lab for sub in subs for lab in sub} - set(order))
+    pos = {lab: k for k, lab in enumerate(order)}
+    n_out, n_all = len(out), len(order)
+    counts = [0] * n_all
+    ops = []
+    for op, sub in zip(operands, subs):
+        perm = [-1] * n_all
+        dim = 0
+        for lab in sub:
+            p = pos[lab]
+            if perm[p] == -1:
+                if op._data.shape[dim] != 1:
+                    counts[p] += 1
+                perm[p] = dim
+                dim += 1
+            else:  # a repeated subscript: its diagonal, moved to the first one's place
+                op = _shape.movedim(_shape.diagonal(op, 0, perm[p], dim), -1, perm[p])
+        for p in range(n_all):
+            if perm[p] == -1:
+                op = _shape.unsqueeze(op, dim)
+                perm[p] = dim
+                dim += 1
+        ops.append(_shape.permute(op, perm))
+    while len(ops) > 1:
+        a, b = ops.pop(0), ops.pop(0)
+        sum_dims, a_sum, b_sum = [], [], []
+        for d in range(n_out, n_all):
+            sa, sb = a._data.shape[d] != 1, b._data.shape[d] != 1
+            if sa and sb:
+                counts[d] -= 1
+                if counts[d] == 1:
+                    sum_dims.append(d)
+                    counts[d] = 0
+            elif counts[d] == 1:
+                if sa:
+                    a_sum.append(d)
+                    counts[d] = 0
+                elif sb:
+                    b_sum.append(d)
+                    counts[d] = 0
+        if a_sum:
+            a = _sum(a, a_sum, True)
+        if b_sum:
+            b = _sum(b, b_sum, True)
+        ops.insert(0, _sumproduct_pair(a, b, sum_dims))
+    if n_all > n_out:
+        if len(operands) > 1:
+            return _shape.view(ops[0], ops[0]._data.shape[:n_out])
+        return _sum(ops[0], list(range(n_out, n_all)))
+    return ops[0]
 
 
-_array.register(linalg_cross=LinalgCrossBackward0.forward, einsum_sub=_einsum_sub_arrays)
+_array.register(linalg_cross=LinalgCrossBackward0.forward)
 
 __all__ = ["matmul", "mm", "mv", "dot", "vdot", "bmm", "addmm", "addmv", "addr", "addbmm",
            "baddbmm", "outer", "ger", "inner", "kron", "tensordot", "trace", "cross", "einsum"]
-XP = ["linalg_cross", "einsum_sub"]
+XP = ["linalg_cross"]
 LINALG = {"cross": linalg_cross, "vecdot": vecdot, "matmul": matmul}
 METHODS = {name: globals()[name] for name in __all__ if name not in ("tensordot", "einsum")}
 INPLACE = {name + "_": globals()[name] for name in ("addmm", "addmv", "addr", "addbmm",
