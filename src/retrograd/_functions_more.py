@@ -1,5 +1,5 @@
-"""More top-level functions PyTorch programs call: ``gradient``, ``pdist``, ``as_strided``
-(and its scatter), ``range``, ``asarray``, ``empty_strided``/``empty_permuted``, ``fill``,
+"""More top-level functions PyTorch programs call: ``gradient``, ``pdist``, ``as_strided_``
+and ``as_strided_scatter``, ``range``, ``asarray``, ``empty_strided``/``empty_permuted``, ``fill``,
 ``iinfo``, the queries ``is_complex``/``is_inference``/``get_device``, the ATen-level RNN cells
 (``lstm_cell``, ``gru_cell``, ``rnn_tanh_cell``, ``rnn_relu_cell``), ``convolution``,
 ``ctc_loss`` and the low-rank decompositions ``svd_lowrank``/``pca_lowrank``. Each is composed
@@ -28,7 +28,7 @@ from .ops.join import cat, stack
 from .ops.shape import _check_inplace_view, _inplace_view
 
 __all__ = [
-    "gradient", "pdist", "as_strided", "as_strided_", "as_strided_scatter", "range", "asarray",
+    "gradient", "pdist", "as_strided_", "as_strided_scatter", "range", "asarray",
     "empty_strided", "empty_permuted", "fill", "iinfo", "is_complex", "is_inference",
     "get_device", "conj_physical_", "i0_", "lstm_cell", "gru_cell", "rnn_tanh_cell",
     "rnn_relu_cell", "convolution", "ctc_loss", "svd_lowrank", "pca_lowrank",
@@ -118,24 +118,6 @@ def _strided_index(size, stride, offset: int) -> np.ndarray:
         shape[d] = n
         idx = idx + (np.arange(n, dtype=np.int64) * s).reshape(shape)
     return idx
-
-
-def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:  # noqa: A002
-    """The elements at ``storage_offset + sum(i_k * stride_k)`` of the (contiguous) input's
-    memory, as a differentiable gather (a copy, where PyTorch makes a view).
-
-    >>> import retrograd as torch
-    >>> torch.as_strided(torch.arange(6.), (2, 2), (1, 2), 1)
-    tensor([[1., 3.],
-            [2., 4.]])
-    """
-    idx = _strided_index(size, stride, storage_offset or 0)
-    flat = input.reshape(-1)
-    if idx.size and (idx.max() >= flat.shape[0] or idx.min() < 0):
-        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage "
-                           f"offset {storage_offset or 0} out of bounds for storage of "
-                           f"{flat.shape[0]} elements")
-    return flat[make(idx)]
 
 
 class AsStridedBackward1(Node):
@@ -495,8 +477,9 @@ legacy_contiguous_format = contiguous_format  # PyTorch's alias
 
 
 def install() -> None:
-    """Bind ``Tensor.as_strided``, ``Tensor.as_strided_`` and ``Tensor.as_strided_scatter``."""
-    for name, fn in (("as_strided", as_strided), ("as_strided_", as_strided_),
+    """Bind ``Tensor.as_strided_`` and ``Tensor.as_strided_scatter`` (``as_strided`` is an op:
+    ``ops.strided``)."""
+    for name, fn in (("as_strided_", as_strided_),
                      ("as_strided_scatter", as_strided_scatter)):
         if name not in Tensor.__dict__:
             setattr(Tensor, name, fn)

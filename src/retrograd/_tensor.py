@@ -546,7 +546,8 @@ class Tensor:
             suffixes.append(f"dtype={dt!r}")
         fn = self.grad_fn
         if fn is not None:
-            suffixes.append(f"grad_fn=<{fn.name()}>")
+            # (PyTorch shows a C++ node by its last name: CopySlices)
+            suffixes.append(f"grad_fn=<{fn.name().rsplit('::', 1)[-1]}>")
         elif self._rg:
             suffixes.append("requires_grad=True")
         return format_tensor(

@@ -21,10 +21,13 @@ from . import linalg
 from ._ranges import arange
 from ._settings import strided
 from ._tensor import Tensor, make
+from .autograd.grad_mode import no_grad, state
 from .ops._autocast import fp32
+from .ops._base import _check_leaf
 from .ops.decomp import _structseq
 from .ops.fused import fused
 from .ops.join import cat
+from .ops.strided import as_strided
 
 __all__ = ["angle", "mvlgamma", "triangular_solve", "nonzero_static", "index_reduce", "lobpcg"]
 
@@ -216,6 +219,48 @@ def _storage_offset(self: Tensor) -> int:
     return (self.data_ptr() - root) // self.element_size()
 
 
+def _set_(self: Tensor, source=None, storage_offset=None, size=None, stride=None) -> Tensor:
+    """``x.set_(source[, storage_offset, size, stride])``: ``x`` takes ``source``'s memory (all
+    of it, or the given sizes and strides over it); ``x.set_()``: no memory (zero elements).
+    ``x`` keeps its own autograd identity and version counter, as in PyTorch.
+
+    >>> import retrograd as torch
+    >>> s = torch.arange(6.)
+    >>> t = torch.empty(0).set_(s, 1, (2, 2), (1, 2))
+    >>> t
+    tensor([[1., 3.],
+            [2., 4.]])
+    >>> _ = t.mul_(10)
+    >>> s
+    tensor([ 0., 10., 20., 30., 40.,  5.])
+    """
+    if state.grad_enabled and self.requires_grad and self.grad_fn is None:
+        _check_leaf(self)
+    if source is None:
+        arr = self._data[:0].reshape(0) if self._data.size else \
+            np.empty(0, self._data.dtype)
+    else:
+        if not isinstance(source, Tensor):
+            raise TypeError(f"set_(): argument 'source' must be Tensor, not "
+                            f"{type(source).__name__}")
+        if source.dtype is not self.dtype:
+            raise RuntimeError(f"Could not set tensor of type {source.dtype.c_name} to a tensor "
+                               f"of type {self.dtype.c_name}")
+        arr = source._data
+        if storage_offset is not None:
+            size = tuple(int(n) for n in (size if size is not None else arr.shape))
+            if stride is None:  # contiguous
+                stride, acc = [], 1
+                for n in reversed(size):
+                    stride.insert(0, acc)
+                    acc *= max(n, 1)
+            with no_grad():
+                arr = as_strided(source.detach(), size, tuple(stride), storage_offset)._data
+    self._data = arr
+    self._vc[0] += 1
+    return self
+
+
 def _as_subclass(self: Tensor, cls) -> Tensor:
     out = self.view_as(self)
     out.__class__ = cls
@@ -233,7 +278,7 @@ def install() -> None:
         "index_reduce_": _index_reduce_, "sum_to_size": _sum_to_size,
         "fill_diagonal_": _fill_diagonal_, "new": _new, "apply_": _apply_, "map_": _map_,
         "map2_": _map2_, "dim_order": _dim_order, "as_subclass": _as_subclass,
-        "storage_offset": _storage_offset,
+        "storage_offset": _storage_offset, "set_": _set_,
         "get_device": lambda s: -1, "pin_memory": lambda s, device=None: s,
         "is_pinned": lambda s, device=None: False, "const_data_ptr": lambda s: s.data_ptr(),
         "conj_physical_": lambda s: s, "new_empty_strided":

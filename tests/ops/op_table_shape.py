@@ -76,6 +76,13 @@ OPS = [
     OpInfo("unfold_dim0", lambda lib, a: a.unfold(0, 3, 1), _sh(((5,),))),
     OpInfo("unfold_0d", lambda lib, a: a.unfold(0, 1, 1), _sh(((),))),
     OpInfo("unfold_size0", lambda lib, a: a.unfold(1, 0, 2), M),
+    # as_strided reads storage: overlapping windows sum their gradients; on a transposed
+    # (non-contiguous) input it reads memory order; on a slice, storage past the slice
+    OpInfo("as_strided", lambda lib, a: a.as_strided((3, 3), (1, 2), 1), M),
+    OpInfo("as_strided_overlap", lambda lib, a: (a * 1).as_strided((4, 3), (2, 1)), M),
+    OpInfo("as_strided_of_t", lambda lib, a: (a * 1).t().as_strided((2, 4), (1, 3), 1), M),
+    OpInfo("as_strided_of_slice", lambda lib, a: (a * 1)[1:, 1:].as_strided((2, 2), (1, 4)),
+           M),
     # multi-output views
     OpInfo("split", lambda lib, a: a.split(2)[1], _sh(((5, 3),), ((4, 2),))),
     OpInfo("split_all", lambda lib, a: _weighted(lib.split(a, 2, dim=1)), M),
@@ -153,6 +160,8 @@ OPS = [
                                                                   "diagonal"), M),
     OpInfo("inplace_on_unfold", lambda lib, a: _inplace_on_view(a, lambda v: v.mul_(3),
                                                                 "unfold"), M),
+    OpInfo("inplace_on_as_strided", lambda lib, a: _inplace_on_view(a, lambda v: v.mul_(3),
+                                                                    "as_strided"), M),
     OpInfo("inplace_on_tensor_split", lambda lib, a: _inplace_on_view(
         a, lambda v: v.mul_(3), "tensor_split"), M),
     # padding
@@ -196,6 +205,8 @@ def _inplace_on_view(a, mutate, kind="slice"):
         v = y.diagonal()
     elif kind == "unfold":
         v = y.unfold(1, 2, 2)
+    elif kind == "as_strided":
+        v = y.t().as_strided((2, 2), (4, 1), 1)
     elif kind == "tensor_split":
         v = y.tensor_split(2)[1]
     else:

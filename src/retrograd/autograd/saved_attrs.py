@@ -253,6 +253,7 @@ _FROM_TABLE: dict = {
     "TraceBackward0": {"self_sym_sizes": "sizes 0"},
     "UnbindBackward0": {"dim": ".dim"},
     "UnfoldBackward0": {"self_sym_sizes": "sizes 0", "size": ".size", "step": ".step"},
+    "AsStridedBackward0": {"size": ".size", "stride": ".stride", "storage_offset": ".offset"},
     "UnsqueezeBackward1": {"dim": ".dim"},
     "VarMeanBackward0": {"correction": ".correction"},
     "XlogyBackward1": {"other": 0, "self": ".self"},

@@ -32,6 +32,7 @@ from ..ops import (
     shape,
     sorting,
     special,
+    strided,
     unary,
 )
 from ..ops._apply import apply_binary, apply_unary
@@ -179,6 +180,12 @@ def view_rule(ctx, P, ins, bat):
         return shape.diagonal(x, args[0], args[1] + 1, args[2] + 1)
     if name == "unfold" and x._data.ndim > 1:
         return x.unfold(args[0] + 1, args[1], args[2])
+    if name == "as_strided_view":
+        # PyTorch's rule: the physical tensor's storage, the batch dim's stride in front (each
+        # sample's offset counts from its own start)
+        size, stride, offset = args[:3]
+        return strided.as_strided(x, (n,) + tuple(size), (x.stride()[0],) + tuple(stride),
+                                  offset)
     return None
 
 

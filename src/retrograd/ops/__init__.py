@@ -36,6 +36,7 @@ from . import (
     shape,
     sorting,
     special,
+    strided,
     unary,
 )
 from .inplace import copy_, fill_, inplace_method, setitem, zero_
@@ -45,7 +46,7 @@ TENSORS = True  # formulas get tensors from this namespace (see _array)
 FAMILIES = (
     arithmetic, unary, compare, special, reduction, sorting, shape, copies, padding, join, indexing,
     scatter_gather, index_ops, linalg, decomp, nn_activation, nn_conv, nn_norm, nn_attention,
-    composite, counting, bessel,
+    composite, counting, bessel, strided,
 )
 
 __all__: list = []

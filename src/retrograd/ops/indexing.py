@@ -537,6 +537,9 @@ def _embed_view(x, steps, base_shape):
     # A view that repeats base elements (expand; NumPy makes it read-only): each element sums
     # the gradients of its copies, a scatter-add at the base positions the view reads.
     pos = _array.replay(np.arange(out.size).reshape(base_shape), steps)
+    if pos.size and pos.min() < 0:  # (as_strided past the base's elements: -1, no gradient)
+        keep = pos >= 0
+        pos, x = pos[keep], np.broadcast_to(x, keep.shape)[keep]
     add_at(out.reshape(-1), pos, x)
     return out
 

@@ -103,7 +103,12 @@ class CopySlices(Node):
         mask = self._mask
         if mask is None:
             mask = np.zeros(self._base_shape, bool)
-            _array.replay(mask, steps)[...] = True
+            dst = _array.replay(mask, steps)
+            if dst.flags.writeable:
+                dst[...] = True
+            else:  # (a view that is not one of the mask's memory: its positions)
+                pos = _array.replay(np.arange(mask.size).reshape(mask.shape), steps)
+                mask.reshape(-1)[pos[pos >= 0]] = True
             self._mask = mask
         gb = xp.where(mask, 0.0, g)
         if res[0] is not None:
