@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtypes
+from .._aten import aten, prim  # noqa: F401 - torch.ops.aten, torch.ops.prim
 from .._tensor import Tensor, make
 from . import (
     arithmetic,

@@ -66,6 +66,10 @@ __all__ = [
 OBSERVED = False
 OBSERVERS: list = []
 RECORD_ALSO = None  # forward AD's test: does a call on these inputs need its node (recording)
+# An observer's stand-in for the result of the call it is running (set around ``run()``): the
+# output tensor(s) to use instead of computing the forward, where the call's path allows (see
+# ``_SUBSTITUTE``; selective checkpointing reuses the outputs it cached).
+SUBSTITUTE = None
 
 
 def add_observer(obs) -> None:
@@ -117,6 +121,11 @@ def _observed(fn, P, inputs, args, kwargs, attrs=None):
         _provenance.HINT = _site_from(_getframe(2))
     try:
         def run():
+            sub = SUBSTITUTE
+            if sub is not None:
+                how = _SUBSTITUTE.get(fn)
+                if how is not None:
+                    return fn(*how(args, sub), **kwargs)
             return fn(*args, **kwargs)
 
         if len(OBSERVERS) == 1:  # the common case (forward AD alone): no wrapper layer
@@ -506,6 +515,22 @@ def apply_unary(P, x: Tensor, a=None, **attrs) -> Tensor:
                 _saved.PACK_NODE(node, t)
             return t
     return make(out)
+
+
+def _given_binary(args, sub):
+    out = sub._data
+    return (args[0], lambda a, b: out) + args[2:]
+
+
+# How a call's arguments take a given result instead of computing it (``SUBSTITUTE``): ``apply``
+# and ``apply_multi`` take arrays in place of the ones the op computed (or would compute), a
+# binary call a forward that returns it. (Views must alias their input, and one-input calls and
+# user Functions compute inside: they run as they are.)
+_SUBSTITUTE = {
+    apply: lambda args, sub: (args[0], sub._data) + args[2:],
+    apply_binary: _given_binary,
+    apply_multi: lambda args, sub: (args[0], [t._data for t in sub]) + args[2:],
+}
 
 
 def unary_op(P, name: str, doc: str, float_op: bool = True):

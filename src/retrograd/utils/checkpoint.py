@@ -24,10 +24,17 @@ from contextlib import nullcontext
 import retrograd
 
 from ..autograd.graph import saved_tensors_hooks
+from ._sac import (
+    SAC_IGNORED_OPS,
+    CheckpointPolicy,
+    SelectiveCheckpointContext,
+    create_selective_checkpoint_contexts,
+)
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointFunction", "noop_context_fn",
            "CheckpointError", "set_checkpoint_debug_enabled", "set_checkpoint_early_stop",
-           "detach_variable", "check_backward_validity"]
+           "detach_variable", "check_backward_validity", "CheckpointPolicy",
+           "SelectiveCheckpointContext", "create_selective_checkpoint_contexts", "SAC_IGNORED_OPS"]
 
 
 def detach_variable(inputs: tuple) -> tuple:
@@ -216,9 +223,9 @@ class CheckpointFunction(retrograd.autograd.Function):
 class _Frame:
     """One non-reentrant checkpoint call: its function and arguments, and the tickets."""
 
-    def __init__(self, fn, args, kwargs, rng, context_fn, check: bool) -> None:
+    def __init__(self, fn, args, kwargs, rng, recompute_ctx, check: bool) -> None:
         self.fn, self.args, self.kwargs, self.rng = fn, args, kwargs, rng
-        self.context_fn = context_fn
+        self.recompute_ctx = recompute_ctx  # context_fn's second, entered at each recomputation
         self.count = 0
         self.recomputed: dict = {}
         self.metas: list | None = [] if check else None  # (determinism_check="default")
@@ -244,8 +251,7 @@ class _Frame:
                 d.requires_grad = a.requires_grad
                 a = d
             args.append(a)
-        _, recompute_ctx = self.context_fn()
-        with _ForkedRNG(self.rng), retrograd.enable_grad(), recompute_ctx, \
+        with _ForkedRNG(self.rng), retrograd.enable_grad(), self.recompute_ctx, \
                 saved_tensors_hooks(pack, lambda i: got[i]):
             self.fn(*args, **self.kwargs)
         if len(got) < self.count:
@@ -282,9 +288,9 @@ def _checkpoint_without_reentrant(fn, preserve_rng_state, context_fn, determinis
     if determinism_check not in ("default", "none"):
         raise ValueError("determinism_check should be one of ['default', 'none'], but got "
                          f"{determinism_check}")
-    frame = _Frame(fn, args, kwargs, _rng_state(preserve_rng_state), context_fn,
+    forward_ctx, recompute_ctx = context_fn()
+    frame = _Frame(fn, args, kwargs, _rng_state(preserve_rng_state), recompute_ctx,
                    determinism_check == "default")
-    forward_ctx, _ = context_fn()
     with saved_tensors_hooks(frame.pack, _unpack), forward_ctx:
         return fn(*args, **kwargs)
 
