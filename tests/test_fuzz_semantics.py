@@ -92,6 +92,38 @@ REGRESSIONS = {
     "expand_empty_inplace": Case("method", "lt_", (_t("int32", (2, 0), "e"), 1), {}),
     "expand_overlap_inplace": Case("method", "add_", (_t("float32", (2, 3), "e"), 1), {}),
     "transpose_expanded": Case("fn", "transpose", (_t("float16", (2, 1, 3), "e"), -1, -3), {}),
+    # clamp with one tensor bound and one number bound: no overload
+    "clamp_tensor_number": Case("fn", "clamp", (_t("bfloat16", (2, 3)), _t("float32", (3, 1)), 0),
+                                {}),
+    "kthvalue_empty_dim": Case("fn", "kthvalue", (_t("int16", (2, 0)), 2), {}),
+    "index_put_dtype_first": Case("method", "index_put_", (
+        _t("bool", (2, 3)), (T("int64", (2,), "c", 5),), _t("float32", (2,))),
+        {"accumulate": True}),
+    # dtype= of sum/prod/cumsum/cumprod is the result's dtype, also bool and the small ints
+    "sum_dtype_bool": Case("method", "sum", (_t("uint8", (2, 3)),),
+                           {"dim": 0, "dtype": Dt("bool")}),
+    "sum_all_dtype_int8": Case("fn", "sum", (_t("int64", (4,)),), {"dtype": Dt("int8")}),
+    "prod_dtype_int16": Case("method", "prod", (_t("float32", (2, 3)),),
+                             {"dim": 1, "dtype": Dt("int16")}),
+    "cumsum_dtype_int32": Case("method", "cumsum", (_t("float16", (4,)),),
+                               {"dim": -1, "dtype": Dt("int32")}),
+    "cumprod_dtype_int8": Case("fn", "cumprod", (_t("int64", (3, 3)),), {"dim": -1,
+                                                                          "dtype": Dt("int8")}),
+    # in place: the cast check comes before the kernel's dtype check
+    "bitwise_and_float_into_int": Case("method", "bitwise_and_", (_t("int16", (3, 1)), 1.5), {}),
+    "ilshift_float_into_int": Case("iop", "lshift", (_t("int8", (3, 1)), 1.5), {}),
+    "bitwise_xor_double_tensor": Case("method", "bitwise_xor_", (_t("int16", (3,)),
+                                                                 _t("float64", ())), {}),
+    # alpha: PyTorch's alpha_check, and integer alpha wrapping in the result's dtype
+    "add_float_alpha_int": Case("fn", "add", (_t("int32", (2, 3)), 0), {"alpha": 0.5}),
+    "sub_bool_alpha": Case("method", "sub", (_t("int64", (2,)), float("inf")), {"alpha": True}),
+    "add_bool_int_alpha": Case("fn", "add", (_t("bool", (3,)), _t("bool", (3,))), {"alpha": 2}),
+    "sub_uint8_alpha": Case("method", "sub", (_t("uint8", (3, 3)), _t("uint8", (3,))),
+                            {"alpha": 2}),
+    "rsub_float_alpha_int": Case("fn", "rsub", (_t("int64", (2,)), 1), {"alpha": 0.5}),
+    # flip's dims keyword
+    "flip_dims_keyword": Case("fn", "flip", (_t("float32", (2, 3)),), {"dims": (-1,)}),
+    "flip_dims_repeated": Case("fn", "flip", (_t("float64", (3,)),), {"dims": (-1, 0)}),
 }
 
 

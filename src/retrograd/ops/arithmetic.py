@@ -172,10 +172,31 @@ def add(input, other, *, alpha=1) -> Tensor:  # noqa: A002
     """
     if not isinstance(input, Tensor):
         input = tensor_arg("add", "input", 1, input)
-    if alpha != 1:
-        return apply_binary(AddBackward0, _alpha_fwd(input, other, alpha), input, other,
+    if alpha != 1 or alpha.__class__ is not int:
+        k = _check_alpha(input, other, alpha)
+        return apply_binary(AddBackward0, _alpha_fwd(input, other, k), input, other,
                             _alpha=alpha)
     return apply_binary(AddBackward0, np.add, input, other)
+
+
+def _check_alpha(input, other, alpha):  # noqa: A002
+    """PyTorch's alpha_check on the result dtype; an integer alpha for an integer result
+    in that dtype, wrapping as its arithmetic does (``sub`` of uint8 with alpha 2)."""
+    if isinstance(other, Tensor):
+        rt = binary_result(input.dtype, input._data.ndim == 0, other.dtype, other._data.ndim == 0)
+    elif other.__class__ in (bool, int, float):
+        rt = binary_result(input.dtype, input._data.ndim == 0, other.__class__, True)
+    else:
+        return alpha
+    if alpha.__class__ is bool or isinstance(alpha, np.bool_):
+        if rt.scalar_name != "Bool":
+            raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    elif not rt.is_floating_point and isinstance(alpha, (float, np.floating)):
+        raise RuntimeError(
+            "For integral input tensors, argument alpha must not be a floating point number.")
+    if not rt.is_floating_point and alpha.__class__ is int:
+        return np.asarray(alpha).astype(rt.np)  # (a bool result: alpha as a bool)
+    return alpha
 
 
 def _alpha_fwd(a, b, alpha):
@@ -241,8 +262,9 @@ def sub(input, other, *, alpha=1) -> Tensor:  # noqa: A002
     if not isinstance(input, Tensor):
         input = tensor_arg("sub", "input", 1, input)
     _check_bool_sub(input, other)
-    if alpha != 1:
-        return apply_binary(SubBackward0, _alpha_fwd(input, other, -alpha), input, other,
+    if alpha != 1 or alpha.__class__ is not int:
+        k = _check_alpha(input, other, -alpha if alpha.__class__ is not bool else alpha)
+        return apply_binary(SubBackward0, _alpha_fwd(input, other, k), input, other,
                             _alpha=alpha)
     return apply_binary(SubBackward0, np.subtract, input, other)
 
@@ -270,6 +292,8 @@ def rsub(input, other, *, alpha=1) -> Tensor:  # noqa: A002
     ad, b = operands(input, other)
     if ad.dtype.char in WIDE_CHARS:
         raise not_implemented("add_stub", ad.dtype)
+    if alpha != 1 or alpha.__class__ is not int:
+        _check_alpha(input, other, alpha)
     if alpha != 1 and ad.dtype in REDUCED:
         # PyTorch's sub(other, input, alpha): its add kernel with the number as ``self``
         out = _fused(b.astype(F32), ad.astype(F32), _reduced_alpha(-alpha, ad.dtype), ad.dtype,

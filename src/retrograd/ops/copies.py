@@ -219,7 +219,7 @@ class FlipBackward0(Node):
         return xp.flip(g, self._dims)
 
 
-def flip(input, *dims) -> Tensor:  # noqa: A002
+def flip(input, *dims, **kwargs) -> Tensor:  # noqa: A002
     """Reverse the order of elements along ``dims``; a copy.
 
     >>> import retrograd as torch
@@ -233,6 +233,11 @@ def flip(input, *dims) -> Tensor:  # noqa: A002
         a = input._data
     except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
         raise arg_error("flip", "input", 1, input) from None
+    if kwargs:  # flip(x, dims=(0,)): PyTorch's keyword name
+        if dims or set(kwargs) != {"dims"}:
+            raise TypeError(f"flip() got an unexpected keyword argument "
+                            f"'{next(k for k in kwargs if k != 'dims' or dims)}'")
+        dims = (kwargs["dims"],)
     dims = parse_shape(dims)
     wd = tuple(wrap_dim(d, a.ndim) for d in dims)
     for k in wd:

@@ -18,7 +18,7 @@ from functools import partial
 import numpy as np
 
 from .._creation import tensor
-from .._dtypes import FROM_NP, NATIVE_FLOAT_CHARS, REDUCED, can_cast, to_reduced
+from .._dtypes import FROM_NP, NATIVE_FLOAT_CHARS, REDUCED, binary_result, can_cast, to_reduced
 from .._tensor import Tensor, edge, make
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node, next_seq, unpacked_output
@@ -240,6 +240,24 @@ def _take_tangent(self: Tensor, r: Tensor) -> None:
         self._fw = fw
 
 
+def _cast_first(self: Tensor, args) -> None:
+    """PyTorch's TensorIterator refuses a result type it cannot write into ``self`` before it
+    looks for a kernel (``x.bitwise_and_(1.5)`` on integers: the cast error, not "not
+    implemented for 'Float'"); only the error path asks."""
+    if not args:
+        return
+    o = args[0]
+    if isinstance(o, Tensor):
+        rt = binary_result(self.dtype, self._data.ndim == 0, o.dtype, o._data.ndim == 0)
+    elif o.__class__ in (bool, int, float):
+        rt = binary_result(self.dtype, self._data.ndim == 0, o.__class__, True)
+    else:
+        return
+    if not can_cast(rt, self.dtype):
+        raise RuntimeError(f"result type {rt.scalar_name} can't be cast to the desired output "
+                           f"type {self.dtype.scalar_name}") from None
+
+
 def inplace_method(fn, name: str):
     """``x.name_(...)``: the in-place form of the out-of-place op ``fn``."""
 
@@ -249,6 +267,9 @@ def inplace_method(fn, name: str):
         except AttributeError:  # torch.exp_([1.]): PyTorch's TypeError (free when all is well)
             if not isinstance(self, Tensor):
                 raise arg_error(name, "input", 1, self) from None
+            raise
+        except NotImplementedError:
+            _cast_first(self, args)
             raise
 
     method.__name__ = name

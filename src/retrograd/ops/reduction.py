@@ -138,9 +138,14 @@ def sum(input, dim=None, keepdim=False,
         # np.add.reduce: the call np.sum makes on an array, without its Python wrappers (a few
         # microseconds, as much as a small reduction itself).
         if dim is None and not keepdim:
-            return apply(SumBackward0, _add_reduce(a, None), input, _in_shape=a.shape)
+            out = _add_reduce(a, None)
+            if out.dtype != a.dtype:  # NumPy sums bool/int8..int32 in int64; dtype= is exact
+                out = np.asarray(out).astype(a.dtype)
+            return apply(SumBackward0, out, input, _in_shape=a.shape)
         dims = _norm_dims(dim, a.ndim)
         out = _add_reduce(a, dims, None, None, keepdim)
+        if out.dtype != a.dtype:
+            out = np.asarray(out).astype(a.dtype)
         return apply(SumBackward1, out, input, _in_shape=a.shape, _dims=dims, _g=(dim, keepdim))
     except (AttributeError, TypeError):
         _SUM.check(input, dim, keepdim, dtype=dtype)
@@ -698,7 +703,7 @@ def prod(input, dim=None, keepdim=False,
         input = cast(input, to_dtype(dtype).np)  # noqa: A001
     a = _sum_dtype(input, dtype)
     if dim is None:
-        out = np.asarray(np.prod(a))
+        out = np.asarray(np.prod(a), dtype=a.dtype)  # (NumPy's is int64 for small ints)
         node_cls = ProdBackward0
         d = None
     else:
@@ -710,7 +715,7 @@ def prod(input, dim=None, keepdim=False,
         if a.ndim == 0:
             out = a.copy()
         else:
-            out = np.asarray(np.prod(a, axis=d, keepdims=keepdim))
+            out = np.asarray(np.prod(a, axis=d, keepdims=keepdim)).astype(a.dtype, copy=False)
         node_cls = ProdBackward1
     # Recording needs a float input, and then ``a`` is ``input``'s own array (a ``dtype`` was
     # applied differentiably above), so the formula reads ``input``.

@@ -476,7 +476,8 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
 def _cumsum_np(x, dim):
     if x.dtype in REDUCED:  # accumulated in float32, as PyTorch's kernel
         return np.cumsum(x, axis=dim, dtype=F32).astype(x.dtype)
-    return np.cumsum(x, axis=dim)
+    # (NumPy accumulates bool and the small ints in int64: a dtype= of those stays exact)
+    return np.cumsum(x, axis=dim).astype(x.dtype, copy=False)
 
 
 def _cumsum_rev_np(x, dim):
@@ -484,7 +485,7 @@ def _cumsum_rev_np(x, dim):
 
 
 def _cumprod_np(x, dim):
-    return np.cumprod(x, axis=dim)
+    return np.cumprod(x, axis=dim).astype(x.dtype, copy=False)
 
 
 def _lcse_np(x, dim, reverse=False):
