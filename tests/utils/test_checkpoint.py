@@ -199,8 +199,8 @@ def _train(blocks, mode, steps=2):
                 if mode == "plain":
                     h = b(h)
                 else:
-                    # the input a checkpoint keeps to recompute from counts as kept too
-                    counter.pack(h)
+                    # (the input a checkpoint keeps to recompute from is a saved tensor of
+                    # both variants: the hooks count it)
                     h = checkpoint(b, h, use_reentrant=(mode == "reentrant"))
             loss = (h * h).mean()
         opt.zero_grad()

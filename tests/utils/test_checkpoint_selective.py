@@ -176,3 +176,53 @@ def test_aten_names():
         aten.mm.default(retrograd.eye(2), retrograd.ones(2, 2)).numpy(), np.ones((2, 2)))
     assert list(rg_cp.CheckpointPolicy)[0] is rg_cp.CheckpointPolicy.MUST_SAVE
     assert aten.detach.default in rg_cp.SAC_IGNORED_OPS
+
+
+def _hooked_bytes(lib, cp):
+    """What saved-tensor hooks around the call see: (number, bytes) packed in the forward,
+    for the plain run, a checkpoint and a checkpoint saving mm, and the unpacks in backward."""
+    x, y = _inputs(lib)
+    res = {}
+    for name in ("plain", "checkpoint", "save mm"):
+        packed = []
+        with lib.autograd.graph.saved_tensors_hooks(
+                lambda t, packed=packed: packed.append(t.numel() * t.element_size()) or t,
+                lambda t: t):
+            if name == "plain":
+                out = _fn(lib, x, y)
+            else:
+                cf = cp.noop_context_fn if name == "checkpoint" else functools.partial(
+                    cp.create_selective_checkpoint_contexts, [lib.ops.aten.mm.default])
+                out = cp.checkpoint(lambda a, b: _fn(lib, a, b), x, y, use_reentrant=False,
+                                    context_fn=cf)
+            out = out.exp().sum()
+        n = len(packed)
+        out.backward()
+        res[name] = (n, sum(packed), len(packed) - n)
+    return res
+
+
+def test_saved_bytes_seen_by_hooks_match_torch(torch):
+    import torch.utils.checkpoint as t_cp
+
+    got = _hooked_bytes(retrograd, rg_cp)
+    # plain: 8 saved tensors; a checkpoint keeps its two inputs (and exp's result outside)
+    assert got == {"plain": (8, 288, 0), "checkpoint": (3, 108, 0), "save mm": (3, 108, 0)}
+    assert got == _hooked_bytes(torch, t_cp)
+
+
+def test_an_input_changed_in_place_before_the_recomputation(torch):
+    import torch.utils.checkpoint as t_cp
+
+    def run(lib, cp):
+        a = lib.ones(3, requires_grad=True)
+        x = a * 2
+        out = cp.checkpoint(lambda t: t.sin(), x, use_reentrant=False)
+        x.mul_(3)
+        with pytest.raises(RuntimeError) as e:
+            out.sum().backward()
+        return str(e.value).splitlines()[0]
+
+    got = run(retrograd, rg_cp)
+    assert "modified by an inplace operation" in got
+    assert got == run(torch, t_cp)

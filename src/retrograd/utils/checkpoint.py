@@ -23,7 +23,7 @@ from contextlib import nullcontext
 
 import retrograd
 
-from ..autograd.graph import saved_tensors_hooks
+from ..autograd.graph import Node, saved_tensors_hooks
 from ._sac import (
     SAC_IGNORED_OPS,
     CheckpointPolicy,
@@ -220,11 +220,20 @@ class CheckpointFunction(retrograd.autograd.Function):
 # -- the non-reentrant variant --------------------------------------------------------------------
 
 
+class _SavedInputs(Node):
+    """Holds a checkpoint's tensor arguments as saved tensors (PyTorch's frame saves them so):
+    the saved-tensor hooks around the call pack them, and an in-place change before the
+    recomputation raises PyTorch's "modified by an inplace operation" error."""
+
+
 class _Frame:
     """One non-reentrant checkpoint call: its function and arguments, and the tickets."""
 
     def __init__(self, fn, args, kwargs, rng, recompute_ctx, check: bool) -> None:
-        self.fn, self.args, self.kwargs, self.rng = fn, args, kwargs, rng
+        self.fn, self.kwargs, self.rng = fn, kwargs, rng
+        self.args = [None if isinstance(a, retrograd.Tensor) else a for a in args]
+        self.inputs = _SavedInputs()
+        self.inputs.save(*[a for a in args if isinstance(a, retrograd.Tensor)])
         self.recompute_ctx = recompute_ctx  # context_fn's second, entered at each recomputation
         self.count = 0
         self.recomputed: dict = {}
@@ -244,12 +253,15 @@ class _Frame:
             got.append(t)
             return len(got) - 1
 
+        saved = iter(self.inputs.saved(True))
         args = []
         for a in self.args:
-            if isinstance(a, retrograd.Tensor):
-                d = a.detach()
-                d.requires_grad = a.requires_grad
-                a = d
+            if a is None:
+                a = next(saved, None)
+                if isinstance(a, retrograd.Tensor):
+                    d = a.detach()
+                    d.requires_grad = a.requires_grad
+                    a = d
             args.append(a)
         with _ForkedRNG(self.rng), retrograd.enable_grad(), self.recompute_ctx, \
                 saved_tensors_hooks(pack, lambda i: got[i]):
@@ -289,6 +301,8 @@ def _checkpoint_without_reentrant(fn, preserve_rng_state, context_fn, determinis
         raise ValueError("determinism_check should be one of ['default', 'none'], but got "
                          f"{determinism_check}")
     forward_ctx, recompute_ctx = context_fn()
+    if not retrograd.is_grad_enabled():  # nothing is saved: a plain call, as PyTorch's
+        return fn(*args, **kwargs)
     frame = _Frame(fn, args, kwargs, _rng_state(preserve_rng_state), recompute_ctx,
                    determinism_check == "default")
     with saved_tensors_hooks(frame.pack, _unpack), forward_ctx:
