@@ -4,6 +4,8 @@ names), multi-output results, and errors, each against torch."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -160,3 +162,56 @@ def test_bessel_i1_small_arguments(torch, name):
     out = getattr(rg.special, name)(rg.tensor(x)).numpy()
     ref = getattr(torch.special, name)(torch.tensor(x)).numpy()
     np.testing.assert_allclose(out, ref, rtol=4e-15, atol=0)
+
+
+def _names(t) -> list:
+    out, stack = [], [t.grad_fn]
+    while stack:
+        n = stack.pop()
+        if n is not None:
+            out.append(n.name().replace("torch::autograd::", ""))
+            stack += [m for m, _ in n.next_functions if m is not None]
+    return out
+
+
+@pytest.mark.parametrize("kw", [{}, {"correction": 0}, {"fweights": [1, 2, 0, 3, 1]},
+                                {"fweights": [1, 2, 0, 3, 1], "aweights": True},
+                                {"aweights": True, "correction": 0}, {"correction": 7}])
+def test_cov_builds_torchs_graph(torch, kw):
+    """cov as PyTorch's composite: sum / weight sum (an int64 count without weights), the
+    centred input times its transpose, divided by the degrees of freedom (zeroed, with a
+    warning, when not positive): the same nodes, values and gradients."""
+    x = np.random.default_rng(0).standard_normal((3, 5))
+    aw = np.abs(np.random.default_rng(1).standard_normal(5)) + 0.5
+    res = []
+    for lib in (rg, torch):
+        k = {"correction": kw.get("correction", 1)}
+        if "fweights" in kw:
+            k["fweights"] = lib.tensor(kw["fweights"])
+        if "aweights" in kw:
+            k["aweights"] = lib.tensor(aw, requires_grad=True)
+        xt = lib.tensor(x, requires_grad=True)
+        with pytest.warns(UserWarning, match="degrees of freedom") if k["correction"] == 7 \
+                else warnings.catch_warnings():
+            y = lib.cov(xt, **k)
+        ins = [xt] + ([k["aweights"]] if "aweights" in k else [])
+        res.append((y, lib.autograd.grad(y.sum(), ins)))
+    (y, g), (yt, gt) = res
+    assert _names(y) == _names(yt)
+    np.testing.assert_allclose(y.detach().numpy(), yt.detach().numpy(), rtol=1e-12)
+    for a, b in zip(g, gt):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12)
+
+
+def test_cov_weight_errors_and_corner_case(torch):
+    for lib in (rg, torch):
+        for kw, msg in (({"fweights": lib.ones(3)}, "fweights to have integral dtype"),
+                        ({"aweights": -lib.ones(3)}, "aweights cannot be negative"),
+                        ({"fweights": lib.zeros(3, dtype=lib.int64)}, "weights sum to zero"),
+                        ({"fweights": lib.ones(2, dtype=lib.int64)}, "but got 2 != 3")):
+            with pytest.raises(RuntimeError, match=msg):
+                lib.cov(lib.ones(3), **kw)
+        # one observation and one kind of weights: PyTorch zeroes the input itself
+        y = lib.tensor([[3.0], [2.0]])
+        assert lib.cov(y, fweights=lib.tensor([2])).tolist() == [[0.0, 0.0], [0.0, 0.0]]
+        assert y.flatten().tolist() == [0.0, 0.0]

@@ -11,6 +11,7 @@ Their grad_fn names are those of the last primitive, where PyTorch has one node 
 from __future__ import annotations
 
 import itertools
+import warnings
 
 import numpy as np
 
@@ -176,36 +177,64 @@ def cov(input, *, correction: int = 1, fweights=None, aweights=None) -> Tensor: 
     if input.dim() > 2:
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got "
                            f"an input with {input.dim()} dimensions")
-    x = input if input.dim() == 2 else reshape(input, (1, -1))
-    if not x.is_floating_point():
-        x = x.float()
+    if input._data.dtype == np.bool_:
+        raise RuntimeError("cov(): bool dtype is not supported for input")
+    # PyTorch's composite, op for op (Correlation.cpp), so the graph and saved tensors match.
+    x = input if input.dim() == 2 else input.view(1, -1)
     n = x.shape[1]
     w = None
     if fweights is not None:
+        _check_cov_weights(fweights, "fweights", n, "integral")
         w = fweights
     if aweights is not None:
+        _check_cov_weights(aweights, "aweights", n, "floating point")
         w = aweights if w is None else mul(w, aweights)
     if w is None:
-        avg = x.mean(dim=1)
-        w_sum = float(n)
+        w_sum = wrap(np.array(n, np.int64))
+    else:
+        w_sum = w.sum()
+        if not w_sum._data:
+            raise RuntimeError("cov(): weights sum to zero, can't be normalized")
+    avg = (x if w is None else mul(x, w)).sum(1) / w_sum
+    if w is None:
+        norm = wrap(np.array(n - correction, np.int64))
+    elif correction == 0:
+        norm = w_sum
+    elif aweights is None:
         norm = w_sum - correction
+    elif fweights is None and n == 1 and correction == 1:
+        norm = wrap(np.array(0, np.int64))
     else:
-        w = w.to(x.dtype)
-        w_sum = _sum(w)
-        avg = _sum(mul(x, w), dim=1) / w_sum
-        if correction == 0:
-            norm = w_sum
-        elif aweights is None:
-            norm = w_sum - correction
-        else:
-            norm = w_sum - correction * _sum(mul(w, aweights.to(x.dtype))) / w_sum
-    xm = sub(x, avg.unsqueeze(1))
-    xw = xm if w is None else mul(xm, w)
-    if isinstance(norm, Tensor):
-        norm = norm.clamp(min=0)
+        norm = w_sum - mul_scalar(mul(w, aweights).sum(), correction) / w_sum
+    if norm._data <= 0:
+        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
+                      "than the number of observations.", stacklevel=2)
+        norm.zero_()
+    if n == 1 and (fweights is None) != (aweights is None):
+        # PyTorch zeroes the input itself here (one observation: its average), then promotes
+        x.zero_()
+        if x._data.dtype.kind in "iub":
+            x = x.float()
     else:
-        norm = max(norm, 0)
-    return (matmul(xw, xm.t().conj()) / norm).squeeze()  # as PyTorch, also of a 2-D input
+        x = sub(x, avg.unsqueeze(1))
+    c = matmul(x, (x if w is None else mul(x, w)).t().conj())
+    return (c / norm).squeeze()
+
+
+def _check_cov_weights(w: Tensor, name: str, n: int, kind: str) -> None:
+    """PyTorch's checks of cov's fweights (integral) and aweights (floating point)."""
+    if w.dim() > 1:
+        raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but got "
+                           f"{name} with {w.dim()} dimensions")
+    dt = w._data.dtype
+    if not (dt.char in FLOAT_CHARS if kind[0] == "f" else dt.kind in "iu"):
+        raise RuntimeError(f"cov(): expected {name} to have {kind} dtype but got {name} with "
+                           f"{w.dtype.scalar_name} dtype")
+    if w.numel() != n:
+        raise RuntimeError(f"cov(): expected {name} to have the same numel as there are "
+                           f"observations in the input but got {w.numel()} != {n}")
+    if n and (w._data < 0).any():
+        raise RuntimeError(f"cov(): {name} cannot be negative")
 
 
 def corrcoef(input) -> Tensor:  # noqa: A002
@@ -219,11 +248,10 @@ def corrcoef(input) -> Tensor:  # noqa: A002
     c = cov(input)
     if c.dim() == 0:
         return c / c
-    d = c.diagonal()
-    stddev = d.sqrt()
-    c = c / stddev.unsqueeze(1)
-    c = c / stddev.unsqueeze(0)
-    return c.clamp(-1, 1)
+    stddev = c.diagonal().sqrt()
+    c = c / stddev.view(-1, 1)
+    c = c / stddev.view(1, -1)
+    return c.clip(-1, 1)
 
 
 def _trapz_dx(y, x, dx, dim):
