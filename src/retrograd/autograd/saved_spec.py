@@ -72,8 +72,13 @@ def _shape_of(i):
 
 
 def _strides_of(i):
+    """The saved input's strides, in elements, where its array has them (a transposed view
+    keeps its own), else contiguous ones."""
     def get(node):
-        return _strides(_shape_of(i)(node))
+        a = node.saved(True)[i]._data
+        if a.size > 1 and all(s >= 0 and s % a.itemsize == 0 for s in a.strides):
+            return tuple(s // a.itemsize for s in a.strides)
+        return _strides(a.shape)
     return get
 
 

@@ -247,9 +247,11 @@ def _inv_array(a: np.ndarray, fname: str) -> np.ndarray:
     if a.size == 0:
         return a.copy()
     try:
-        return np.linalg.inv(a)
+        inv = np.linalg.inv(a)
     except np.linalg.LinAlgError:
         raise _singular_error(a, fname) from None
+    # LAPACK's layout, as PyTorch returns it: each matrix column-major (strides (1, n))
+    return np.swapaxes(np.swapaxes(inv, -1, -2).copy(), -1, -2)
 
 
 @fp32
