@@ -13,6 +13,7 @@ import pathlib
 import pickle
 import struct
 import zipfile
+import zlib
 
 import numpy as np
 import pytest
@@ -112,16 +113,66 @@ def test_roundtrip_nested_state_dict():
     assert isinstance(out["np_scalar"], np.float32)
 
 
-def test_noncontiguous_and_views_are_saved_by_value():
-    base = rg.arange(24, dtype=rg.float32).reshape(4, 6)
-    views = {"t": base.t(), "step": base[:, ::2], "slice": base[1:3, 2:], "row": base[2]}
-    out = _roundtrip(views)
-    for k, v in views.items():
-        _same(v, out[k])
-        assert out[k]._data.flags.c_contiguous
-    # views of one array come back as independent tensors
-    out["row"]._data[0] = -1.0
-    assert out["slice"]._data[1, 0] == 14.0 and out["t"]._data[0, 2] == 12.0
+def _views_program(lib, roundtrip):
+    """Views saved together load sharing one storage, with torch.save's strides and offsets."""
+    base = lib.arange(24, dtype=lib.float32).reshape(4, 6)
+    views = {"base": base, "t": base.t(), "step": base[:, ::2], "slice": base[1:3, 2:],
+             "row": base[2], "exp": base[0].expand(3, 6), "i": lib.arange(6).view(2, 3).t()}
+    out = roundtrip(views)
+    seen = [(k, out[k].tolist(), out[k].stride(), out[k].storage_offset(), out[k].dtype.is_signed)
+            for k in views]
+    out["base"].mul_(-1)  # one storage: every view sees it
+    seen.append([out[k].tolist() for k in ("t", "step", "slice", "row", "exp")])
+    alone = roundtrip({"s": lib.arange(12.).view(3, 4)[1:, 1:]})["s"]  # its whole storage
+    seen.append((alone.stride(), alone.storage_offset(), alone.tolist()))
+    return seen
+
+
+def _roundtrip_in(lib):
+    def rt(obj):
+        buf = io.BytesIO()
+        lib.save(obj, buf)
+        buf.seek(0)
+        return lib.load(buf)
+    return rt
+
+
+def test_views_share_storage_and_keep_strides_as_torch(torch):
+    assert _views_program(rg, _roundtrip_in(rg)) == _views_program(torch, _roundtrip_in(torch))
+
+
+def test_zip_checkpoints_keep_views_both_ways(torch):
+    """torch.save's views load into retrograd as views of one storage; retrograd's zip writer
+    (what a pickled object is saved as) writes them so that torch loads them the same way."""
+    def rt_torch_to_rg(obj):
+        buf = io.BytesIO()
+        torch.save(obj, buf)
+        buf.seek(0)
+        return rg.load(buf)
+    t_out = _views_program(torch, _roundtrip_in(torch))
+    assert _views_program(torch, rt_torch_to_rg) == t_out
+    from retrograd._torch_zip import save_torch_zip
+
+    def rt_rg_to_torch(obj):
+        return torch.load(io.BytesIO(save_torch_zip(obj)))
+    assert _views_program(rg, rt_rg_to_torch) == t_out
+    wide = rg.arange(6).to(rg.uint16).view(2, 3)
+    got = torch.load(io.BytesIO(save_torch_zip({"a": wide.t(), "b": wide[1]})))
+    assert (got["a"].stride(), got["b"].storage_offset()) == ((1, 3), 3)
+    assert got["a"].tolist() == [[0, 3], [1, 4], [2, 5]]
+
+
+def test_version_1_files_still_load():
+    w = np.arange(6, dtype="<f4")
+    header = {"format": "retrograd.save", "version": 1, "data_nbytes": 24, "tensors": [
+        {"dtype": "float32", "shape": [2, 3], "offset": 0, "nbytes": 24,
+         "crc32": zlib.crc32(w.tobytes()), "requires_grad": True, "kind": "parameter"}],
+        "root": {"$dict": [["w", {"$tensor": 0}]]}}
+    raw = json.dumps(header).encode()
+    head = ser.MAGIC + struct.pack("<Q", len(raw)) + raw
+    out = _load_bytes(head + b"\0" * (-len(head) % 64) + w.tobytes())
+    assert type(out["w"]).__name__ == "Parameter" and out["w"].requires_grad
+    assert out["w"].tolist() == [[0, 1, 2], [3, 4, 5]]
 
 
 def test_same_tensor_object_loads_as_one_object():
@@ -158,12 +209,14 @@ def test_file_layout_is_aligned_json_plus_bytes():
     (n,) = struct.unpack("<Q", raw[16:24])
     header = json.loads(raw[24:24 + n])
     start = -(-(24 + n) // 64) * 64
-    assert header["format"] == "retrograd.save" and header["version"] == 1
+    assert header["format"] == "retrograd.save" and header["version"] == 2
     assert len(raw) == start + header["data_nbytes"]
-    for e in header["tensors"]:
+    for e in header["storages"]:
         assert e["offset"] % 64 == 0
     e = header["tensors"][1]
-    assert np.frombuffer(raw, "<f4", 2, start + e["offset"]).tolist() == [1.0, 1.0]
+    assert (e["shape"], e["stride"], e["storage_offset"]) == ([2], [1], 0)
+    st = header["storages"][e["storage"]]
+    assert np.frombuffer(raw, "<f4", 2, start + st["offset"]).tolist() == [1.0, 1.0]
 
 
 @pytest.mark.parametrize("loc", [None, "cpu", rg.device("cpu"), {"cuda:0": "cpu"}])
@@ -263,19 +316,28 @@ def _set(path, value):
 
 
 @pytest.mark.parametrize("edit, match", [
-    (_set(["tensors", 0, "nbytes"], 20), "nbytes is 20 but shape"),
-    (_set(["tensors", 0, "shape"], [7]), "nbytes is 24 but shape"),
+    (_set(["tensors", 0, "shape"], [7]), "reaches past the 24 bytes of storage 0"),
+    (_set(["tensors", 0, "stride"], [2]), "reaches past the 24 bytes of storage 0"),
+    (_set(["tensors", 0, "storage_offset"], 1), "reaches past the 24 bytes of storage 0"),
+    (_set(["tensors", 0, "stride"], [1, 1]), "invalid stride"),
+    (_set(["tensors", 0, "stride"], [-1]), "invalid stride"),
+    (_set(["tensors", 0, "storage"], 3), "refers to storage 3"),
+    (_set(["tensors", 0, "storage_offset"], -1), "invalid storage_offset"),
+    (_set(["storages", 0, "offset"], 64), "outside the 24-byte data section"),
+    (_set(["storages", 0, "nbytes"], 20), "reaches past the 20 bytes of storage 0"),
+    (_set(["storages", 0, "crc32"], 1), "checksum"),
+    (_set(["storages", 0, "extra"], 1), "has fields"),
+    (_set(["storages"], {}), "'storages' must be a list"),
+    (_set(["version"], 1), "unexpected header fields"),
     (_set(["tensors", 0, "shape"], [-6]), "invalid shape"),
     (_set(["tensors", 0, "shape"], [6.0]), "invalid shape"),
     (_set(["tensors", 0, "dtype"], "complex64"), "unknown dtype"),
-    (_set(["tensors", 0, "offset"], 64), "outside the 24-byte data section"),
-    (_set(["tensors", 0, "crc32"], 1), "checksum"),
     (_set(["tensors", 0, "kind"], "module"), "unknown kind"),
     (_set(["tensors", 0, "requires_grad"], 1), "non-boolean requires_grad"),
     (_set(["tensors", 0, "extra"], 1), "has fields"),
     (_set(["tensors"], {}), "'tensors' must be a list"),
     (_set(["data_nbytes"], 30), "should hold 30 bytes"),
-    (_set(["version"], 2), "unsupported checkpoint version 2"),
+    (_set(["version"], 3), "unsupported checkpoint version 3"),
     (_set(["format"], "pickle"), "does not describe a retrograd checkpoint"),
     (_set(["root"], {"$tensor": 5}), "reference to tensor 5"),
     (_set(["root"], {"$tensor": "0"}), "reference to tensor '0'"),

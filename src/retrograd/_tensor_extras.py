@@ -27,7 +27,7 @@ from .ops._base import _check_leaf
 from .ops.decomp import _structseq
 from .ops.fused import fused
 from .ops.join import cat
-from .ops.strided import as_strided
+from .ops.strided import as_strided, storage_of
 
 __all__ = ["angle", "mvlgamma", "triangular_solve", "nonzero_static", "index_reduce", "lobpcg"]
 
@@ -205,18 +205,10 @@ def _dim_order(self: Tensor, *, ambiguity_check=False) -> tuple:
 
 
 def _storage_offset(self: Tensor) -> int:
-    """Where the tensor starts in the memory it shares, in elements: from its base for a view,
-    else from the array that owns its memory (``detach()`` or ``.data`` of a view shares the
-    view's storage and offset, as in PyTorch; other results own theirs, offset 0)."""
-    base = self._base
-    if base is not None:
-        root = base.data_ptr()
-    else:
-        a = self._data
-        while isinstance(a.base, np.ndarray):
-            a = a.base
-        root = a.ctypes.data
-    return (self.data_ptr() - root) // self.element_size()
+    """Where the tensor starts in its storage (the array that owns its memory, which its views,
+    ``detach()`` and ``.data`` share), in elements, as in PyTorch."""
+    a = self._data
+    return (a.ctypes.data - storage_of(a).ctypes.data) // a.itemsize
 
 
 def _set_(self: Tensor, source=None, storage_offset=None, size=None, stride=None) -> Tensor:

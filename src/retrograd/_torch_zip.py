@@ -28,6 +28,7 @@ import contextlib
 import io
 import pickle
 import struct
+import sys
 import zipfile
 from collections.abc import Callable
 from typing import IO, Any
@@ -37,6 +38,7 @@ import numpy as np
 from . import _dtypes
 from ._dtypes import FLOAT_CHARS
 from ._tensor import Size, Tensor, device
+from .ops.strided import geometry
 
 _DTYPES = {d.name: d for d in _dtypes.ALL}
 
@@ -220,7 +222,9 @@ def _rebuild_tensor_v3(storage: Any, storage_offset: Any, size: Any, stride: Any
     if raw.dtype != np.uint8:
         raise _bad("_rebuild_tensor_v3 expects an untyped storage")
     isz = dtype.itemsize
-    arr = raw[: raw.size // isz * isz].view(dtype.np.newbyteorder("<")).astype(dtype.np)
+    # (no copy on a little-endian host: tensors over one storage keep sharing it)
+    le = dtype.np if sys.byteorder == "little" else dtype.np.newbyteorder("<")
+    arr = raw[: raw.size // isz * isz].view(le).astype(dtype.np, copy=False)
     return _rebuild_tensor_v2(_Storage(arr), storage_offset, size, stride, requires_grad,
                               backward_hooks, metadata)
 
@@ -654,15 +658,41 @@ class _Pickler(pickle._Pickler):  # type: ignore[name-defined]
     def __init__(self, file: IO[bytes], protocol: int) -> None:
         super().__init__(file, protocol)
         self.storages: list = []
+        self.keys: dict = {}  # id(_Storage) -> its key
+        self.by_root: dict = {}  # (id(storage array), dtype) -> (_Storage, storage array)
 
     def persistent_id(self, obj: Any) -> Any:
         if type(obj) is not _Storage and type(obj) is not _Untyped:
             return None
-        key = str(len(self.storages))
-        self.storages.append(obj.array)
+        key = self.keys.get(id(obj))
+        if key is None:
+            key = self.keys[id(obj)] = str(len(self.storages))
+            self.storages.append(obj.array)
         st = _UNTYPED if type(obj) is _Untyped else \
             _STORAGE_OF[_dtypes.FROM_NP[obj.array.dtype].name]
         return ("storage", st, key, "cpu", obj.array.size)
+
+    def _storage(self, arr: np.ndarray) -> tuple:
+        """``(storage, storage offset, strides)`` for ``arr``: its whole storage, shared by
+        every tensor saved over it, as torch.save writes (a contiguous copy of its own where
+        NumPy's layout has no PyTorch strides, or its bytes are big-endian)."""
+        geo = geometry(arr) if arr.dtype.byteorder != ">" and sys.byteorder == "little" \
+            else None
+        if geo is None:
+            arr = _le_contiguous(arr)
+            geo = (arr, tuple(s // arr.itemsize for s in arr.strides), 0)
+        root, strides, off = geo
+        key = (id(root), arr.dtype)
+        hit = self.by_root.get(key)
+        if hit is None:
+            mem = np.ndarray((root.nbytes,), np.uint8, buffer=root)
+            if arr.dtype in _WIDE:  # PyTorch's layout for them: bytes, and the dtype
+                st = _Untyped(mem)
+            else:
+                st = _Storage(mem[: mem.size // arr.itemsize * arr.itemsize].view(
+                    arr.dtype.newbyteorder("=")))
+            hit = self.by_root[key] = (st, root)  # (holds root: ids stay unique)
+        return hit[0], off, strides
 
     def reducer_override(self, obj: Any) -> Any:
         if id(obj) in _FORGED:
@@ -671,14 +701,12 @@ class _Pickler(pickle._Pickler):  # type: ignore[name-defined]
             rg = obj.requires_grad
             if type(obj).__name__ == "Parameter":
                 return (_rebuild_parameter, (_tensor_of(obj._data), rg, collections.OrderedDict()))
-            arr = _le_contiguous(obj._data)
-            strides = tuple(s // arr.itemsize for s in arr.strides) if arr.size else \
-                (1,) * arr.ndim
-            if arr.dtype in _WIDE:  # PyTorch's layout for them: bytes, and the dtype
-                raw = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
-                return (_rebuild_tensor_v3, (_Untyped(raw), 0, tuple(arr.shape), strides, rg,
+            arr = obj._data
+            st, off, strides = self._storage(arr)
+            if type(st) is _Untyped:
+                return (_rebuild_tensor_v3, (st, off, tuple(arr.shape), strides, rg,
                                              collections.OrderedDict(), obj.dtype))
-            return (_rebuild_tensor_v2, (_Storage(arr.reshape(-1)), 0, tuple(arr.shape), strides,
+            return (_rebuild_tensor_v2, (st, off, tuple(arr.shape), strides,
                                          rg, collections.OrderedDict()))
         if isinstance(obj, Size):
             return (_make_size, (tuple(obj),))

@@ -5,22 +5,28 @@ retrograd's own format (what ``save`` writes) is one file::
 
     magic    16 bytes  b"\\x89RETROGRAD-CKPT\\n"
     length    8 bytes  unsigned little-endian length of the header
-    header            UTF-8 JSON: {"format", "version", "data_nbytes", "tensors", "root"}
+    header            UTF-8 JSON: {"format", "version", "data_nbytes", "storages", "tensors",
+                      "root"}
     padding           zero bytes up to a multiple of 64
-    data              each tensor's bytes, C order, little-endian, at a 64-byte aligned offset
+    data              each storage's bytes, little-endian, at a 64-byte aligned offset
 
 ``root`` describes the saved object: JSON ``null``/``true``/``false``/numbers/strings/arrays
 stand for ``None``/bools/ints and finite floats/str/lists, and a one-key object tags everything
 else: ``{"$tensor": i}`` (entry ``i`` of ``tensors``), ``{"$tuple": [...]}``,
 ``{"$size": [...]}``, ``{"$dict": [[k, v], ...]}``, ``{"$odict": [[k, v], ...]}``,
 ``{"$float": "nan" | "inf" | "-inf"}``, ``{"$bytes": base64}``, ``{"$dtype": name}`` and
-``{"$device": "cpu"}``. Each entry of ``tensors`` gives ``dtype``, ``shape``, ``offset`` and
-``nbytes`` (relative to the data section), ``crc32``, ``requires_grad`` and ``kind``
-(``tensor``, ``parameter``, ``ndarray`` or ``npscalar``). Loading only decodes JSON and copies
-bytes into NumPy arrays, and checks every field, size, offset and checksum first.
+``{"$device": "cpu"}``. Each entry of ``storages`` gives ``offset`` and ``nbytes`` (relative to
+the data section) and ``crc32``; each entry of ``tensors`` gives ``dtype``, ``shape``,
+``stride``, ``storage`` (an index) and ``storage_offset`` (in elements), ``requires_grad`` and
+``kind`` (``tensor``, ``parameter``, ``ndarray`` or ``npscalar``). Loading only decodes JSON and
+copies bytes into NumPy arrays, and checks every field, size, offset and checksum first. (Files
+of version 1, where each tensor entry held its own bytes in C order, still load.)
 
-The same tensor object saved twice loads as one object; distinct tensors that share memory (views
-of one array) are saved as separate copies and load as independent tensors.
+As ``torch.save`` does, a tensor is saved with its whole storage (the array that owns its
+memory), once for all the tensors saved together that share it: views load sharing one
+storage, with their strides and storage offsets (a transposed tensor loads transposed), and
+saving a small view of a large tensor writes the large tensor's bytes (``clone()`` it first to
+save only the view). The same tensor object saved twice loads as one object.
 
 An object this format cannot hold (a whole ``nn.Module``, an instance of a user's class) is
 saved as ``torch.save`` saves it: a pickle in PyTorch's zip layout (``_torch_zip``).
@@ -42,6 +48,7 @@ import json
 import math
 import os
 import struct
+import sys
 import zlib
 from typing import IO, Any
 
@@ -65,6 +72,7 @@ from ._torch_zip import (
     safe_globals,
     save_torch_zip,
 )
+from .ops.strided import geometry
 
 __all__ = ["save", "load", "save_safetensors", "load_safetensors", "add_safe_globals",
            "safe_globals", "get_safe_globals", "clear_safe_globals", "CheckpointError"]
@@ -73,7 +81,8 @@ FileLike = str | os.PathLike | IO[bytes]
 
 MAGIC = b"\x89RETROGRAD-CKPT\n"
 FORMAT = "retrograd.save"
-VERSION = 1
+VERSION = 2
+_VERSIONS = (1, 2)  # version 1: each tensor's own bytes, C order (still read)
 _ALIGN = 64
 _MAX_HEADER = 1 << 30
 _SAFETENSORS_MAX_HEADER = 100_000_000
@@ -110,15 +119,34 @@ def _np_le(name: str) -> np.dtype:
     return _DTYPES[name].np.newbyteorder("<")
 
 
+def _memory_of(root: np.ndarray) -> np.ndarray:
+    """The bytes of a storage (a C- or Fortran-contiguous array), in memory order, uncopied."""
+    return np.ndarray((root.nbytes,), np.uint8, buffer=root)
+
+
 # -- save ----------------------------------------------------------------------------------------
 class _Encoder:
     def __init__(self) -> None:
         self.entries: list = []
-        self.arrays: list = []
+        self.storages: list = []  # (array whose memory is written, its storage entry)
+        self.by_root: dict = {}  # id(storage array) -> storage index
         self.index: dict = {}  # id(tensor or ndarray) -> entry index
         self.keep: list = []  # keep saved objects alive so that ids stay unique
         self.active: set = set()
         self.nbytes = 0
+
+    def storage(self, mem: np.ndarray) -> int:
+        """The index of the storage entry writing ``mem``'s memory (once per array)."""
+        j = self.by_root.get(id(mem))
+        if j is None:
+            offset = -(-self.nbytes // _ALIGN) * _ALIGN
+            raw = _memory_of(mem)
+            self.storages.append((raw, {"offset": offset, "nbytes": raw.nbytes,
+                                        "crc32": zlib.crc32(raw)}))
+            self.nbytes = offset + raw.nbytes
+            j = self.by_root[id(mem)] = len(self.storages) - 1
+            self.keep.append(mem)
+        return j
 
     def add_array(self, obj: Any, arr: np.ndarray, kind: str, requires_grad: bool) -> int:
         key = id(obj)
@@ -127,15 +155,19 @@ class _Encoder:
         dt = _dtypes.FROM_NP.get(arr.dtype.newbyteorder("="))
         if dt is None:
             raise TypeError(f"retrograd.save: arrays of dtype {arr.dtype} are not supported")
-        arr = _le_contiguous(arr)
-        offset = -(-self.nbytes // _ALIGN) * _ALIGN
+        # As torch.save: the whole storage, once, and each tensor's place in it, so that views
+        # load as views of one storage, with their strides.
+        geo = geometry(arr) if arr.dtype.byteorder != ">" and sys.byteorder == "little" \
+            else None
+        if geo is None:
+            root = _le_contiguous(arr)
+            geo = (root, tuple(s // root.itemsize for s in root.strides), 0)
+        root, strides, off = geo
         self.entries.append({
-            "dtype": dt.name, "shape": list(arr.shape), "offset": offset,
-            "nbytes": arr.nbytes, "crc32": zlib.crc32(_bytes_of(arr)),
+            "dtype": dt.name, "shape": list(arr.shape), "stride": list(strides),
+            "storage": self.storage(root), "storage_offset": off,
             "requires_grad": bool(requires_grad), "kind": kind,
         })
-        self.arrays.append((offset, arr))
-        self.nbytes = offset + arr.nbytes
         self.index[key] = len(self.entries) - 1
         self.keep.append(obj)
         return self.index[key]
@@ -215,18 +247,18 @@ def save(obj: Any, f: FileLike, pickle_module: Any = None, pickle_protocol: int 
         return
     header = {
         "format": FORMAT, "version": VERSION, "data_nbytes": enc.nbytes,
-        "tensors": enc.entries, "root": root,
+        "storages": [e for _, e in enc.storages], "tensors": enc.entries, "root": root,
     }
     raw = json.dumps(header, allow_nan=False, separators=(",", ":")).encode("utf-8")
     start = len(MAGIC) + 8 + len(raw)
     pad = -start % _ALIGN
     chunks: list = [MAGIC, struct.pack("<Q", len(raw)), raw, b"\0" * pad]
     pos = 0
-    for offset, arr in enc.arrays:
-        if offset > pos:
-            chunks.append(b"\0" * (offset - pos))
-        chunks.append(_bytes_of(arr))
-        pos = offset + arr.nbytes
+    for raw, e in enc.storages:
+        if e["offset"] > pos:
+            chunks.append(b"\0" * (e["offset"] - pos))
+        chunks.append(raw)
+        pos = e["offset"] + raw.nbytes
     _write_all(f, chunks)
 
 
@@ -235,30 +267,66 @@ def _is_count(x: Any) -> bool:
     return type(x) is int and x >= 0
 
 
-def _check_entry(i: int, e: Any, data_len: int) -> None:
+def _check_fields(what: str, e: Any, need: set) -> None:
     if not isinstance(e, dict):
-        raise _fail(f"tensor entry {i} is not an object")
-    need = {"dtype", "shape", "offset", "nbytes", "crc32", "requires_grad", "kind"}
+        raise _fail(f"{what} is not an object")
     if set(e) != need:
-        raise _fail(f"tensor entry {i} has fields {sorted(e)}, expected {sorted(need)}")
+        raise _fail(f"{what} has fields {sorted(e)}, expected {sorted(need)}")
+
+
+def _check_bytes(what: str, e: dict, data_len: int) -> None:
+    """``offset``/``nbytes``/``crc32`` of a block of the data section."""
+    if not (_is_count(e["offset"]) and _is_count(e["nbytes"]) and _is_count(e["crc32"])):
+        raise _fail(f"{what} has an invalid offset, nbytes or crc32")
+    if e["offset"] + e["nbytes"] > data_len:
+        raise _fail(
+            f"{what} (bytes {e['offset']}..{e['offset'] + e['nbytes']}) lies outside "
+            f"the {data_len}-byte data section; the file is truncated or corrupt"
+        )
+
+
+def _check_entry(i: int, e: Any, data_len: int, storages: list | None) -> None:
+    """A tensor entry: of version 1 (its own bytes) when ``storages`` is None, else of
+    version 2 (a place in one of ``storages``)."""
+    if storages is None:
+        _check_fields(f"tensor entry {i}", e, {"dtype", "shape", "offset", "nbytes", "crc32",
+                                               "requires_grad", "kind"})
+    else:
+        _check_fields(f"tensor entry {i}", e, {"dtype", "shape", "stride", "storage",
+                                               "storage_offset", "requires_grad", "kind"})
     if e["dtype"] not in _DTYPES:
         raise _fail(f"tensor entry {i} has unknown dtype {e['dtype']!r}")
     shape = e["shape"]
     if not isinstance(shape, list) or not all(_is_count(s) for s in shape) or len(shape) > 64:
         raise _fail(f"tensor entry {i} has an invalid shape {shape!r}")
-    if not (_is_count(e["offset"]) and _is_count(e["nbytes"]) and _is_count(e["crc32"])):
-        raise _fail(f"tensor entry {i} has an invalid offset, nbytes or crc32")
-    expect = math.prod(shape) * _DTYPES[e["dtype"]].itemsize
-    if e["nbytes"] != expect:
-        raise _fail(
-            f"tensor entry {i}: nbytes is {e['nbytes']} but shape {shape} of {e['dtype']} needs "
-            f"{expect}"
-        )
-    if e["offset"] + e["nbytes"] > data_len:
-        raise _fail(
-            f"tensor entry {i} (bytes {e['offset']}..{e['offset'] + e['nbytes']}) lies outside "
-            f"the {data_len}-byte data section; the file is truncated or corrupt"
-        )
+    isz = _DTYPES[e["dtype"]].itemsize
+    if storages is None:
+        _check_bytes(f"tensor entry {i}", e, data_len)
+        expect = math.prod(shape) * isz
+        if e["nbytes"] != expect:
+            raise _fail(
+                f"tensor entry {i}: nbytes is {e['nbytes']} but shape {shape} of {e['dtype']} "
+                f"needs {expect}"
+            )
+    else:
+        stride = e["stride"]
+        if not isinstance(stride, list) or not all(_is_count(s) for s in stride) or \
+                len(stride) != len(shape):
+            raise _fail(f"tensor entry {i} has an invalid stride {stride!r} for shape {shape}")
+        j = e["storage"]
+        if type(j) is not int or not 0 <= j < len(storages):
+            raise _fail(f"tensor entry {i} refers to storage {j!r}, but the file has "
+                        f"{len(storages)}")
+        if not _is_count(e["storage_offset"]):
+            raise _fail(f"tensor entry {i} has an invalid storage_offset")
+        if 0 not in shape:
+            end = (e["storage_offset"] + sum((n - 1) * st for n, st in zip(shape, stride)) + 1)
+            if end * isz > storages[j]["nbytes"]:
+                raise _fail(
+                    f"tensor entry {i} (shape {shape}, stride {stride}, storage_offset "
+                    f"{e['storage_offset']}) reaches past the {storages[j]['nbytes']} bytes of "
+                    f"storage {j}"
+                )
     if not isinstance(e["requires_grad"], bool):
         raise _fail(f"tensor entry {i} has a non-boolean requires_grad")
     if e["kind"] not in ("tensor", "parameter", "ndarray", "npscalar"):
@@ -270,11 +338,46 @@ def _check_entry(i: int, e: Any, data_len: int) -> None:
 
 
 class _Decoder:
-    def __init__(self, entries: list, data: memoryview, map_location: Any) -> None:
+    def __init__(self, entries: list, data: memoryview, map_location: Any,
+                 storages: list | None = None) -> None:
         self.entries = entries
+        self.storages = storages
         self.data = data
         self.map_location = map_location
         self.made: dict = {}
+        self.loaded: dict = {}  # storage index -> its bytes, loaded once
+
+    def _block(self, e: dict, what: str) -> memoryview:
+        raw = self.data[e["offset"]:e["offset"] + e["nbytes"]]
+        if zlib.crc32(raw) != e["crc32"]:
+            raise _fail(f"{what} fails its checksum; the file is corrupt")
+        return raw
+
+    def _array(self, i: int, e: dict) -> np.ndarray:
+        if self.storages is None:  # version 1
+            raw = self._block(e, f"tensor entry {i}")
+            if e["dtype"] == "bool" and bytes(raw).translate(None, b"\0\1"):
+                raise _fail(f"tensor entry {i} is bool but holds bytes other than 0 and 1")
+            arr = np.frombuffer(raw, dtype=_np_le(e["dtype"])).reshape(e["shape"]).copy()
+            return arr.astype(arr.dtype.newbyteorder("="), copy=False)
+        j = e["storage"]
+        mem = self.loaded.get(j)
+        if mem is None:
+            mem = self.loaded[j] = np.frombuffer(
+                self._block(self.storages[j], f"storage {j}"), np.uint8).copy()
+        shape, dt = tuple(e["shape"]), _np_le(e["dtype"])
+        if 0 in shape:
+            return np.empty(shape, dt.newbyteorder("="))
+
+        def at(dtype):
+            return np.ndarray(shape, dtype, buffer=mem, offset=e["storage_offset"] * dt.itemsize,
+                              strides=tuple(st * dt.itemsize for st in e["stride"]))
+
+        if e["dtype"] == "bool" and at(np.uint8).max() > 1:
+            raise _fail(f"tensor entry {i} is bool but holds bytes other than 0 and 1")
+        if dt.byteorder == "<" and sys.byteorder != "little":  # (a copy, natively ordered)
+            return at(dt).astype(dt.newbyteorder("="))
+        return at(dt.newbyteorder("="))
 
     def tensor(self, i: Any) -> Any:
         if type(i) is not int or not 0 <= i < len(self.entries):
@@ -282,13 +385,7 @@ class _Decoder:
         if i in self.made:
             return self.made[i]
         e = self.entries[i]
-        raw = self.data[e["offset"]:e["offset"] + e["nbytes"]]
-        if zlib.crc32(raw) != e["crc32"]:
-            raise _fail(f"tensor entry {i} fails its checksum; the file is corrupt")
-        if e["dtype"] == "bool" and bytes(raw).translate(None, b"\0\1"):
-            raise _fail(f"tensor entry {i} is bool but holds bytes other than 0 and 1")
-        arr = np.frombuffer(raw, dtype=_np_le(e["dtype"])).reshape(e["shape"]).copy()
-        arr = arr.astype(arr.dtype.newbyteorder("="), copy=False)
+        arr = self._array(i, e)
         if e["kind"] == "ndarray":
             out: Any = arr
         elif e["kind"] == "npscalar":
@@ -376,10 +473,14 @@ def _load_retrograd(data: bytes, map_location: Any) -> Any:
         raise _fail(f"the header is not valid JSON ({e})") from None
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         raise _fail("the header does not describe a retrograd checkpoint")
-    if header.get("version") != VERSION:
-        raise _fail(f"unsupported checkpoint version {header.get('version')!r} (this retrograd "
-                    f"reads version {VERSION})")
-    if set(header) != {"format", "version", "data_nbytes", "tensors", "root"}:
+    version = header.get("version")
+    if version not in _VERSIONS:
+        raise _fail(f"unsupported checkpoint version {version!r} (this retrograd reads versions "
+                    f"{', '.join(map(str, _VERSIONS))})")
+    fields = {"format", "version", "data_nbytes", "tensors", "root"}
+    if version >= 2:
+        fields.add("storages")
+    if set(header) != fields:
         raise _fail(f"unexpected header fields {sorted(header)}")
     start = head + hlen + (-(head + hlen) % _ALIGN)
     nbytes = header["data_nbytes"]
@@ -393,9 +494,17 @@ def _load_retrograd(data: bytes, map_location: Any) -> Any:
     entries = header["tensors"]
     if not isinstance(entries, list):
         raise _fail("'tensors' must be a list")
+    storages = None
+    if version >= 2:
+        storages = header["storages"]
+        if not isinstance(storages, list):
+            raise _fail("'storages' must be a list")
+        for j, e in enumerate(storages):
+            _check_fields(f"storage {j}", e, {"offset", "nbytes", "crc32"})
+            _check_bytes(f"storage {j}", e, nbytes)
     for i, e in enumerate(entries):
-        _check_entry(i, e, nbytes)
-    dec = _Decoder(entries, memoryview(data)[start:], map_location)
+        _check_entry(i, e, nbytes, storages)
+    dec = _Decoder(entries, memoryview(data)[start:], map_location, storages)
     try:
         return dec.decode(header["root"])
     except RecursionError:
