@@ -180,6 +180,25 @@ def test_tensordot_builds_torchs_graph(torch, sa, sb, dims):
         retrograd.tensordot(_t(np.ones((1, 3))), _t(np.ones((3, 5))), dims=([0, 1], [0, 0]))
 
 
+def test_stacked_outer_products_match_numpy():
+    # An inner dim of 1 (per-sample weight gradients under vmap) takes a broadcast multiply:
+    # the same numbers as np.matmul, a zero product +0.0 as matmul's sum gives.
+    from retrograd.ops import _array
+    a = np.array([[[-1.0], [0.0], [2.0]], [[3.0], [-0.0], [1.5]]], dtype=np.float32)
+    b = np.array([[[0.0, -2.0]], [[-1.0, 0.5]]], dtype=np.float32)
+    for x, y in ((a, b), (a.astype(np.complex64), b.astype(np.complex64)), (a[0], b[0])):
+        got, want = _array.matmul(x, y), np.matmul(x, y)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert got.tobytes() == want.tobytes()
+    x = _t(RNG.standard_normal((4, 3, 2)), rg=True)
+    w = _t(RNG.standard_normal((4, 2, 5)), rg=True)
+    gx, gw = retrograd.autograd.grad(retrograd.bmm(x[:, :, :1], w[:, :1]).sum(), [x, w])
+    np.testing.assert_allclose(gx.numpy()[:, :, 0], w.detach().numpy()[:, 0].sum(-1)[:, None]
+                               .repeat(3, 1))
+    np.testing.assert_allclose(gw.numpy()[:, 0], x.detach().numpy()[:, :, 0].sum(1)[:, None]
+                               .repeat(5, 1))
+
+
 def test_matmul_power_negative():
     a = _t(SPD)
     np.testing.assert_allclose(retrograd.linalg.matrix_power(a, -2).numpy(),
