@@ -5,14 +5,14 @@ of tensors), built on the engine (reverse mode) and on ``autograd.forward_ad`` (
 The arguments a transform differentiates are replaced by fresh tensors that require grad: an
 alias of the argument when the argument is itself tracked (by an outer ``grad``, or carrying a
 forward-mode tangent), so that transforms compose (``jacfwd(jacrev(f))`` is forward over
-reverse); then the engine differentiates with ``create_graph=True``. Results are detached unless
-an argument was tracked, so a plain call returns plain tensors.
+reverse); then the engine differentiates, with ``create_graph=True`` when the results stay in
+that outer graph. Results are detached unless an argument was tracked, so a plain call returns
+plain tensors (and its backward records no graph).
 """
 
 from __future__ import annotations
 
 import functools
-import weakref
 
 import numpy as np
 
@@ -71,7 +71,7 @@ def _track(x: Tensor) -> Tensor:
     else:
         t = x.detach()
         t.requires_grad_()
-        _LEAVES[id(t)] = t
+        t.__dict__["_func_leaf"] = True  # one of the transforms' own leaves (see _outer)
         tan = _fw.tangent_of(x)
         if tan is not None:
             t._fw = x._fw  # forward over reverse: the tangent rides along
@@ -95,10 +95,6 @@ def _prepare(args, argnums):
     return args, nums, leaves, specs, outer
 
 
-# The fresh leaves the transforms differentiate with respect to (by id, weakly).
-_LEAVES: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
-
-
 def _outer(outer: bool, trees) -> bool:
     """Whether results stay in the outer graph: an argument was tracked, or the function's
     outputs reach a tensor that requires grad other than the transforms' own leaves (a module's
@@ -116,7 +112,7 @@ def _outer(outer: bool, trees) -> bool:
         seen.add(id(node))
         var = getattr(node, "variable", None) if node.name().endswith("AccumulateGrad") else None
         if var is not None:
-            if _LEAVES.get(id(var)) is not var:
+            if not var.__dict__.get("_func_leaf"):
                 return True
             continue
         stack.extend(fn for fn, _ in node.next_functions)
@@ -138,8 +134,10 @@ def _grads_plain(out, leaves, outer, grad_outputs=None):
         outs = [o for o, _ in pairs]
         grad_outputs = [g for _, g in pairs]
     if outs:
+        # The backward records a graph only when the results stay in one (``outer``): a plain
+        # call detaches them, and recording a graph nobody keeps costs more than the backward.
         gs = _autograd_grad(outs, flat, grad_outputs, retain_graph=True,
-                            create_graph=True, allow_unused=True)
+                            create_graph=outer, allow_unused=True)
     else:
         gs = [None] * len(flat)
     gs = [_zeros(x) if g is None else (g if outer else g.detach()) for g, x in zip(gs, flat)]
