@@ -14,8 +14,11 @@ and dtype; a primitive without a rule, or a mismatch, ends the replay (``NoRule`
 
 from __future__ import annotations
 
+from sys import _getframe
+
 from .._creation import ones_like
 from .._tensor import Tensor
+from ..autograd import provenance as _provenance
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node
 from ..ops.shape import expand
@@ -58,6 +61,21 @@ def replay(tape, phys_inputs, n: int):
     vals: list = [None] * len(tape.meta)
     for i, v in zip(tape.inputs, phys_inputs):
         vals[i] = v
+    hint = _provenance.HINT
+    # The nodes the library's rules make take the user's line of the traced call they batch
+    # (or, for a call that made no node, the line that called vmap), found once here rather
+    # than each walking up through the replay's frames (a user Function's own vmap rule is
+    # user code: its ops find their own lines).
+    here = _provenance.site_from(_getframe(1)) if hint is None and _provenance.ENABLED else None
+    try:
+        _replay(tape, vals, n, hint, here)
+    finally:
+        _provenance.HINT = hint
+    return vals
+
+
+def _replay(tape, vals, n, hint, here):
+    externals, traced, meta = tape.externals, tape.traced, tape.meta
 
     def get(ref):
         return lookup(tape, vals, ref)
@@ -66,30 +84,51 @@ def replay(tape, phys_inputs, n: int):
         kind = e[0]
         if kind == "op":
             _, P, in_refs, attr_refs, out_ids, grad_mode = e
-            ins = [get(r) for r in in_refs]
-            attrs = {k: get(r) for k, r in attr_refs.items()}
-            if not any(b for _, b in ins) and not any(b for _, b in attrs.values()):
+            ins, any_b = [], False
+            for rk, k in in_refs:  # lookup, inlined: the replay's most frequent call
+                if rk == "v" or rk == "a":
+                    v = vals[k]
+                    any_b = any_b or v[1]
+                elif rk == "c":
+                    v = (k, False)
+                elif rk == "x":
+                    v = (externals[k], False)
+                else:
+                    x, b = vals[k]
+                    v = (x.detach(), b)
+                    any_b = any_b or b
+                ins.append(v)
+            attrs = {}
+            for key, ref in attr_refs.items():
+                v = attrs[key] = (ref[1], False) if ref[0] == "c" else get(ref)
+                any_b = any_b or v[1]
+            if not any_b:
                 for i in out_ids:
-                    vals[i] = (tape.traced[i], False)
+                    vals[i] = (traced[i], False)
                 continue
             rule = rule_for(P, attrs)
             name = getattr(P, "__name__", "a view")
             if rule is None:
                 raise NoRule(name)
-            ctx = Batch(n, [tape.meta[i] for i in out_ids], attrs)
+            ctx = Batch(n, [meta[i] for i in out_ids], attrs)
+            if here is not None:
+                node = traced[out_ids[0]]._grad_fn
+                _provenance.HINT = None if rule is function_rule else \
+                    getattr(node, "_site", None) or here
             prev = state.grad_enabled
             state.grad_enabled = grad_mode  # as the traced call ran (no_grad inside, say)
             try:
                 out = rule(ctx, P, [x for x, _ in ins], [b for _, b in ins])
             finally:
                 state.grad_enabled = prev
+                _provenance.HINT = hint
             if out is None:
                 raise NoRule(name)
             outs = out if isinstance(out, tuple) else (out,)
             if len(outs) != len(out_ids):
                 raise NoRule(name)
             for i, o in zip(out_ids, outs):
-                shape, dtype, rg = tape.meta[i]
+                shape, dtype, rg = meta[i]
                 d = o._data
                 if d.shape != (n,) + tuple(shape) or d.dtype != dtype or o.requires_grad != rg:
                     raise NoRule(f"{name} (its rule gave {d.shape} {d.dtype} requires_grad="
@@ -126,7 +165,6 @@ def replay(tape, phys_inputs, n: int):
             res = _transforms._grads_plain(outs, leaves, outer, gos)
             for group, ids in zip(res, res_ids):
                 for g, i in zip(group, ids):
-                    if not tape.meta[i][2] and g.requires_grad:
+                    if not meta[i][2] and g.requires_grad:
                         g = g.detach()
                     vals[i] = (g, True)
-    return vals

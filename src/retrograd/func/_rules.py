@@ -200,6 +200,10 @@ def _product(P, a, b, ba, bb):
         return linalg.matmul(a, b) if ba else linalg.matmul(b, a)
     if P is linalg.MvBackward0 and bb:
         return shape.squeeze(linalg.matmul(a, shape.unsqueeze(b, -1)), -1)
+    if P is linalg.MmBackward0 and ba and bb and a._data.dtype == b._data.dtype:
+        # Two batches of matrices (a layer's per-sample weights under vmap(grad)): one bmm,
+        # which is what matmul comes to, without the no-op views around it (each a node).
+        return linalg._product(linalg.BmmBackward0, a, b)
     return linalg.matmul(a, b)
 
 
@@ -310,15 +314,18 @@ def _nll_loss(ctx, P, ins, bat):
                                               else in_shape[1:]))
     t2 = shape.reshape(t, (n * rows,) + tuple(t._data.shape[2:] if len(in_shape) > 1 else ()))
     loss = nn_activation.nll_loss_core(x2, t2, weight, ignore, "none", x2._data.shape[1])
-    loss = shape.reshape(loss, (n, -1))
     if red == "none":
         return shape.reshape(loss, (n,) + ctx.out_meta[0][0])
-    total = loss.sum(1)
+    tt = t._data.reshape(n, -1)
+    ignored = tt == ignore
+    if loss._data.size == n and (red == "sum" or weight is None and not ignored.any()):
+        # One target a sample (the per-sample-gradient recipe), counted with weight 1: its
+        # sum and its mean are its loss (x / 1 is x: no division node).
+        return shape.reshape(loss, (n,))
+    total = shape.reshape(loss, (n, -1)).sum(1)
     if red == "sum":
         return total
     dt = x._data.dtype
-    tt = t._data.reshape(n, -1)
-    ignored = tt == ignore
     if weight is not None:
         w = weight._data.astype(dt)[np.where(ignored, 0, tt)]
     else:

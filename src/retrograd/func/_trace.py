@@ -228,10 +228,10 @@ class Tape:
     # -- values --------------------------------------------------------------------------------
     def new(self, t: Tensor) -> int:
         i = len(self.meta)
-        d = t._data
-        self.meta.append((d.shape, d.dtype, t.requires_grad))
+        d, vc = t._data, t._vc
+        self.meta.append((d.shape, d.dtype, t._rg if t._view is None else t.requires_grad))
         self.traced.append(t)  # keeps it (and so the ids above) alive while tracing
-        self._versions.append((t._vc, t._vc[0]))
+        self._versions.append((vc, vc[0]))
         self._tid[id(t)] = i
         self._did.setdefault(id(d), i)
         return i
@@ -302,8 +302,11 @@ class Tape:
             return run()
         if isinstance(P, type) and not issubclass(P, Node):
             _check_function(P)
-        tins = [x for x in inputs if isinstance(x, Tensor)]
-        versions = [x._vc[0] for x in tins]
+        tins, versions = [], []
+        for x in inputs:
+            if isinstance(x, Tensor):
+                tins.append(x)
+                versions.append(x._vc[0])
         out = run()
         if self.bad is None:
             self._record(P, inputs, attrs, out, tins, versions)
@@ -316,35 +319,53 @@ class Tape:
         self._record(TensorMethod, inputs, {"method": name}, out, tins, [x._vc[0] for x in tins])
 
     def _record(self, P, inputs, attrs, out, tins, versions) -> None:
-        outs = out if isinstance(out, tuple) else (out,)
-        if any(x._vc[0] != v for x, v in zip(tins, versions)) or \
-                any(o is x for o in outs for x in tins):
-            self.bad = "an in-place op"
-            return
-        if any(x._fw is not None for x in tins):
-            self.bad = "forward-mode AD"
-            return
-        in_refs = tuple(self.ref(x) for x in inputs)
-        if P is not None and not issubclass(P, Node):
-            attrs = {}  # a user Function: its ctx is no input of the rule
-        rule = P.__dict__.get("vmap") if isinstance(P, type) else None
-        rule = getattr(rule, "__func__", rule)
+        outs = out if out.__class__ is tuple else (out,)
+        for x, v in zip(tins, versions):
+            if x._vc[0] != v or any(o is x for o in outs):
+                self.bad = "an in-place op"
+                return
+        for x in tins:
+            if x._fw is not None:
+                self.bad = "forward-mode AD"
+                return
+        ref, batched = self.ref, self.batched
+        in_refs = tuple([ref(x) for x in inputs])
+        # Whether a reference is batched (``_is_batched``, inlined on the hot path).
+        any_b = False
+        for r in in_refs:
+            if r[0] == "c":
+                if id(r[1]) in self.batched_consts:
+                    any_b = True
+            elif r[0] != "x" and r[1] in batched:
+                any_b = True
+        if P is None:
+            rule = None
+        else:
+            if not issubclass(P, Node):
+                attrs = {}  # a user Function: its ctx is no input of the rule
+            rule = P.__dict__.get("vmap")
+            rule = getattr(rule, "__func__", rule)
         derived = getattr(rule, "derived", ())  # attributes the rule computes afresh
         consts = getattr(rule, "consts", ())    # attributes made from Python numbers
         attr_refs = {}
         for k, v in attrs.items():
-            attr_refs[k] = ("c", v) if k == "fwd" or k in consts else \
-                ("c", None) if k in derived else self.ref(v)
-        out_refs = []
+            if k == "fwd" or k in consts:
+                r = ("c", v)
+            elif k in derived:
+                r = ("c", None)
+            else:
+                r = ref(v)
+            attr_refs[k] = r
+            if not any_b and self._is_batched(r):
+                any_b = True
         for o in outs:
             if not isinstance(o, Tensor):
                 self.bad = "a primitive returned a non-tensor"
                 return
-            out_refs.append(self.new(o))
-        if any(self._is_batched(r) for r in in_refs) or \
-                any(self._is_batched(r) for r in attr_refs.values()):
-            self.batched.update(out_refs)
-        self.entries.append(("op", P, in_refs, attr_refs, tuple(out_refs), state.grad_enabled))
+        out_refs = tuple([self.new(o) for o in outs])
+        if any_b:
+            batched.update(out_refs)
+        self.entries.append(("op", P, in_refs, attr_refs, out_refs, state.grad_enabled))
 
     def _is_batched(self, ref) -> bool:
         if ref[0] == "c":
