@@ -528,7 +528,7 @@ def _avg_pool2d(ctx, P, ins, bat):
     return shape.reshape(out, (n,) + tuple(ctx.out_meta[0][0]))
 
 
-@_derived("_xhat", "_rstd")
+@_derived("_xhat", "_rstd", "_mean")
 def _layer_norm(ctx, P, ins, bat):
     """Layer norm normalises trailing dims: the batch dim is one more leading dim; per-sample
     affine parameters (ensembles) scale and shift the normalised batch."""
