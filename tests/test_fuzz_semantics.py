@@ -124,6 +124,46 @@ REGRESSIONS = {
     # flip's dims keyword
     "flip_dims_keyword": Case("fn", "flip", (_t("float32", (2, 3)),), {"dims": (-1,)}),
     "flip_dims_repeated": Case("fn", "flip", (_t("float64", (3,)),), {"dims": (-1, 0)}),
+    # index_put: the empty dim's index error, the value's shape, the dtypes, then the bounds
+    "index_put_shape_before_dtype": Case("method", "index_put_", (
+        _t("int64", (3, 4)), (T("int64", (2,), "c", 5),), _t("int8", (2,))), {}),
+    "index_put_empty_dim": Case("method", "index_put_", (
+        _t("float64", (0, 2)), (T("int64", (2,), "c", 5),), _t("uint8", (2,))), {}),
+    "getitem_empty_result": Case("getitem", "getitem", (_t("float32", (0, 2)), (
+        slice(None), [5])), {}),
+    "getitem_empty_dim": Case("getitem", "getitem", (_t("float32", (0, 2)), [0]), {}),
+    # 0-dim tensors: a single slice's own error
+    "getitem_0d_slice": Case("getitem", "getitem", (_t("float32", ()), slice(1, None)), {}),
+    "getitem_0d_tuple": Case("getitem", "getitem", (_t("float32", ()), (0,)), {}),
+    # numbers written into integer tensors: PyTorch's overflow check (negative ints wrap)
+    "setitem_nan_into_int": Case("setitem", "setitem", (_t("int8", (3, 4)), 0, float("nan")),
+                                 {}),
+    "setitem_negative_into_uint8": Case("setitem", "setitem", (_t("uint8", (3,)), [0, 1], -129),
+                                        {}),
+    "setitem_big_into_int8": Case("setitem", "setitem", (_t("int8", (3,)), 0, 300), {}),
+    "fill_half_negative_uint8": Case("method", "fill_", (_t("uint8", (2,)), -0.5), {}),
+    "masked_fill_inf_int": Case("method", "masked_fill_", (
+        _t("int16", (3,)), T("bool", (3,), "c", 2), float("inf")), {}),
+    "setitem_big_float32": Case("setitem", "setitem", (_t("float32", (2,)), 0, 1e300), {}),
+    # reductions' dtype errors and messages
+    "mean_dtype_int": Case("method", "mean", (_t("bool", (3, 3)),),
+                           {"dim": (-2, -1), "dtype": Dt("int32")}),
+    "nanmean_int_with_dtype": Case("fn", "nanmean", (_t("uint8", (4,)),), {"dtype": Dt("int64")}),
+    "nanmean_dtype_int": Case("fn", "nanmean", (_t("float32", (4,)),), {"dtype": Dt("int64")}),
+    "std_mean_int": Case("fn", "std_mean", (_t("int16", (2, 3)),), {"dim": 0}),
+    "var_mean_int": Case("fn", "var_mean", (_t("int8", (2,)),), {}),
+    "argmax_bool": Case("method", "argmax", (_t("bool", (4,)),), {"dim": -1}),
+    "argmin_bool": Case("fn", "argmin", (_t("bool", (2, 2)),), {}),
+    "aminmax_tuple_dim": Case("fn", "aminmax", (_t("int32", (3, 1)),), {"dim": (1,)}),
+    "bincount_float": Case("method", "bincount", (_t("float32", (0,)),), {}),
+    "bincount_bool": Case("fn", "bincount", (_t("bool", (3,)),), {}),
+    # integer powers with negative exponents (tensor exponents; a number one still refuses)
+    "pow_int_negative_tensor": Case("op", "pow", (_t("int64", (2, 3), seed=3),
+                                                  _t("int64", (2, 3), seed=4)), {}),
+    "rpow_bool_negative": Case("op", "pow", (False, _t("int64", (2, 3))), {}),
+    "pow_uint8_int8": Case("op", "pow", (_t("uint8", ()), _t("int8", (), seed=9)), {}),
+    "pow_bool_bool": Case("fn", "pow", (_t("bool", (3,)), _t("bool", (3,))), {}),
+    "pow__int_tensor": Case("method", "pow_", (_t("int64", (1, 3)), _t("int64", (3,))), {}),
 }
 
 

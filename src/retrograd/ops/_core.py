@@ -37,6 +37,39 @@ def as_tensor_arg(x) -> Tensor:
     return tensor(x)
 
 
+_C_INT_NAMES = {"B": "uint8_t", "b": "int8_t", "h": "int16_t", "i": "int", "l": "int64_t",
+                "q": "int64_t"}
+
+
+def checked_scalar(v, dt: np.dtype):
+    """A Python number written into an array of dtype ``dt`` as PyTorch converts it
+    (``c10::checked_convert``): an integer dtype refuses NaN, infinities and values out of its
+    range (a negative int into an unsigned dtype wraps, as two's complement), float32 refuses
+    finite values beyond its range; otherwise the number itself.
+
+    >>> checked_scalar(-129, np.dtype(np.uint8)), checked_scalar(1.5, np.dtype(np.float16))
+    (127, 1.5)
+    """
+    c = v.__class__
+    if c is bool or (c is not int and c is not float):
+        return v
+    kind = dt.kind
+    if kind in "iu":
+        info = np.iinfo(dt)
+        if c is float:
+            bad = v != v or v < info.min or v > info.max
+        else:
+            bad = v > info.max or (v < info.min and not (kind == "u" and -v <= info.max))
+            if not bad and v < 0 and kind == "u":
+                return v % (int(info.max) + 1)
+        if bad:
+            raise RuntimeError(f"value cannot be converted to type {_C_INT_NAMES[dt.char]} "
+                               "without overflow")
+    elif dt.char == "f" and c is float and abs(v) > 3.4028234663852886e38 and v - v == 0:
+        raise RuntimeError("value cannot be converted to type float without overflow")
+    return v
+
+
 def scalar_value(b):
     """A Python number from a number-like argument, or None if it is not one."""
     t = b.__class__

@@ -131,10 +131,27 @@ class PowBackward0(Node):
         return g * (e * xp.pow(x, e - 1))
 
 
+def _power(a, b):
+    """``a ** b`` elementwise; for integers as PyTorch's kernel: a negative exponent gives 1
+    for base 1, +-1 for base -1 and 0 otherwise (NumPy refuses it); bool has no kernel."""
+    kind = a.dtype.kind
+    if kind not in "iub":  # (bfloat16's kind is "V")
+        return np.power(a, b)
+    if kind == "b":
+        raise not_implemented("pow", a.dtype)
+    neg = np.asarray(b) < 0
+    if not neg.any():
+        return np.power(a, b)
+    r = np.power(a, np.where(neg, 0, b).astype(a.dtype, copy=False))
+    odd = np.asarray(b) % 2 != 0
+    alt = np.where(a == 1, 1, np.where(a == -1, np.where(odd, -1, 1), 0))
+    return np.where(neg, alt, r).astype(r.dtype, copy=False)
+
+
 class PowBackward1(Node):
     """x ** y for two tensors."""
 
-    forward = np.power
+    forward = staticmethod(_power)
     reduced = staticmethod(lambda a, b: _pow_reduced(a, b))
     saves = ((0, 1), (0, 1))
     _packs = (1, 0, "=result")  # PyTorch keeps the result too (autograd/saved_hooks.py)
@@ -533,7 +550,7 @@ def pow(input, exponent) -> Tensor:  # noqa: A001, A002
                 out = _pow_nans(out, ad, e)
             # (``_g``: the exponent as given, PyTorch's ``_saved_exponent``: 2 stays an int)
             return apply(PowBackward0, out, input, save=(input,), _e=e, _g=exponent)
-        return apply_binary(PowBackward1, np.power, input, exponent)
+        return apply_binary(PowBackward1, _power, input, exponent)
     except (AttributeError, TypeError):
         if not called_by_operator():
             _POW.check(input, exponent)
@@ -544,7 +561,7 @@ def _rpow(exponent: Tensor, base) -> Tensor:
     """``base ** exponent`` for a number ``base``."""
     b = scalar_value(base)
     ed, b = operands(exponent, b)
-    out = np.power(b, ed)
+    out = np.power(b, ed) if ed.dtype.kind not in "iub" else _power(np.asarray(b, ed.dtype), ed)
     if out.__class__ is not ndarray:
         out = asarray(out)
     if out.dtype != ed.dtype:

@@ -48,7 +48,10 @@ def bincount(input, weights=None, minlength: int = 0) -> Tensor:  # noqa: A002
         a = input._data
     except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
         raise arg_error("bincount", "input", 1, input) from None
-    if a.ndim != 1 or _is_float(a) or a.dtype == np.bool_:
+    if _is_float(a) or a.dtype == np.bool_:  # (the dtype's kernel first, as PyTorch)
+        raise NotImplementedError(
+            f"\"bincount_cpu\" not implemented for '{to_dtype(a.dtype).scalar_name}'")
+    if a.ndim != 1:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if a.size and a.min() < 0:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")

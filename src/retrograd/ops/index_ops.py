@@ -14,7 +14,7 @@ from ._apply import apply
 from ._array import add_at
 from ._autocast import promote
 from ._base import kept_if_grad, not_implemented
-from ._core import Signatures, arg_error, scalar_value, wrap_dim
+from ._core import Signatures, arg_error, checked_scalar, scalar_value, wrap_dim
 from .indexing import (
     _as1d,
     _check_bounds,
@@ -360,8 +360,8 @@ def masked_fill(input, mask, value, _inplace: bool = False) -> Tensor:  # noqa: 
             )
         v = value._data.astype(a.dtype)
     else:
-        v = np.asarray(scalar_value(value) if scalar_value(value) is not None else value
-                       ).astype(a.dtype)
+        sv = scalar_value(value)
+        v = np.asarray(checked_scalar(sv, a.dtype) if sv is not None else value).astype(a.dtype)
     # PyTorch's messages name the mask first, or the tensor written into first.
     _bshape(a, m) if _inplace else _bshape(m, a)
     out = np.where(m, v, a)

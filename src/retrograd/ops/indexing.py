@@ -120,7 +120,7 @@ def _check_step(s: slice) -> None:
 _ZERO_STRIDE = np.zeros((), np.int8)
 
 
-def _parse(index, shape, adv0d: bool = False) -> tuple:
+def _parse(index, shape, adv0d: bool = False, bounds: bool = True) -> tuple:
     """Split a PyTorch index into a basic part and an advanced part, as PyTorch applies it.
 
     PyTorch first applies ints, slices and None as views (an int is a ``select``, even beside
@@ -208,15 +208,17 @@ def _parse(index, shape, adv0d: bool = False) -> tuple:
             arrays.extend((d + j, nz) for j, nz in enumerate(np.nonzero(v)))
         else:
             arrays.append((d, v))
-    _check_adv(arrays, vshape)
+    _check_adv(arrays, vshape, bounds)
     key = [slice(None)] * (arrays[-1][0] + 1 if arrays else 0)
     for d, v in arrays:
         key[d] = v
     return pre, tuple(key), trivial
 
 
-def _check_adv(arrays, vshape) -> None:
-    """PyTorch's errors for index tensors that do not broadcast or point out of bounds."""
+def _check_adv(arrays, vshape, bounds: bool = True) -> None:
+    """PyTorch's errors for index tensors that do not broadcast or point out of bounds (the
+    elements' bounds only with ``bounds``: index_put checks them after the value's shape and
+    dtype; and, as PyTorch's kernel, only where the result has elements)."""
     try:
         bshape = np.broadcast_shapes(*(v.shape for _, v in arrays))
     except ValueError:
@@ -224,6 +226,12 @@ def _check_adv(arrays, vshape) -> None:
             "shape mismatch: indexing tensors could not be broadcast together with shapes "
             + ", ".join(str(list(v.shape)) for _, v in arrays)
         ) from None
+    if any(vshape[d] == 0 and v.size for d, v in arrays):
+        raise IndexError("index is out of bounds for dimension with size 0")
+    indexed = {d for d, _ in arrays}
+    if not bounds or 0 in bshape or any(
+            n == 0 for k, n in enumerate(vshape) if k not in indexed):
+        return
     bad = [(d, v) for d, v in arrays
            if v.size and (v.min() < -vshape[d] or v.max() >= vshape[d])]
     if not bad:
@@ -239,12 +247,15 @@ def _check_adv(arrays, vshape) -> None:
     raise IndexError(f"index {value} is out of bounds for dimension {j} with size {vshape[d]}")
 
 
-def _basic(x: Tensor, index: tuple, skip_full: bool) -> Tensor:
-    """Apply ints, slices, None and Ellipsis as a chain of views (PyTorch's order)."""
+def _basic(x: Tensor, index: tuple, skip_full: bool, single: bool = False) -> Tensor:
+    """Apply ints, slices, None and Ellipsis as a chain of views (PyTorch's order);
+    ``single``: the index was one item, not a tuple (PyTorch's 0-dim errors differ)."""
     ndim = x._data.ndim
     consumed = sum(1 for i in index if i is not None and i is not Ellipsis)
     if consumed > ndim:
-        if ndim == 0 and consumed == 1 and not isinstance(index[0], slice):
+        if ndim == 0 and single:
+            if isinstance(index[0], slice):
+                raise IndexError("slice() cannot be applied to a 0-dim tensor.")
             raise IndexError(
                 "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
                 "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
@@ -319,11 +330,16 @@ def getitem(input, index) -> Tensor:  # noqa: A002
             r = _basic(input, index, len(index) > 1)
             return alias(input) if r is input else r
     elif _is_basic(index):
-        r = _basic(input, (index,), False)
+        r = _basic(input, (index,), False, True)
         return alias(input) if r is input else r
     pre, key, trivial = _parse(index, input._data.shape)
     r = input if trivial else _basic(input, pre, True)
-    return apply(IndexBackward0, r._data[key], r, save=(), _index=key, _g=index)
+    try:
+        out = r._data[key]
+    except IndexError:  # an empty result: PyTorch's kernel reads no index, so checks none
+        key = tuple(np.zeros_like(k) if isinstance(k, np.ndarray) else k for k in key)
+        out = r._data[key]
+    return apply(IndexBackward0, out, r, save=(), _index=key, _g=index)
 
 
 def is_basic_index(index) -> bool:
@@ -395,15 +411,14 @@ def index_put(input, indices, values, accumulate: bool = False) -> Tensor:  # no
     """
     a = input._data
     setitem = isinstance(indices, _SetIndex)
+    # (the indices' bounds after the value's shape and dtype, as PyTorch checks them)
     if setitem:
-        pre, adv, trivial = _parse(indices.index, a.shape)
+        pre, adv, trivial = _parse(indices.index, a.shape, bounds=False)
     else:
         if isinstance(indices, Tensor):
             indices = (indices,)
-        if isinstance(values, Tensor) and values._data.dtype != a.dtype:
-            _dtype_mismatch(a, values._data)  # PyTorch checks it before the indices
         items = tuple(slice(None) if i is None else i for i in indices)
-        pre, adv, trivial = _parse(items, a.shape, True)
+        pre, adv, trivial = _parse(items, a.shape, True, bounds=False)
     key = (pre, adv)
     if isinstance(values, Tensor):
         v = values._data
@@ -413,7 +428,9 @@ def index_put(input, indices, values, accumulate: bool = False) -> Tensor:  # no
         values = None
     out = a.copy()
     view = _key_view(out, key)
-    target = view[adv]
+    # the indexing result's shape, before the indices' bounds are checked
+    target = np.broadcast_to(_ZERO_STRIDE, view.shape)[tuple(
+        np.zeros_like(k) if isinstance(k, np.ndarray) else k for k in adv)]
     try:
         np.broadcast_to(v, target.shape)
     except ValueError:
@@ -423,6 +440,7 @@ def index_put(input, indices, values, accumulate: bool = False) -> Tensor:  # no
         ) from None
     if values is not None and v.dtype != a.dtype:
         _dtype_mismatch(a, v)
+    _check_adv([(d, k) for d, k in enumerate(adv) if isinstance(k, np.ndarray)], view.shape)
     if accumulate:
         add_at(view, adv, v)
     else:

@@ -28,7 +28,7 @@ from . import _apply, _array
 from . import indexing as _indexing
 from ._apply import apply, needs_grad
 from ._base import _check_leaf, _check_writable, legacy
-from ._core import arg_error, check_broadcast, expand_error, scalar_value
+from ._core import arg_error, check_broadcast, checked_scalar, expand_error, scalar_value
 from ._views import replay
 
 
@@ -402,6 +402,8 @@ def fill_(self: Tensor, value) -> Tensor:
     >>> torch.zeros(2).fill_(3)
     tensor([3., 3.])
     """
+    if value.__class__ is int or value.__class__ is float:
+        value = checked_scalar(value, self._data.dtype)
     if not state.grad_enabled or not (self.requires_grad or needs_grad(value)):
         _check_writable(self)
         v = value._data if isinstance(value, Tensor) else value
@@ -434,6 +436,8 @@ def setitem(self: Tensor, index, value) -> None:
     """``self[index] = value``: a copy into a view (basic index) or an index_put (advanced)."""
     if isinstance(value, (list, tuple, np.ndarray)):
         value = tensor(value, dtype=self.dtype)
+    elif value.__class__ is int or value.__class__ is float:
+        value = checked_scalar(value, self._data.dtype)
     ix = _indexing
     if ix.is_basic_index(index):
         view = ix.getitem(self, index)

@@ -179,8 +179,9 @@ def mean(input, dim=None, keepdim=False,
             a = a.astype(to_dtype(dtype).np)
         if a.dtype.char not in FLOAT_CHARS:
             raise RuntimeError(
-                "mean(): could not infer output dtype. Input dtype must be either a floating point "
-                f"or complex dtype. Got: {FROM_NP[a.dtype].scalar_name}"
+                f"mean(): could not infer output dtype. {'Input' if dtype is None else 'Optional'}"
+                " dtype must be either a floating point or complex dtype. Got: "
+                f"{FROM_NP[a.dtype].scalar_name}"
             )
         dims = _norm_dims(dim, a.ndim)
         if a.size == 0:
@@ -415,6 +416,8 @@ def _arg_op(input, dim, keepdim, axis, keepdims, fn, sig):  # noqa: A002
     name = sig.name
     if input.__class__ is Tensor and input._data.dtype.char in WIDE_CHARS:
         raise not_implemented(f"{name}_cpu", input._data.dtype)  # uint16/32/64
+    if input.__class__ is Tensor and input._data.dtype == np.bool_:
+        raise RuntimeError(f"{name}(): does not support bool input")
     try:
         if axis is not None or keepdims is not None:
             dim, keepdim = numpy_names(dim, keepdim, axis, keepdims)
@@ -531,6 +534,8 @@ def aminmax(input, *, dim=None, keepdim=False):  # noqa: A002
         a = input._data
     except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
         raise arg_error("aminmax", "input", 1, input) from None
+    if dim is not None and not isinstance(dim, int):
+        raise arg_error("aminmax", "dim", None, dim, "int")
     if dim is None or a.ndim == 0:
         dims = None
         if a.size == 0:
@@ -615,11 +620,15 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A
         a = input._data
     except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
         raise arg_error("nanmean", "input", 1, input) from None
-    if dtype is None and a.dtype.char not in FLOAT_CHARS:
+    if a.dtype.char not in FLOAT_CHARS:  # (also with a dtype=, as PyTorch checks first)
         raise RuntimeError(
             "nanmean(): expected input to have floating point or complex dtype but got "
             f"{dtype_name(a.dtype)}"
         )
+    if dtype is not None and to_dtype(dtype).np.char not in FLOAT_CHARS:
+        raise RuntimeError(
+            "nanmean(): could not infer output dtype. Optional dtype must be either a floating "
+            f"point or complex dtype. Got: {to_dtype(dtype).scalar_name}")
     count = wrap(np.sum(~np.isnan(a), axis=_norm_dims(dim, a.ndim), keepdims=keepdim))
     # NOTE: a composite, as PyTorch's (its grad_fn is DivBackward0).
     return div(nansum(input, dim, keepdim, dtype=dtype), count)
@@ -731,7 +740,8 @@ _array.register(prod=_ProdBackward.forward)
 
 def _var_args(name, a, dim, unbiased, keepdim, correction):
     if a.dtype.char not in FLOAT_CHARS:
-        raise RuntimeError("std and var only support floating point and complex dtypes")
+        raise RuntimeError(f"{name if name.endswith('_mean') else 'std and var'} only support "
+                           "floating point and complex dtypes")
     if isinstance(dim, bool):
         unbiased, dim = dim, None
     if correction is None:
