@@ -525,3 +525,84 @@ def test_reduced_norm_kernels_round_as_torch(torch, one_thread, name):
 
     for a, b in zip(plain(rg), plain(torch)):
         assert _ulps(a, b) <= 1 and np.mean(np.asarray(a) != np.asarray(b)) < 0.01
+
+
+def test_autocast_joins_products_and_affine_grid(torch):
+    # cat/stack are on autocast's promote list (float16 with bfloat16 raises there, as does a
+    # float16 under bfloat16 autocast); stack of float16 and bfloat16 promotes outside it; addr
+    # promotes mixed operands; affine_grid is a bmm (the autocast dtype); a 3-operand einsum
+    # contracts left to right, rounding each product.
+    def run(lib):
+        lib.manual_seed(0)
+        a, b, c = lib.randn(3, 4), lib.randn(4, 5), lib.randn(5, 2)
+        theta = lib.randn(2, 2, 3)
+        f = lib.nn.functional
+        calls = [lambda: lib.cat([a.half(), a.bfloat16()]),
+                 lambda: lib.stack([a.half(), a.half()]),
+                 lambda: lib.cat([a, a.half(), a.bfloat16()]),
+                 lambda: lib.cat([a.bfloat16(), a.int()]),
+                 lambda: lib.hstack([a.half(), a.bfloat16()]),
+                 lambda: lib.addr(a.bfloat16(), a[:, 0], a[0]),
+                 lambda: lib.addr(a.half(), a[:, 0].bfloat16(), a[0]),
+                 lambda: lib.addr(a, lib.arange(3), a[0]),
+                 lambda: f.affine_grid(theta, (2, 3, 4, 5), align_corners=False),
+                 lambda: f.affine_grid(theta.bfloat16(), (2, 3, 4, 5), align_corners=True),
+                 lambda: lib.einsum("ij,jk,kl->il", a, b, c),
+                 lambda: lib.einsum("ij,jk,kl->il", a.half(), b.half(), c.half())]
+        out = [str(lib.stack([a.half(), a.bfloat16()]).dtype).split(".")[1]]
+        for dt in (lib.bfloat16, lib.float16):
+            with lib.autocast("cpu", dtype=dt):
+                for call in calls:
+                    try:
+                        r = call()
+                        out.append((str(r.dtype).split(".")[1],
+                                    bits(r) if r.dtype != lib.float32 else r.tolist()))
+                    except RuntimeError as e:
+                        out.append(str(e))
+        th = theta.clone().requires_grad_()
+        with lib.autocast("cpu"):
+            f.affine_grid(th, (2, 3, 4, 5), align_corners=False).float().sum().backward()
+        return out, th.grad.tolist()
+
+    assert run(rg) == run(torch)
+
+
+@pytest.mark.parametrize("name", REDUCED)
+def test_recurrent_layers_round_as_torch_cells(torch, one_thread, name):
+    # RNN/GRU/LSTM in float16/bfloat16 and RNN/GRU under autocast: PyTorch's cells step by
+    # step (linear of the hidden state plus the input projection, each rounded), the weight's
+    # autocast cast shared by the steps, and batch_first's transposed input projected with the
+    # bias added after the product (linear of a non-contiguous input).
+    def run(lib, cls, batch_first, autocast):
+        lib.manual_seed(1)
+        dt = getattr(lib, name)
+        m = getattr(lib.nn, cls)(4, 3, num_layers=2, batch_first=batch_first,
+                                 bidirectional=True)
+        x = lib.randn(5, 2, 4)
+        if autocast:
+            with lib.autocast("cpu", dtype=dt):
+                out = m(x)
+        else:
+            m, x = m.to(dt), x.to(dt)
+            out = m(x)
+        out[0].float().sum().backward()
+        return [np.asarray(t.float().tolist()) for t in
+                (out[0], m.weight_hh_l0.grad, m.weight_ih_l1_reverse.grad, m.bias_hh_l0.grad)]
+
+    for cls, autocast, batch_first in (("RNN", False, False), ("GRU", False, True),
+                                       ("LSTM", False, True), ("RNN", True, True),
+                                       ("GRU", True, False)):
+        mine, want = run(rg, cls, batch_first, autocast), run(torch, cls, batch_first, autocast)
+        for a, b in zip(mine, want):
+            np.testing.assert_array_equal(a, b, err_msg=str((cls, autocast, batch_first)))
+
+
+def test_linear_of_a_non_contiguous_input_adds_the_bias_after(torch):
+    def run(lib):
+        lib.manual_seed(0)
+        x = lib.randn(5, 2, 8).bfloat16().transpose(0, 1)
+        w, b = lib.randn(3, 8).bfloat16(), lib.randn(3).bfloat16()
+        y = lib.nn.functional.linear(x.requires_grad_(), w, b)
+        return bits(y), y.grad_fn.name()
+
+    assert run(rg) == run(torch)

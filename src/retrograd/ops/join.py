@@ -13,6 +13,7 @@ from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
 from ._apply import apply
+from ._autocast import promote
 from ._core import as_tensor_arg, wrap_dim
 from .shape import reshape, unsqueeze
 
@@ -65,6 +66,7 @@ class CatBackward0(Node):
         return tuple(out)
 
 
+@promote  # on PyTorch's CPU autocast promote list (float16 with bfloat16 raises there)
 def cat(tensors, dim=0) -> Tensor:
     """Concatenate along an existing ``dim``.
 
@@ -110,6 +112,7 @@ class StackBackward0(Node):
         return tuple(xp.select(g, self._dim, i) for i in range(self._n))
 
 
+@promote
 def stack(tensors, dim=0) -> Tensor:
     """Join along a new ``dim``.
 
@@ -126,7 +129,8 @@ def stack(tensors, dim=0) -> Tensor:
                 f"and {list(t._data.shape)} at entry {i}"
             )
     d = wrap_dim(dim, len(shape) + 1)
-    out = _stack_array([t._data for t in ts], d).astype(_common(ts), copy=False)
+    dt = _common(ts)  # (NumPy has no common type of float16 and bfloat16: cast first)
+    out = _stack_array([t._data.astype(dt, copy=False) for t in ts], d)
     return apply(StackBackward0, out, *ts, _dim=d, _n=len(ts), _g=dim)
 
 

@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 
-from .._dtypes import F32, FROM_NP, REDUCED, WIDE_CHARS
+from .._dtypes import F32, FROM_NP, REDUCED, WIDE_CHARS, promote_types
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
@@ -417,10 +417,17 @@ class AddbmmBackward0(_AddProductBackward):
     _kind = "addbmm"
 
 
-def _add_product(cls, input, m1, m2, beta, alpha, prod) -> Tensor:  # noqa: A002
-    """Forward of the fused products: ``prod`` (the arrays' product) scaled and added."""
+def _add_product(cls, input, m1, m2, beta, alpha, prod, promote=False) -> Tensor:  # noqa: A002
+    """Forward of the fused products: ``prod`` (the arrays' product) scaled and added;
+    ``promote``: mixed dtypes compute in their common dtype (``addr``, a pointwise kernel in
+    PyTorch) instead of raising as the matrix products do."""
     x = input if isinstance(input, Tensor) else as_tensor_arg(input)
-    dts = (x._data.dtype, m1._data.dtype, m2._data.dtype)
+    xa, a1, a2 = x._data, m1._data, m2._data
+    dts = (xa.dtype, a1.dtype, a2.dtype)
+    if promote and not dts[0] == dts[1] == dts[2]:
+        rt = promote_types(promote_types(FROM_NP[dts[0]], FROM_NP[dts[1]]), FROM_NP[dts[2]])
+        xa, a1, a2 = (a.astype(rt.np) for a in (xa, a1, a2))
+        dts = (rt.np,) * 3
     if dts[1] != dts[2]:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got "
                            f"{FROM_NP[dts[1]].scalar_name} and {FROM_NP[dts[2]].scalar_name}")
@@ -428,9 +435,9 @@ def _add_product(cls, input, m1, m2, beta, alpha, prod) -> Tensor:  # noqa: A002
         raise RuntimeError(f"self and mat2 must have the same dtype, but got "
                            f"{FROM_NP[dts[0]].scalar_name} and {FROM_NP[dts[1]].scalar_name}")
     red = dts[1] in REDUCED  # float16/bfloat16: all in float32, rounded once (PyTorch's gemm)
-    p = prod(m1._data.astype(F32), m2._data.astype(F32)) if red else prod(m1._data, m2._data)
+    p = prod(a1.astype(F32), a2.astype(F32)) if red else prod(a1, a2)
     shape = p.shape
-    xs = x._data.shape
+    xs = xa.shape
     if xs != shape:
         try:
             ok = np.broadcast_shapes(xs, shape) == shape
@@ -438,7 +445,7 @@ def _add_product(cls, input, m1, m2, beta, alpha, prod) -> Tensor:  # noqa: A002
             ok = False
         if not ok:
             raise RuntimeError(_expand_error(xs, shape))
-    xd = x._data.astype(F32) if red else x._data
+    xd = xa.astype(F32) if red else xa
     out = p if alpha == 1 else p * (F32.type(alpha) if red else alpha)
     if beta != 0:
         out = out + (xd if beta == 1 else xd * (F32.type(beta) if red else beta))
@@ -519,7 +526,8 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1) -> Tensor:  # noqa: A002
         raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {vec1.dim()}-D")
     if vec2.dim() != 1:
         raise RuntimeError(f"addr: Expected 1-D argument vec2, but got {vec2.dim()}-D")
-    return _add_product(AddrBackward0, input, vec1, vec2, beta, alpha, np.multiply.outer)
+    return _add_product(AddrBackward0, input, vec1, vec2, beta, alpha, np.multiply.outer,
+                        promote=True)
 
 
 def _check_batches(b1, b2) -> None:

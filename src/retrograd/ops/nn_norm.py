@@ -105,13 +105,15 @@ def linear2d(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
 
 @lower_precision
 def linear(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
-    """``x @ w.T + b``: one node for a matrix ``w`` and a matrix input (or any input with a
-    bias, its leading dims flattened and restored), else ``matmul`` and ``add``."""
+    """``x @ w.T + b``: one node for a matrix ``w`` and a matrix input (or a contiguous input
+    with a bias, its leading dims flattened and restored), else ``matmul`` and ``add`` (as
+    PyTorch: a non-contiguous input's bias is added after the product, which rounds twice in
+    float16/bfloat16)."""
     if w._data.ndim == 2:
         nd = x._data.ndim
         if nd == 2:
             return linear2d(x, w, b)
-        if b is not None and nd != 0:
+        if b is not None and nd != 0 and x.is_contiguous():
             shape = x._data.shape
             out = linear2d(x.reshape(-1, shape[-1]), w, b)
             return out.view(shape[:-1] + (w._data.shape[0],))

@@ -70,14 +70,24 @@ def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tenso
     elif min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
     nd = len(spatial)
-    # base[..., k]: x (last dim) first, then y, then z; and a column of ones.
-    axes = [_base_coords(n, align_corners, theta.dtype) for n in spatial]
-    grids = torch.meshgrid(*axes, indexing="ij")
-    base = torch.stack([*reversed(grids), torch.ones(spatial, dtype=theta.dtype)], -1)
+    # PyTorch's kernel is a bmm: under autocast its operands (the base grid too) are rounded to
+    # the autocast dtype, the product summed in float32 and rounded once.
+    lp = None
+    if torch.is_autocast_enabled("cpu") and theta.dtype != torch.float64:
+        lp = torch.get_autocast_dtype("cpu")
+    # base[..., k]: x (last dim) first, then y, then z; and a column of ones (built as the
+    # kernel builds it, outside autocast's join rules).
+    with torch.autocast("cpu", enabled=False):
+        axes = [_base_coords(n, align_corners, theta.dtype) for n in spatial]
+        grids = torch.meshgrid(*axes, indexing="ij")
+        base = torch.stack([*reversed(grids), torch.ones(spatial, dtype=theta.dtype)], -1)
     flat = base.reshape(1, -1, 1, nd + 1)
 
     def grid(theta: Tensor) -> Tensor:
-        out = (flat * theta.unsqueeze(1)).sum(-1)          # (N, HW, nd): theta @ [x, y, 1]
+        if lp is None:
+            out = (flat * theta.unsqueeze(1)).sum(-1)      # (N, HW, nd): theta @ [x, y, 1]
+        else:
+            out = (flat.to(lp).float() * theta.to(lp).float().unsqueeze(1)).sum(-1).to(lp)
         return out.reshape(size[0], *spatial, nd)
 
     return fused("AffineGridGeneratorBackward0", grid, theta, _align_corners=align_corners,

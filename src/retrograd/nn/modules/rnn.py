@@ -30,27 +30,31 @@ __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell"
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
 
-def _rnn_layer(x_steps: list, h: Tensor, w_hh_t: Tensor, act, reverse: bool) -> tuple:
-    """Elman steps: ``h = act(x_t + h @ W_hh.T)`` (``x_t`` holds the input projection and
-    both biases). Returns (outputs in time order, last hidden state)."""
+def _rnn_layer(x_steps: list, h: Tensor, w_hh: Tensor, b_hh: Tensor | None, act,
+               reverse: bool) -> tuple:
+    """Elman steps: ``h = act(linear(h, W_hh, b_hh) + x_t)`` (``x_t`` holds the input projection
+    and ``b_ih``), summed in PyTorch's order, which shows in float16/bfloat16 (each sum rounded);
+    ``linear`` of the weight itself, so that autocast casts it once (its cache) and the steps'
+    gradients meet in its cast, as in PyTorch. Returns (outputs in time order, last state)."""
     T = len(x_steps)
     outs = [None] * T
     order = range(T - 1, -1, -1) if reverse else range(T)
     for t in order:
-        h = act(torch.addmm(x_steps[t], h, w_hh_t))
+        h = act(torch.nn.functional.linear(h, w_hh, b_hh) + x_steps[t])
         outs[t] = h
     return outs, h
 
 
-def _lstm_layer(x_steps: list, h: Tensor, c: Tensor, w_hh_t: Tensor, w_hr_t: Tensor | None,
-                hidden: int, reverse: bool) -> tuple:
-    """LSTM steps; ``x_steps[t]`` is ``x_t @ W_ih.T + b_ih + b_hh`` (gates i, f, g, o)."""
+def _lstm_layer(x_steps: list, h: Tensor, c: Tensor, w_hh: Tensor, b_hh: Tensor | None,
+                w_hr_t: Tensor | None, hidden: int, reverse: bool) -> tuple:
+    """LSTM steps; ``x_steps[t]`` is ``x_t @ W_ih.T + b_ih`` (gates i, f, g, o), added to
+    ``linear(h, W_hh, b_hh)`` as PyTorch's cell does (its roundings in float16/bfloat16)."""
     T = len(x_steps)
     outs = [None] * T
     order = range(T - 1, -1, -1) if reverse else range(T)
     H2, H3 = 2 * hidden, 3 * hidden
     for t in order:
-        gates = torch.addmm(x_steps[t], h, w_hh_t)
+        gates = torch.nn.functional.linear(h, w_hh, b_hh) + x_steps[t]
         i, f, _, o = torch.sigmoid(gates).chunk(4, 1)
         g = torch.tanh(gates[:, H2:H3])
         c = f * c + i * g
@@ -61,16 +65,17 @@ def _lstm_layer(x_steps: list, h: Tensor, c: Tensor, w_hh_t: Tensor, w_hr_t: Ten
     return outs, h, c
 
 
-def _gru_layer(xrz_steps: list, xn_steps: list, h: Tensor, w_hh_t: Tensor, b_hh: Tensor | None,
+def _gru_layer(xrz_steps: list, xn_steps: list, h: Tensor, w_hh: Tensor, b_hh: Tensor | None,
                hidden: int, reverse: bool) -> tuple:
     """GRU steps; ``xrz_steps[t]``/``xn_steps[t]`` hold ``x_t @ W_ih.T + b_ih`` split into the
-    r, z gates and the n gate. ``n = tanh(x_n + r * (h @ W_hn.T + b_hn))``."""
+    r, z gates and the n gate. ``n = tanh(x_n + r * (h @ W_hn.T + b_hn))`` (``linear`` of the
+    weight itself, as ``_rnn_layer``)."""
     T = len(xrz_steps)
     outs = [None] * T
     order = range(T - 1, -1, -1) if reverse else range(T)
     H2 = 2 * hidden
     for t in order:
-        gh = h.matmul(w_hh_t) if b_hh is None else torch.addmm(b_hh, h, w_hh_t)
+        gh = torch.nn.functional.linear(h, w_hh, b_hh)
         gh_rz, gh_n = gh.split([H2, hidden], 1)
         r, z = torch.sigmoid(xrz_steps[t] + gh_rz).chunk(2, 1)
         n = torch.tanh(xn_steps[t] + r * gh_n)
@@ -222,6 +227,9 @@ class RNNBase(Module):
         H = self.hidden_size
         h0, c0 = hx if mode == "LSTM" else (hx, None)
         h_n, c_n = [], []
+        # float16/bfloat16: PyTorch's cell step by step, its roundings included (the fused LSTM
+        # layer computes in one precision)
+        stepwise = x.dtype in (torch.float16, torch.bfloat16)
         for layer in range(self.num_layers):
             dir_outs = []
             for d in range(num_dirs):
@@ -233,14 +241,15 @@ class RNNBase(Module):
                 idx = layer * num_dirs + d
                 h = h0[idx]
                 reverse = d == 1
-                w_hh_t = w_hh.t()
                 if mode == "GRU":
-                    xproj = self._project(x, w_ih, b_ih)
+                    # linear as PyTorch's cell calls it (for batch_first, on a transposed view:
+                    # the bias added after the product, two roundings in float16/bfloat16)
+                    xproj = torch.nn.functional.linear(x, w_ih, b_ih)
                     xrz, xn = xproj.split([2 * H, H], 2)
-                    outs, h = _gru_layer(xrz.unbind(time_dim), xn.unbind(time_dim), h, w_hh_t,
+                    outs, h = _gru_layer(xrz.unbind(time_dim), xn.unbind(time_dim), h, w_hh,
                                          b_hh, H, reverse)
                     out = torch.stack(outs, time_dim)
-                elif mode == "LSTM" and self.proj_size == 0:
+                elif mode == "LSTM" and self.proj_size == 0 and not stepwise:
                     xproj = self._project(x, w_ih, None if b_ih is None else b_ih + b_hh)
                     if time_dim == 1:
                         xproj = xproj.transpose(0, 1)
@@ -249,15 +258,16 @@ class RNNBase(Module):
                         out = out.transpose(0, 1)
                     c_n.append(c)
                 else:
-                    xproj = self._project(x, w_ih, None if b_ih is None else b_ih + b_hh)
+                    xproj = torch.nn.functional.linear(x, w_ih, b_ih)
                     steps = xproj.unbind(time_dim)
                     if mode == "LSTM":
-                        w_hr_t = getattr(self, names[-1]).t()
-                        outs, h, c = _lstm_layer(steps, h, c0[idx], w_hh_t, w_hr_t, H, reverse)
+                        w_hr_t = getattr(self, names[-1]).t() if self.proj_size else None
+                        outs, h, c = _lstm_layer(steps, h, c0[idx], w_hh, b_hh, w_hr_t, H,
+                                                 reverse)
                         c_n.append(c)
                     else:
                         act = torch.tanh if mode == "RNN_TANH" else torch.relu
-                        outs, h = _rnn_layer(steps, h, w_hh_t, act, reverse)
+                        outs, h = _rnn_layer(steps, h, w_hh, b_hh, act, reverse)
                     out = torch.stack(outs, time_dim)
                 h_n.append(h)
                 dir_outs.append(out)
