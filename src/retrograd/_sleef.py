@@ -22,6 +22,8 @@ and kept as a lookup table (128 KiB); a call is then one indexing, faster than c
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ._rng_math import fma32
@@ -522,6 +524,45 @@ def i0f(d) -> np.ndarray:
         lo = e * _chbevl(x / _f32(2) - _f32(2), _I0_A)
         hi = e * _chbevl(_f32(32) / x - _f32(2), _I0_B) / np.sqrt(x)
         return np.where(x <= _f32(8), lo, hi)
+
+
+def _i0e_in(dtype, d) -> np.ndarray:
+    x = np.abs(np.asarray(d, _f32))
+
+    def rnd(v):  # one c10::Half/c10::BFloat16 operation: in float32, rounded to the dtype
+        return np.asarray(v, _f32).astype(dtype).astype(_f32)
+
+    def chbevl(y, coef):  # the coefficients as the dtype holds them; no fused steps here
+        b0, b1, b2 = np.full_like(y, rnd(coef[0])), np.zeros_like(y), np.zeros_like(y)
+        for c in coef[1:]:
+            b2, b1 = b1, b0
+            b0 = rnd(rnd(rnd(y * b1) - b2) + rnd(c))
+        return rnd(_f32(0.5) * rnd(b0 - b2))
+
+    with np.errstate(all="ignore"):
+        lo = chbevl(rnd(rnd(x / _f32(2)) - _f32(2)), _I0_A)
+        # std::sqrt of the dtype is float32's: the quotient is a float, rounded once
+        hi = chbevl(rnd(rnd(_f32(32) / x) - _f32(2)), _I0_B) / np.sqrt(x)
+        return np.where(x <= _f32(8), lo, hi)
+
+
+_I0E_IN: dict = {}
+
+
+def i0e_scalar(a: np.ndarray) -> np.ndarray:
+    """torch's scalar loop of ``special.i0e`` on a float16/bfloat16 array ``a``: Math.h's
+    ``calc_i0e<T>`` instantiated for the dtype itself, so every step of Cephes's Chebyshev
+    recurrence rounds to it (its coefficients too: float16 flushes the smallest to zero).
+    The vector steps (``Vectorized<float>``) compute in float32 and round once; the scalar
+    loop runs on the ``n % 32`` tail and on input that does not step by one element.
+
+    >>> i0e_scalar(np.array([0.000244379, 8.0234375], np.float16))  # 0.99976 rounds to 1 there
+    array([1.    , 0.1432], dtype=float16)
+    """
+    fn = _I0E_IN.get(a.dtype)
+    if fn is None:
+        fn = _I0E_IN[a.dtype] = functools.partial(_i0e_in, a.dtype)
+    return lookup(fn, a)
 
 
 _PSI_A = tuple(_f32(v) for v in (8.33333333333333333333E-2, -2.10927960927960927961E-2,

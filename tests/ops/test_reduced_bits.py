@@ -525,6 +525,8 @@ _NAN_BITS_UNARY = {
     "ndtr": lambda lib, a: lib.special.ndtr(a), "entr": lambda lib, a: lib.special.entr(a),
     "tanh_backward": lambda lib, a: (tanh_backward(a, a.flip(0)) if lib is retrograd
                                      else lib.ops.aten.tanh_backward(a, a.flip(0))),
+    # the scalar loop computes calc_i0e<T> in the dtype itself (every step rounded to it)
+    "i0e": lambda lib, a: lib.special.i0e(a),
 }
 
 

@@ -486,7 +486,7 @@ _UNARY_LOOP_NANS = frozenset((
     "Exp2Backward0", "DigammaBackward0", "FracBackward0", "ReciprocalBackward0",
     "SiluBackward0", "MishBackward0", "GeluBackward0", "EluBackward0", "CeluBackward0",
     "SoftplusBackward0", "HardswishBackward0", "HardsigmoidBackward0", "LeakyReluBackward0",
-    "SoftshrinkBackward0", "Deg2RadBackward0", "Rad2DegBackward0"))
+    "SoftshrinkBackward0", "Deg2RadBackward0", "Rad2DegBackward0", "SpecialI0EBackward0"))
 _UNARY_SCALAR_NANS = frozenset(("AsinhBackward0", "AcoshBackward0"))
 
 

@@ -25,7 +25,7 @@ from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
 from ._apply import apply
-from ._core import as_tensor_arg, float_array, unary_nans, wrap
+from ._core import as_tensor_arg, float_array, put_tail, scalar_loop, unary_nans, wrap
 from .special import _erfc, _lgamma
 
 __all__ = ["i0", "igamma", "igammac"]
@@ -379,8 +379,18 @@ def special_i1(input: Tensor) -> Tensor:  # noqa: A002
 
 
 def special_i0e(input: Tensor) -> Tensor:  # noqa: A002
-    """``exp(-|x|) i0(x)``."""
-    return _unary(SpecialI0EBackward0, input)
+    """``exp(-|x|) i0(x)``.
+
+    >>> import retrograd as torch
+    >>> torch.special.i0e(torch.tensor([0.0, 1.0]))
+    tensor([1.0000, 0.4658])
+    """
+    a = float_array(input)
+    out = SpecialI0EBackward0.forward(a)
+    if a.dtype in REDUCED:  # torch's scalar loop computes in the dtype itself (i0e_scalar)
+        out = unary_nans(SpecialI0EBackward0, put_tail(
+            out, scalar_loop(a.shape, a), _sleef.i0e_scalar, a), a)
+    return apply(SpecialI0EBackward0, out, input, save=(input,))
 
 
 def special_i1e(input: Tensor) -> Tensor:  # noqa: A002
