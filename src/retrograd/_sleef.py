@@ -372,7 +372,8 @@ def erff(a) -> np.ndarray:
         for c in _ERF_P[1:]:
             r = _fma(r, t, c)
         z = _fma(-expf(-(a * a)) * t, r, _f32(1))
-        return np.where(np.signbit(a), -z, z)
+        # a NaN input comes out quieted, its sign kept (the kernel's sign mask: x & -0.)
+        return np.where(a != a, a + a, np.where(np.signbit(a), -z, z))
 
 
 def _toward0(x):
@@ -523,6 +524,20 @@ def i0f(d) -> np.ndarray:
         e = np.exp(x.astype(np.float64)).astype(_f32)
         lo = e * _chbevl(x / _f32(2) - _f32(2), _I0_A)
         hi = e * _chbevl(_f32(32) / x - _f32(2), _I0_B) / np.sqrt(x)
+        return np.where(x <= _f32(8), lo, hi)
+
+
+def i0ef(d) -> np.ndarray:
+    """torch's ``calc_i0e`` in float32 (``Vectorized<float>::i0e``, its float16/bfloat16
+    vector steps): Cephes's Chebyshev expansions of ``exp(-x) I0(x)``, fused as compiled.
+
+    >>> lookup(i0ef, np.array([0.000244379, 8.0234375], np.float16))
+    array([0.9995, 0.1432], dtype=float16)
+    """
+    x = np.abs(np.asarray(d, _f32))
+    with np.errstate(all="ignore"):
+        lo = _chbevl(x / _f32(2) - _f32(2), _I0_A)
+        hi = _chbevl(_f32(32) / x - _f32(2), _I0_B) / np.sqrt(x)
         return np.where(x <= _f32(8), lo, hi)
 
 
@@ -779,18 +794,62 @@ def tanhf_libm(x) -> np.ndarray:
     return np.where(np.isnan(x), x, np.copysign(z, x))
 
 
-def lookup(fn, a: np.ndarray) -> np.ndarray:
+def lookup(fn, a: np.ndarray, nans=None) -> np.ndarray:
     """``fn`` (float32 to float32) applied to a float16 or bfloat16 array and rounded once to
     its dtype, through a table of ``fn`` at all 65,536 values of the dtype, built on first use.
+    ``nans`` (float16 only: ``f16_nan_bits``'s rule) gives the table's NaNs the bits of
+    torch's kernel.
 
     >>> lookup(expf, np.array([6.84375], np.float16))
     array([938.], dtype=float16)
     """
-    key = (fn, a.dtype)
+    key = (fn, a.dtype, nans)
     table = _TABLES.get(key)
     if table is None:
         every = np.arange(65536, dtype=np.uint16).view(a.dtype)
         # Beyond float16's range: inf, as torch rounds; the NaN entries cast silently.
         with np.errstate(over="ignore", invalid="ignore"):
-            table = _TABLES[key] = np.asarray(fn(every.astype(_f32)), _f32).astype(a.dtype)
+            table = np.asarray(fn(every.astype(_f32)), _f32).astype(a.dtype)
+        if nans is not None and a.dtype == np.float16:
+            f16_nan_bits(table.view(np.uint16), every.view(np.uint16), nans)
+        _TABLES[key] = table
     return table[a.view(np.uint16)]
+
+
+def _rule_bits(rule, src: np.ndarray) -> np.ndarray:
+    if rule == "quiet":
+        return src | 0x0200
+    if rule == "quiet_neg":
+        return (src | 0x0200) ^ 0x8000
+    if rule == "same":
+        return src
+    if isinstance(rule, tuple):  # (bits where the input's sign is +, where it is -)
+        return np.where(src & 0x8000, np.uint16(rule[1]), np.uint16(rule[0]))
+    return np.uint16(rule)
+
+
+def f16_nan_bits(out: np.ndarray, src: np.ndarray, nans) -> np.ndarray:
+    """Set, in place, the bits of the NaNs of ``out`` (a float16 result's uint16 view) as
+    torch's float32 kernel makes them and ``_mm256_cvtps_ph`` converts them (sign and top
+    payload bits kept, quiet bit set), from the input's bits ``src``. ``nans`` is
+    ``(rule for a NaN input, rule for a NaN made from a number)``, each "quiet" (the input
+    passed on, quieted: SLEEF's arithmetic), "quiet_neg" (its sign flipped: sigmoid's
+    ``1 / (1 + exp(-x))``), "same" (the input's bits), a constant (SLEEF's ``vor`` with an
+    all-ones mask: 0xFFFF; its canonical ``NAN``: 0x7E00; x86's default NaN: 0xFE00) or a
+    pair of constants by the input's sign.
+
+    >>> out = np.array([0x7E00, 0x7E00], np.uint16)
+    >>> [hex(v) for v in f16_nan_bits(out, np.array([0x7D01, 0x7C00], np.uint16),
+    ...                                    ("quiet", 0xFFFF))]
+    ['0x7f01', '0xffff']
+    """
+    nan = (out & 0x7FFF) > 0x7C00
+    if not nan.any():
+        return out
+    src = np.broadcast_to(src, out.shape)
+    given = nan & ((src & 0x7FFF) > 0x7C00)
+    made = nan & ~given
+    for m, rule in zip((given, made), nans):
+        if rule is not None and m.any():
+            out[m] = _rule_bits(rule, src[m])
+    return out

@@ -133,6 +133,8 @@ def entr(input: Tensor) -> Tensor:  # noqa: A002
     out = np.where(a < 0, -np.inf, np.where(np.isnan(a), np.nan, out)).astype(a.dtype)
     if out.dtype == bfloat16.np:
         out = bf16_nans(out, vector=True)  # (torch's kernel: 0xFFFF)
+    elif out.dtype == np.float16:
+        out = np.where(a != a, a, out)  # (torch's float16 kernel returns a NaN input itself)
     return apply(SpecialEntrBackward0, out, input, save=(input,))
 
 

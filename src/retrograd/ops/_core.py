@@ -510,9 +510,13 @@ def reduced_unary(P, a: np.ndarray) -> np.ndarray:
     float32 reproduction as ``P.reduced`` (see ``_sleef``), applied through a lookup table. An
     op whose scalar loop rounds otherwise (on the last ``n % 32`` elements, which torch's
     32-element vector steps leave, ``scalar_loop``) declares that loop as ``P.reduced_tail``
-    (in the dtype)."""
+    (in the dtype). ``P.f16_nans`` gives float16 NaNs the bits of torch's kernel (its float32
+    NaN converted: ``_sleef.f16_nan_bits``), set in the op's lookup table."""
     f = getattr(P, "reduced", None)
-    if f is not None:
+    nans = getattr(P, "f16_nans", None) if a.dtype == _F16 else None
+    if nans is not None:  # float16 NaNs with the bits of torch's kernel: in the table
+        out = lookup(f or P.forward, a, nans)
+    elif f is not None:
         out = lookup(f, a)
     else:
         out = P.forward(a.astype(F32))

@@ -386,10 +386,11 @@ def special_i0e(input: Tensor) -> Tensor:  # noqa: A002
     tensor([1.0000, 0.4658])
     """
     a = float_array(input)
-    out = SpecialI0EBackward0.forward(a)
-    if a.dtype in REDUCED:  # torch's scalar loop computes in the dtype itself (i0e_scalar)
+    if a.dtype in REDUCED:  # torch's float32 kernel; its scalar loop in the dtype itself
         out = unary_nans(SpecialI0EBackward0, put_tail(
-            out, scalar_loop(a.shape, a), _sleef.i0e_scalar, a), a)
+            lookup(_sleef.i0ef, a), scalar_loop(a.shape, a), _sleef.i0e_scalar, a), a)
+    else:
+        out = SpecialI0EBackward0.forward(a)
     return apply(SpecialI0EBackward0, out, input, save=(input,))
 
 

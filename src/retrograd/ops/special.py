@@ -341,6 +341,7 @@ class ErfinvBackward0(Node):
     ``_saved_self``; the result changed in place is no error)."""
 
     forward = staticmethod(_erfinv)
+    f16_nans = ("quiet", 0x7E00)  # calc_erfinv's quiet_NaN() out of [-1, 1]
     saves = "input"
 
     def backward(self, xp, g):
@@ -363,6 +364,7 @@ def _lgamma_reduced(x):
 class LgammaBackward0(Node):
     forward = staticmethod(_lgamma)
     reduced = staticmethod(_lgamma_reduced)  # float16/bfloat16: torch's float32 overflow
+    f16_nans = ("quiet", None)  # SLEEF passes a NaN input on
     saves = "input"
 
     def backward(self, xp, g):

@@ -129,6 +129,7 @@ class LogBackward0(Node):
 class SinBackward0(Node):
     forward = np.sin
     reduced = staticmethod(_sleef.sinf)  # float16/bfloat16: SLEEF's float32, as torch
+    f16_nans = (0xFFFF, 0xFFFF)  # SLEEF ors in all ones (NaN or infinite input)
     saves = "input"
 
     def backward(self, xp, g):
@@ -138,6 +139,7 @@ class SinBackward0(Node):
 
 class CosBackward0(Node):
     forward = np.cos
+    f16_nans = (0xFFFF, 0xFFFF)  # float16 NaN bits (_core.reduced_unary): SLEEF's, as sin's
     saves = "input"
 
     def backward(self, xp, g):
@@ -165,6 +167,7 @@ def _tanh_backward_array(g, y):
 
 class TanhBackward0(Node):
     forward = np.tanh
+    f16_nans = (0xFFFF, None)  # as sin's
     saves = "result"
 
     def backward(self, xp, g):
@@ -594,6 +597,7 @@ class Expm1Backward0(Node):
 
 class Log2Backward0(Node):
     forward = staticmethod(_quiet(np.log2))
+    f16_nans = (0x7E00, 0x7E00)  # SLEEF's log2f returns its NAN constant, a NaN input's too
     saves = "input"
 
     def backward(self, xp, g):
@@ -603,6 +607,7 @@ class Log2Backward0(Node):
 
 class Log10Backward0(Node):
     forward = staticmethod(_log10)
+    f16_nans = (0x7E00, 0x7E00)  # as log2's
     saves = "input"
 
     def backward(self, xp, g):
@@ -612,6 +617,7 @@ class Log10Backward0(Node):
 
 class Log1PBackward0(Node):
     forward = staticmethod(_quiet(np.log1p))
+    f16_nans = (0x7E00, 0xFFFF)  # SLEEF's NAN for a NaN input, all ones below -1
     saves = "input"
 
     def backward(self, xp, g):
@@ -631,6 +637,7 @@ class RsqrtBackward0(Node):
 
 class TanBackward0(Node):
     forward = np.tan
+    f16_nans = (0xFFFF, 0xFFFF)  # as sin's
     saves = "result"
 
     def backward(self, xp, g):
@@ -706,6 +713,7 @@ class SinhBackward0(Node):
     reduced = staticmethod(_sleef.sinhf)  # float16/bfloat16: SLEEF's float32, as torch
     # its scalar tail: libm's sinhf, finite at bfloat16's +-89 where SLEEF's overflows
     reduced_tail = staticmethod(lambda a: _sleef.lookup(_libm_sinh, a))
+    f16_nans = (0xFFFF, None)  # SLEEF's vector steps (the tail passes a NaN on, quieted)
     saves = "input"
 
     def backward(self, xp, g):
@@ -717,6 +725,7 @@ class CoshBackward0(Node):
     forward = np.cosh
     reduced = staticmethod(_sleef.coshf)  # float16/bfloat16: SLEEF's float32, as torch
     reduced_tail = staticmethod(lambda a: _sleef.lookup(_libm_cosh, a))  # as SinhBackward0's
+    f16_nans = (0xFFFF, None)
     saves = "input"
 
     def backward(self, xp, g):
@@ -744,6 +753,10 @@ class AcoshBackward0(Node):
 
 class AtanhBackward0(Node):
     forward = staticmethod(_quiet(np.arctanh))
+    # SLEEF's all ones, its sign flipped by a negative input out of the domain (vmulsign);
+    # the scalar tail: libm's, as NumPy's (a NaN passed on quieted, -NaN out of the domain)
+    f16_nans = (0xFFFF, (0xFFFF, 0x7FFF))
+    reduced_tail = staticmethod(lambda a: _sleef.lookup(AtanhBackward0.forward, a))
     saves = "input"
 
     def backward(self, xp, g):
