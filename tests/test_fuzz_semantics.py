@@ -164,6 +164,23 @@ REGRESSIONS = {
     "pow_uint8_int8": Case("op", "pow", (_t("uint8", ()), _t("int8", (), seed=9)), {}),
     "pow_bool_bool": Case("fn", "pow", (_t("bool", (3,)), _t("bool", (3,))), {}),
     "pow__int_tensor": Case("method", "pow_", (_t("int64", (1, 3)), _t("int64", (3,))), {}),
+    # empty reductions name the dim as given; split_with_sizes too
+    "amax_empty_negative_dim": Case("fn", "amax", (_t("bfloat16", (0,)),), {"dim": (-1,)}),
+    "amin_empty_dims_order": Case("method", "amin", (_t("float32", (2, 0)),), {"dim": (0, -1)}),
+    "split_with_sizes_dim": Case("method", "split_with_sizes", (_t("int8", (1, 3)), [1, 2]),
+                                 {"dim": -2}),
+    # in-place methods' argument errors under their own name, positions after self
+    "atan2__number": Case("method", "atan2_", (_t("float16", ()), 2.0), {}),
+    "hypot__number": Case("method", "hypot_", (_t("int32", (4,)), 2.0), {}),
+    "logical_and__number": Case("method", "logical_and_", (_t("float16", (0,)), 3), {}),
+    # dtypes without a kernel
+    "topk_bool": Case("fn", "topk", (_t("bool", (2, 3)), 2), {"dim": -1}),
+    "kthvalue_bool": Case("fn", "kthvalue", (_t("bool", (3, 3)), 1), {"dim": 0}),
+    "logaddexp_promoted_name": Case("fn", "logaddexp", (_t("bool", (2, 3)), _t("uint8", (2, 3))),
+                                    {}),
+    "dot_dtype_before_size": Case("fn", "matmul", (_t("int16", (3,)), _t("float16", (2,))), {}),
+    "unique_consecutive_dim_single": Case("fn", "unique_consecutive", (_t("int64", (1,)),),
+                                          {"dim": -1}),
 }
 
 

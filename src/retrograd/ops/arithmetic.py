@@ -600,7 +600,11 @@ def _float_only(name, a, b=None) -> None:
             other = b if t is a else a
             if not (isinstance(other, Tensor) and other._data.dtype.char in FLOAT_CHARS) and \
                     other.__class__ is not float:
-                raise not_implemented(f"{name}_cpu", t._data.dtype)
+                dt = t._data.dtype
+                if isinstance(other, Tensor):  # the kernel of the promoted dtype is missing
+                    dt = binary_result(a.dtype, a._data.ndim == 0, b.dtype,
+                                       b._data.ndim == 0).np
+                raise not_implemented(f"{name}_cpu", dt)
 
 
 def _tensor_other(name, other) -> None:

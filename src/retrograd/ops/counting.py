@@ -175,7 +175,8 @@ def unique_consecutive(input, return_inverse: bool = False, return_counts: bool 
     else:
         d = wrap_dim(dim, a.ndim)
         moved = np.moveaxis(a, d, 0)
-        change = (moved[1:] != moved[:-1]).reshape(max(moved.shape[0] - 1, 0), -1).any(axis=1)
+        change = (moved[1:] != moved[:-1]).reshape(
+            max(moved.shape[0] - 1, 0), math.prod(moved.shape[1:])).any(axis=1)
         axis_len, take = moved.shape[0], a
     starts = np.concatenate([[True], change]) if axis_len else np.zeros(0, bool)
     idx = np.flatnonzero(starts)

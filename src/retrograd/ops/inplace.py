@@ -12,6 +12,7 @@ old value and then takes over the result's history:
 
 from __future__ import annotations
 
+import re
 import weakref
 from functools import partial
 
@@ -240,6 +241,9 @@ def _take_tangent(self: Tensor, r: Tensor) -> None:
         self._fw = fw
 
 
+_POSITION = re.compile(r"\(position ([2-9])\)")
+
+
 def _cast_first(self: Tensor, args) -> None:
     """PyTorch's TensorIterator refuses a result type it cannot write into ``self`` before it
     looks for a kernel (``x.bitwise_and_(1.5)`` on integers: the cast error, not "not
@@ -270,6 +274,14 @@ def inplace_method(fn, name: str):
             raise
         except NotImplementedError:
             _cast_first(self, args)
+            raise
+        except TypeError as e:
+            # the out-of-place op's argument error, under the in-place method's name
+            # (a method: positions count after self)
+            msg, base = str(e), name[:-1]
+            if msg.startswith(base + "(): argument "):
+                msg = _POSITION.sub(lambda m: f"(position {int(m[1]) - 1})", msg, count=1)
+                raise TypeError(name + msg[len(base):]) from None
             raise
 
     method.__name__ = name

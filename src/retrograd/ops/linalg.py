@@ -166,8 +166,9 @@ def _product(P, a: Tensor, b: Tensor) -> Tensor:
     da, db = a._data.dtype, b._data.dtype
     if da is not db and da != db and P._name in _SAME_DTYPE:
         sa, sb = a._data.shape, b._data.shape
-        # PyTorch checks the shapes first: a shape mismatch keeps its own error (below).
-        if sa and sb and sa[-1] == sb[-2 if len(sb) > 1 else 0]:
+        # PyTorch checks the shapes first: a shape mismatch keeps its own error (below);
+        # except dot, which checks the dtypes first.
+        if P is DotBackward0 or (sa and sb and sa[-1] == sb[-2 if len(sb) > 1 else 0]):
             raise RuntimeError(_SAME_DTYPE[P._name](FROM_NP[da], FROM_NP[db]))
     return apply_binary(P, _mv_arrays if P is MvBackward0 else _matmul_arrays, a, b)
 

@@ -378,7 +378,16 @@ def _reduced_dims(dims, ndim):
     return tuple(range(ndim)) if dims is None else dims
 
 
-def _check_nonempty(name, a, dims):
+def _check_nonempty(name, a, dims, given=None):
+    """PyTorch's errors for a reduction over an empty dim; it names the dim as given."""
+    if dims is not None and given is not None:
+        dims = [d % (a.ndim or 1) for d in (given if isinstance(given, (tuple, list))
+                                             else (given,))]
+        names = list(given) if isinstance(given, (tuple, list)) else [given]
+        for d, g in zip(dims, names):
+            if a.shape[d] == 0:
+                raise IndexError(f"{name}(): Expected reduction dim {g} to have non-zero size.")
+        return
     if dims is None:
         if a.size == 0:
             raise RuntimeError(
@@ -458,7 +467,7 @@ def _amax_amin(input, dim, keepdim, is_max):  # noqa: A002
     dims = _norm_dims(dim, a.ndim)
     if a.ndim == 0:
         dims = None
-    _check_nonempty(name, a, dims)
+    _check_nonempty(name, a, dims, dim)
     fn = np.max if is_max else np.min
     out = np.asarray(fn(a, axis=dims, keepdims=keepdim))
     rdims = _reduced_dims(dims, a.ndim)

@@ -1094,7 +1094,7 @@ def split(tensor, split_size_or_sections, dim=0) -> tuple:
         if sum(sizes) != n:
             raise RuntimeError(
                 f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's "
-                f"size at dimension {d}), but got split_sizes={sizes}"
+                f"size at dimension {dim}), but got split_sizes={sizes}"
             )
         return _split_views(tensor, d, sizes, SplitWithSizesBackward0, dim)
     s = int(split_size_or_sections)

@@ -243,6 +243,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A001, A002
         raise arg_error("topk", "input", 1, input) from None
     if a.dtype.char in WIDE_CHARS:
         raise not_implemented("topk_cpu", a.dtype)  # uint16/32/64
+    if a.dtype == np.bool_:
+        raise RuntimeError("topk does not support bool dtypes on CPU")
     d = wrap_dim(dim, a.ndim)
     n = a.shape[d] if a.ndim else 1
     if not 0 <= k <= n:
@@ -270,8 +272,8 @@ def kthvalue(input, k, dim=-1, keepdim=False):  # noqa: A002
         a = input._data
     except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
         raise arg_error("kthvalue", "input", 1, input) from None
-    if a.dtype.char in WIDE_CHARS:
-        raise not_implemented("kthvalue_cpu", a.dtype)  # uint16/32/64
+    if a.dtype.char in WIDE_CHARS or a.dtype == np.bool_:
+        raise not_implemented("kthvalue_cpu", a.dtype)  # uint16/32/64, bool
     d = wrap_dim(dim, a.ndim)
     n = a.shape[d] if a.ndim else 1
     if n == 0:
