@@ -2,8 +2,11 @@
 
 from . import (  # noqa: F401
     anomaly_mode,
+    function,
     functional,
+    grad_mode,
     graph,
+    modes_extra,
     multi_hook,
     saved_attrs,
     saved_hooks,
@@ -22,6 +25,13 @@ from .grad_mode import (
     set_grad_enabled,
 )
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .modes_extra import (
+    NestedIOFunction,
+    _force_original_view_tracking,
+    is_multithreading_enabled,
+    is_view_replay_enabled,
+    set_multithreading_enabled,
+)
 from .variable import Variable
 
 # torch.autograd.graph's saved-tensor hooks live in saved_hooks.py (graph.py is in the core).
@@ -29,10 +39,16 @@ for _name in ("saved_tensors_hooks", "disable_saved_tensors_hooks", "save_on_cpu
     setattr(graph, _name, getattr(saved_hooks, _name))
 graph.register_multi_grad_hook = multi_hook.register_multi_grad_hook
 graph.allow_mutation_on_saved_tensors = saved_mutation.allow_mutation_on_saved_tensors
+graph.region_activation_memory_budget = modes_extra.region_activation_memory_budget
+for _name in ("InplaceFunction", "NestedIOFunction", "FunctionMeta"):
+    setattr(function, _name, getattr(modes_extra, _name))
+grad_mode.set_multithreading_enabled = set_multithreading_enabled
 
 __all__ = [
     "backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad",
     "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
     "is_inference_mode_enabled", "gradcheck", "gradgradcheck", "GradcheckError", "graph",
     "functional", "anomaly_mode", "detect_anomaly", "set_detect_anomaly", "Variable",
+    "NestedIOFunction", "set_multithreading_enabled", "is_multithreading_enabled",
+    "is_view_replay_enabled",
 ]

@@ -127,8 +127,15 @@ class AsStridedBackward0(Node):
         return xp.embed_view(g, self._steps, self._base_shape)
 
 
+# While view replay is on (autograd._force_original_view_tracking), the function that
+# re-derives a view's history by replaying its view ops on the base instead.
+REPLAY_VIEW = None
+
+
 def as_strided_node(base: Tensor, steps):
     """The grad_fn a view takes after its base's history changed (PyTorch's AsStrided)."""
+    if REPLAY_VIEW is not None:
+        return REPLAY_VIEW(base, steps)
     e = edge(base)
     if e[0] is None:
         return None

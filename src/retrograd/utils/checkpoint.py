@@ -34,7 +34,8 @@ from ._sac import (
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointFunction", "noop_context_fn",
            "CheckpointError", "set_checkpoint_debug_enabled", "set_checkpoint_early_stop",
            "detach_variable", "check_backward_validity", "CheckpointPolicy",
-           "SelectiveCheckpointContext", "create_selective_checkpoint_contexts", "SAC_IGNORED_OPS"]
+           "SelectiveCheckpointContext", "create_selective_checkpoint_contexts", "SAC_IGNORED_OPS",
+           "get_device_states", "set_device_states", "DefaultDeviceType", "GraphExecGroup"]
 
 
 def detach_variable(inputs: tuple) -> tuple:
@@ -83,6 +84,70 @@ class set_checkpoint_early_stop:  # noqa: N801 - PyTorch's name
 
     def __exit__(self, *args) -> None:
         return None
+
+
+def get_device_states(*args) -> tuple[list, list]:
+    """The devices of the non-CPU tensors among ``args`` and their RNG states, which a checkpoint
+    restores for the recomputation: none here, every tensor is on the CPU.
+
+    >>> get_device_states(retrograd.ones(1))
+    ([], [])
+    """
+    return [], []
+
+
+def set_device_states(devices, states, *, device_type=None) -> None:
+    """Restore the RNG states of ``devices`` (from ``get_device_states``): there are none."""
+    for _ in zip(devices, states):
+        raise RuntimeError("retrograd has no accelerator devices whose RNG state could be set")
+
+
+class DefaultDeviceType:
+    """The device type whose RNG state checkpointing saves when no tensor names one ("cpu"
+    here: retrograd has no accelerator).
+
+    >>> DefaultDeviceType.get_device_type()
+    'cpu'
+    """
+
+    _default_device_type: str | None = None
+
+    @staticmethod
+    def set_device_type(device: str = "cuda") -> None:
+        DefaultDeviceType._default_device_type = device
+
+    @staticmethod
+    def get_device_type() -> str:
+        if not DefaultDeviceType._default_device_type:
+            DefaultDeviceType._default_device_type = "cpu"
+        return DefaultDeviceType._default_device_type
+
+
+_GROUP = [None]
+
+
+class GraphExecGroup:
+    """Checkpointed regions reached by several backward calls inside one group recompute at
+    most once. (retrograd's non-reentrant checkpoint keeps what one recomputation produced
+    until a backward has used it, so this holds inside and outside a group.)
+
+    >>> with GraphExecGroup():
+    ...     pass
+    """
+
+    def __enter__(self) -> GraphExecGroup:
+        if _GROUP[0] is not None:
+            raise RuntimeError("GraphExecGroup contexts cannot be nested. Already inside group "
+                               f"{_GROUP[0]}")
+        _GROUP[0] = self
+        return self
+
+    def __exit__(self, *args) -> None:
+        _GROUP[0] = None
+
+    @classmethod
+    def _get_current_group(cls):
+        return _GROUP[0]
 
 
 class CheckpointError(RuntimeError):
