@@ -279,3 +279,24 @@ def test_instance_norm_module(torch, kw):
         m.eval()
         mt.eval()
         run_both(torch, m, mt, [rand(*shape, dt=np.float32, seed=3)], np.float32)
+
+
+def _bn_state_dict_versions(lib):
+    """BatchNorm's state dict is of version 2 (it added num_batches_tracked); one of version 1,
+    or without metadata, loads without that key, as in PyTorch."""
+    nn = lib.nn
+    m = nn.Sequential(nn.BatchNorm1d(2))
+    sd = m.state_dict()
+    out = [dict(sd._metadata)]
+    plain = {k: v for k, v in sd.items() if "num_batches" not in k}
+    out.append(str(m.load_state_dict(plain)))
+    del sd["0.num_batches_tracked"]
+    try:
+        m.load_state_dict(sd)
+    except RuntimeError as e:
+        out.append(str(e))
+    return out
+
+
+def test_batchnorm_state_dict_version_matches_torch(torch):
+    assert _bn_state_dict_versions(rg) == _bn_state_dict_versions(torch)
