@@ -122,6 +122,29 @@ def test_weight_norm_parametrization_matches_torch(torch, dim):
     _check(torch, tm, rm, (2, 2, 5))
 
 
+@pytest.mark.parametrize("dim", [0, 1, 2, -1])
+def test_weight_norm_graph_matches_torch(torch, dim):
+    """weight_norm's weight is one WeightNormInterfaceBackward0 node for the first or last dim
+    (PyTorch's _weight_norm), its composite otherwise; the legacy hook computes the same."""
+    def graph(lib):
+        warnings.simplefilter("ignore", FutureWarning)
+        m = lib.nn.utils.parametrizations.weight_norm(lib.nn.Conv1d(2, 3, 2), dim=dim)
+        legacy = lib.nn.utils.weight_norm(lib.nn.Conv1d(2, 3, 2), dim=None if dim == -1 else dim)
+        legacy(lib.ones(1, 2, 3))
+        fn = m.weight.grad_fn
+        return (fn.name(), [e[0].name() for e in fn.next_functions], legacy.weight.grad_fn.name(),
+                getattr(fn, "_saved_dim", None))
+    assert graph(rt) == graph(torch)
+
+
+def test_weight_norm_second_order_by_finite_differences():
+    rng = np.random.default_rng(0)
+    v = rt.tensor(rng.normal(size=(3, 4, 2)), requires_grad=True)
+    for dim, gshape in ((0, (3, 1, 1)), (2, (1, 1, 2))):
+        g = rt.tensor(rng.normal(size=gshape), requires_grad=True)
+        assert rt.autograd.gradgradcheck(lambda a, b, d=dim: rt._weight_norm(a, b, d), [v, g])
+
+
 @pytest.mark.parametrize("train", [True, False])
 def test_spectral_norm_parametrization_matches_torch(torch, train):
     for make, shape in ((lambda lib: lib.nn.Linear(4, 3).double(), (2, 4)),

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .op_table import OpInfo
+from .op_table import OpInfo, _sh
+
+_WN_GG = ("torch's second order of WeightNormInterfaceBackward0 is wrong (its own gradgradcheck "
+          "fails); retrograd's is checked by finite differences in tests/nn/test_parametrize.py")
 
 
 def F(lib):
@@ -111,6 +114,14 @@ OPS = [
                x, _like(x, _const(lib, (3,))), _like(x, _const(lib, (3,), 1, 0.5, 2.0)), w, b,
                False, eps=1e-3),
            [((2, 3, 2), (3,), (3,))]),
+    # weight normalisation: one node for the first or last dim, PyTorch's composite otherwise
+    OpInfo("weight_norm_dim0", lambda lib, v, g: lib._weight_norm(v, g, 0),
+           _sh(((3, 4, 2), (3, 1, 1))), no_gradgrad=_WN_GG),
+    OpInfo("weight_norm_dimlast", lambda lib, v, g: lib._weight_norm(v, g, 2),
+           _sh(((3, 4, 2), (1, 1, 2))), no_gradgrad=_WN_GG),
+    OpInfo("weight_norm_dim1", lambda lib, v, g: lib._weight_norm(v, g, 1),
+           _sh(((3, 4, 2), (1, 4, 1)))),
+    OpInfo("weight_norm_all", lambda lib, v, g: lib._weight_norm(v, g, -1), _sh(((3, 4), ()))),
     OpInfo("layer_norm", lambda lib, x, w, b: F(lib).layer_norm(x, (4,), w, b),
            [((3, 4), (4,), (4,))]),
     OpInfo("layer_norm_2d", lambda lib, x, w: F(lib).layer_norm(x, (2, 3), w, eps=1e-3),

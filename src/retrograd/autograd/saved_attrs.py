@@ -360,6 +360,7 @@ _MORE: dict = {
     "DivBackward2": {"rounding_mode": ".rounding_mode", "other": _scalar_or_tensor, "self": 0},
     "MaskedSelectBackward0": {"mask": _given(fallback=_arr("_mask")), "self": 0},
     "MaskedScatterBackward0": {"mask": _given(fallback=_arr("_mask"))},
+    "WeightNormInterfaceBackward0": {"v": 0, "g": 1, "dim": ".dim", "result1": _arr("_norms")},
     "CtcLossBackward0": {"log_probs": 0, "result0": "result", "blank": ".blank",
                          "result1": lambda n: n.log_alpha(),
                          "zero_infinity": ".zero_infinity", "targets": _arr("_targets"),

@@ -14,7 +14,10 @@ Every formula runs on arrays (first order, reusing the normalised input and ``rs
 forward computed) and on tensors (``create_graph=True``): there it recomputes the statistics
 from the saved input with differentiable ops, so every higher derivative is right.
 
-The functions are internal (``__all__`` is empty); ``nn.functional`` wraps them.
+The functions are internal; ``nn.functional`` wraps them. The exceptions, public as in
+PyTorch: ``_weight_norm`` (``nn.utils``' weight normalisation: the primitive
+``_weight_norm_interface``, ``WeightNormInterfaceBackward0``, for a norm over all dims but the
+first or the last, else PyTorch's composite over ``norm_except_dim``).
 """
 
 from __future__ import annotations
@@ -29,10 +32,10 @@ from ._apply import apply, apply_binary, needs_grad
 from ._autocast import lower_precision
 from .indexing import scatter_into
 from .linalg import AddmmBackward0, MmBackward0, _expand_error
-from .reduction import LinalgVectorNormBackward0, vector_norm
-from .shape import reshape
+from .reduction import LinalgVectorNormBackward0, norm, vector_norm
+from .shape import reshape, transpose
 
-__all__: list = []
+__all__: list = ["_weight_norm", "_weight_norm_interface", "norm_except_dim"]
 XP: list = ["embedding_dense_backward", "norm_rows_sum", "norm_rows_dot", "norm_cols_sum",
             "norm_cols_dot", "norm_chan_sum", "norm_chan_dot"]
 METHODS: dict = {}
@@ -581,3 +584,88 @@ def embedding(indices: Tensor, weight: Tensor, padding_idx, scale_grad_by_freq) 
     # Nothing is saved, but the (empty) save marks the graph as freed after backward.
     return apply(EmbeddingBackward0, out, weight, save=(), _indices=indices, _num=wd.shape[0],
                  _pad=padding_idx, _scale=scale_grad_by_freq)
+
+
+# -- weight normalisation -------------------------------------------------------------------------
+
+class WeightNormInterfaceBackward0(Node):
+    """``w = v * g / ||v||``, the norm over every dim of ``v`` but ``dim`` (first or last):
+    ``dg = sum(dw * v) / ||v||``, ``dv = g / ||v|| * (dw - v * sum(dw * v) / ||v||**2)``."""
+
+    def backward(self, xp, gw):
+        v, g = self.saved(xp.TENSORS)
+        keep = self._keep
+        gk = xp.reshape(g, keep)
+        n = xp.sqrt(xp.sum_to(v * v, keep))
+        a = xp.sum_to(gw * v, keep)
+        gg = xp.reshape(a / n, self._gshape) if self._needs(1) else None
+        gv = gk / n * (gw - v * (a / (n * n))) if self._needs(0) else None
+        return gv, gg
+
+
+def _wn_keep(shape: tuple, dim: int) -> tuple:
+    return tuple(n if d == dim else 1 for d, n in enumerate(shape))
+
+
+def _weight_norm_interface(v: Tensor, g: Tensor, dim: int = 0) -> tuple:
+    """``(v * g / ||v||, ||v||)``, the norm over every dim of ``v`` but ``dim`` (0 or the
+    last), kept as size 1: one node, ``WeightNormInterfaceBackward0`` (the norms need no grad).
+
+    >>> import retrograd as torch
+    >>> w, n = torch._weight_norm_interface(torch.tensor([[3., 4.], [0., 2.]]),
+    ...                                      torch.tensor([[10.], [1.]]), 0)
+    >>> w, n
+    (tensor([[6., 8.],
+            [0., 1.]]), tensor([[5.],
+            [2.]]))
+    """
+    vd, gd = v._data, g._data
+    d = dim % max(vd.ndim, 1)
+    keep = _wn_keep(vd.shape, d)
+    axes = tuple(k for k in range(vd.ndim) if k != d)
+    if vd.dtype in REDUCED:  # float16/bfloat16: in float32, rounded once, as PyTorch's kernel
+        vd, gd = vd.astype(F32), gd.astype(F32)
+    norms = np.sqrt(np.sum(vd * vd, axis=axes, keepdims=True, dtype=vd.dtype))
+    w = vd * (gd.reshape(keep) / norms)
+    vd = v._data
+    norms = norms.astype(vd.dtype, copy=False)
+    out = apply(WeightNormInterfaceBackward0, w.astype(vd.dtype, copy=False), v, g, save=(v, g),
+                _keep=keep, _gshape=g._data.shape, _dim=d, _norms=norms)
+    return out, make(norms)
+
+
+def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:  # noqa: A002
+    """The ``pow``-norm of ``v`` over every dim but ``dim`` (kept; size 1 elsewhere), over all
+    dims for ``dim=-1``, composed as PyTorch composes it.
+
+    >>> import retrograd as torch
+    >>> torch.norm_except_dim(torch.tensor([[3., 4.], [0., 2.]]), 2, 0)
+    tensor([[5.],
+            [2.]])
+    """
+    if dim == -1:
+        return norm(v, pow)
+    nd = v.dim()
+    if dim == 0:
+        return norm(reshape(v.contiguous(), (v.shape[0], -1)), pow, 1).view(
+            (v.shape[0],) + (1,) * (nd - 1))
+    if dim == nd - 1:
+        return norm(reshape(v.contiguous(), (-1, v.shape[-1])), pow, 0).view(
+            (1,) * (nd - 1) + (v.shape[-1],))
+    return transpose(norm_except_dim(transpose(v, 0, dim), pow, 0), 0, dim)
+
+
+def _weight_norm(v: Tensor, g: Tensor, dim: int = 0) -> Tensor:
+    """Weight normalisation, ``v * g / norm_except_dim(v, 2, dim)``, as PyTorch computes it:
+    one ``WeightNormInterfaceBackward0`` node when ``dim`` is the first or the last dim, else
+    the composite.
+
+    >>> import retrograd as torch
+    >>> v = torch.tensor([[3., 4.]], requires_grad=True)
+    >>> torch._weight_norm(v, torch.tensor([[10.]]), 0)
+    tensor([[6., 8.]], grad_fn=<WeightNormInterfaceBackward0>)
+    """
+    v, g = v.contiguous(), g.contiguous()
+    if dim == 0 or dim == v.dim() - 1:
+        return _weight_norm_interface(v, g, dim)[0]
+    return v * (g / norm_except_dim(v, 2, dim))

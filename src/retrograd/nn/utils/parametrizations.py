@@ -26,8 +26,9 @@ def _norm_except_dim(v: Tensor, dim: int) -> Tensor:
 
 
 def weight_norm_apply(v: Tensor, g: Tensor, dim: int) -> Tensor:
-    """``v * g / ||v||`` (the norm taken over every dim but ``dim``)."""
-    return v * (g / _norm_except_dim(v, dim))
+    """``v * g / ||v||`` (the norm taken over every dim but ``dim``), as PyTorch's
+    ``_weight_norm`` (one ``WeightNormInterfaceBackward0`` node for the first or last dim)."""
+    return torch._weight_norm(v, g, dim)
 
 
 class _WeightNorm(Module):
