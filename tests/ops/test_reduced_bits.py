@@ -608,3 +608,33 @@ def test_backward_of_mul_div_by_number(torch, dtype, create_graph):
             (gx,) = lib.autograd.grad(f(xt), xt, _tensor(lib, g, dtype), create_graph=create_graph)
             grads.append(gx.detach())
         np.testing.assert_array_equal(_bits(grads[0], torch), _bits(grads[1], torch))
+
+
+_SORTS = {
+    "sort": lambda lib, a: lib.sort(a, stable=True),
+    "sort_desc": lambda lib, a: a.sort(dim=0, descending=True, stable=True),
+    "argsort": lambda lib, a: lib.argsort(a, dim=1, stable=True),
+    "msort": lambda lib, a: lib.msort(a),
+    "topk": lambda lib, a: lib.topk(a, 5, dim=1).values,
+    "kthvalue": lambda lib, a: lib.kthvalue(a, 7, dim=1).values,
+    "median": lambda lib, a: lib.median(a[:, :20].reshape(-1).nan_to_num(0.0)),
+    "nanmedian_dim": lambda lib, a: lib.nanmedian(a, 1).values,
+    "mode": lambda lib, a: lib.mode(a, 1).values,
+    "unique": lambda lib, a: lib.unique(a, return_counts=True),
+    "isin": lambda lib, a: lib.isin(a, a[0]),
+}
+
+
+@pytest.mark.parametrize("name", list(_SORTS))
+def test_bfloat16_sorts_with_nan(torch, name):
+    """bfloat16 sorts put NaN last as torch does (ml_dtypes' bfloat16 compares NaN as neither
+    smaller nor larger, so NumPy's sort left it, and the values around it, in place): the
+    sorts, selections, unique and isin order the exact float32 values instead."""
+    pool = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, 3.0, -2.5], np.float32)
+    x = np.random.default_rng(21).choice(pool, (12, 30))
+    outs = []
+    for lib in (retrograd, torch):
+        out = _SORTS[name](lib, _tensor(lib, x, "bfloat16"))
+        outs.append([o for o in (out if isinstance(out, tuple) else (out,))])
+    for out, ref in zip(*outs):  # (values, NaN payloads aside; indices exactly)
+        np.testing.assert_array_equal(out.float().numpy(), ref.float().numpy())

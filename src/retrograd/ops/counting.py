@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from .. import return_types
-from .._dtypes import FLOAT_CHARS, WIDE_CHARS, to_dtype
+from .._dtypes import F32, FLOAT_CHARS, WIDE_CHARS, bfloat16, to_dtype
 from .._tensor import Tensor
 from ._base import not_implemented
 from ._core import arg_error, check_broadcast, operands, wrap, wrap_dim
@@ -152,6 +152,8 @@ def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool =
     if elements.__class__ is Tensor and elements._data.dtype.char in WIDE_CHARS:
         raise not_implemented("isin_default_cpu", elements._data.dtype)  # uint16/32/64
     a, b = _arr(elements), _arr(test_elements)
+    # bfloat16 in float32 (exact): np.isin sorts, and ml_dtypes compares NaN as no value
+    a, b = (x.astype(F32) if x.dtype == bfloat16.np else x for x in (a, b))
     return wrap(np.asarray(np.isin(a, b, invert=invert)))
 
 

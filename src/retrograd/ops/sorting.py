@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _stl, return_types
-from .._dtypes import F32, FLOAT_CHARS, REDUCED, WIDE_CHARS, to_dtype
+from .._dtypes import F32, FLOAT_CHARS, REDUCED, WIDE_CHARS, bfloat16, to_dtype
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
@@ -80,9 +80,22 @@ class NanmedianBackward0(_EvenlyDistributed):
     pass
 
 
+def sort_keys(a: np.ndarray) -> np.ndarray:
+    """``a`` as NumPy sorts it in PyTorch's order (NaN last): a bfloat16 array's float32
+    values (exact), since ml_dtypes' bfloat16 compares a NaN as neither smaller nor larger, so
+    NumPy's sorts left it and the values around it unsorted.
+
+    >>> import ml_dtypes
+    >>> np.sort(sort_keys(np.array([3.0, np.nan, -1.0], ml_dtypes.bfloat16)))
+    array([-1.,  3., nan], dtype=float32)
+    """
+    return a.astype(F32) if a.dtype == bfloat16.np else a
+
+
 def _stable_argsort(a, d, descending=False):
     """Indices sorting ``a`` along ``d``; ties keep their order either way, NaN counts as the
     largest value (PyTorch's order)."""
+    a = sort_keys(a)
     if not descending:
         return np.argsort(a, axis=d, kind="stable")
     # Sorting the reversed array and reversing back keeps ties in their original order.
@@ -254,8 +267,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A001, A002
             return return_types.topk((wrap(np.zeros((0,), a.dtype)),
                                       wrap(np.zeros((0,), np.int64))))
         return _selected(TopkBackward0, return_types.topk, input, None, d, True, (dim, True))
-    idx = _stable_argsort(a, d, largest)
-    idx = _libstdcxx_ties(a, d, idx, k, largest, sorted)
+    keys = sort_keys(a)
+    idx = _libstdcxx_ties(keys, d, _stable_argsort(keys, d, largest), k, largest, sorted)
     return _selected(TopkBackward0, return_types.topk, input, idx, d, True, (dim, True))
 
 
@@ -282,7 +295,8 @@ def kthvalue(input, k, dim=-1, keepdim=False):  # noqa: A002
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     idx = None
     if a.ndim:
-        idx = _quick_select_ties(a, d, _stable_argsort(a, d), k)
+        keys = sort_keys(a)
+        idx = _quick_select_ties(keys, d, _stable_argsort(keys, d), k)
     return _selected(KthvalueBackward0, return_types.kthvalue, input, idx, d, keepdim,
                      (dim, keepdim))
 
@@ -297,7 +311,8 @@ def _median_whole(input, ignore_nan):  # noqa: A002
     elif a.dtype.char in FLOAT_CHARS and np.isnan(flat).any():
         out = np.asarray(np.nan, a.dtype)
     else:
-        out = np.asarray(np.partition(flat, (flat.size - 1) // 2)[(flat.size - 1) // 2])
+        out = np.asarray(np.partition(sort_keys(flat), (flat.size - 1) // 2)[(flat.size - 1) // 2],
+                         a.dtype)
     cls = NanmedianBackward0 if ignore_nan else MedianBackward0
     return apply(cls, out, input, save=(input,), save_out=True)
 
@@ -389,7 +404,7 @@ def mode(input, dim=-1, keepdim=False):  # noqa: A002
     n = a.shape[d]
     if n == 0:
         raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
-    am = np.moveaxis(a, d, -1)
+    am = np.moveaxis(sort_keys(a), d, -1)
     order = np.argsort(am, axis=-1, kind="stable")
     s = np.take_along_axis(am, order, axis=-1)
     ar = np.arange(n)
@@ -458,12 +473,14 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
         raise arg_error("_unique2", "input", 1, input) from None
     kw = {"equal_nan": False} if a.dtype.char in FLOAT_CHARS else {}
     if dim is None:
-        out, inv, cnt = np.unique(a.reshape(-1), return_inverse=True, return_counts=True, **kw)
+        out, inv, cnt = np.unique(sort_keys(a).reshape(-1), return_inverse=True,
+                                  return_counts=True, **kw)
         inv = inv.reshape(a.shape)
     else:
         d = wrap_dim(dim, a.ndim)
-        out, inv, cnt = np.unique(a, return_inverse=True, return_counts=True, axis=d)
+        out, inv, cnt = np.unique(sort_keys(a), return_inverse=True, return_counts=True, axis=d)
         inv = inv.reshape(-1)
+    out = out.astype(a.dtype, copy=False)
     res = (apply(Unique2Backward0 if dim is None else UniqueDimBackward0, out, input),)
     if return_inverse:
         res += (wrap(inv.astype(np.int64, copy=False)),)
