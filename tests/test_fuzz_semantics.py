@@ -181,6 +181,24 @@ REGRESSIONS = {
     "dot_dtype_before_size": Case("fn", "matmul", (_t("int16", (3,)), _t("float16", (2,))), {}),
     "unique_consecutive_dim_single": Case("fn", "unique_consecutive", (_t("int64", (1,)),),
                                           {"dim": -1}),
+    "out_float_power": Case("out", "float_power", (_t("bool", (2, 3)), _t("float64", (3,))),
+                            {"out": _t("bfloat16", (0,))}),
+    # torch.range: no one-argument form, the step's sign, bool
+    "range_one_argument": Case("fn", "range", (3.0,), {}),
+    "range_step_sign": Case("fn", "range", (3.0, -3, 2), {"dtype": Dt("int32")}),
+    "range_bool": Case("fn", "range", (0, 3), {"dtype": Dt("bool")}),
+    # x[mask] = one value of another dtype: cast, as PyTorch
+    "setitem_mask_value_dtype": Case("setitem", "setitem", (
+        _t("int16", (3, 2)), T("bool", (3, 2), "c", 4), _t("uint8", ())), {}),
+    "setitem_mask_empty": Case("setitem", "setitem", (
+        _t("int16", (0, 2)), T("bool", (0, 2), "c", 4), _t("uint8", ())), {}),
+    # scatter checks the dtypes before the index
+    "scatter_add_dtype_first": Case("fn", "scatter_add", (
+        _t("int8", (4,)), -1, T("int64", (4,), "c", 0), _t("int16", (4,))), {}),
+    "scatter_dtype_first": Case("fn", "scatter", (
+        _t("int16", (2, 3)), 0, T("int64", (2, 3), "c", 0), _t("int64", (2, 3))), {}),
+    "copysign_number_first": Case("fn", "copysign", (-0.5, _t("int8", (1,))), {}),
+    "roll_0d_dims": Case("method", "roll", (_t("int16", ()),), {"shifts": (3,), "dims": (0,)}),
 }
 
 

@@ -178,9 +178,16 @@ def range(start=0, end=None, step=1, *, dtype=None, requires_grad: bool = False,
                   "its behavior is inconsistent with Python's range builtin. Instead, use "
                   "torch.arange, which produces values in [start, end).", UserWarning,
                   stacklevel=2)
-    if end is None:
-        start, end = 0, start
-    np_dtype = np.dtype((dtype or _dtypes.get_default_dtype()).np)
+    if end is None:  # (PyTorch's range has no one-argument form)
+        raise TypeError('range() missing 1 required positional arguments: "end"')
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (step > 0 and end < start) or (step < 0 and end > start):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    dt = dtype or _dtypes.get_default_dtype()
+    if dt.scalar_name == "Bool":
+        raise NotImplementedError("\"range_cpu\" not implemented for 'Bool'")
+    np_dtype = np.dtype(dt.np)
     n = int(np.floor((end - start) / step)) + 1
     t = make((start + np.arange(max(n, 0)) * step).astype(np_dtype))
     return t.requires_grad_(True) if requires_grad else t

@@ -133,6 +133,10 @@ def _wrap(fn, name: str, kind: str):
             if kind == "same" and rt != ot:
                 raise RuntimeError(f"Found dtype {ot.scalar_name} but expected "
                                    f"{rt.scalar_name}")
+            if kind == "double" and ot is not rt:
+                raise RuntimeError(f"the output given to float_power has dtype "
+                                   f"{ot.scalar_name} but the operation's result requires "
+                                   f"dtype {rt.scalar_name}")
             if kind == "bool" and ot.scalar_name != "Bool":
                 raise RuntimeError(f"{name} does not support non-boolean outputs.")
             if not can_cast(rt, ot):
@@ -168,7 +172,8 @@ def install() -> None:
     if getattr(ns, "_out_installed", False):
         return
     for names, kind in ((PROMOTING, "promoting"), (SAME, "same"), (BOOL_ONLY, "bool"),
-                        (REDUCING, "reducing"), (AVERAGING, "promoting")):
+                        (REDUCING, "reducing"), (AVERAGING, "promoting"),
+                        (("float_power",), "double")):
         for name in names:
             fn = getattr(ns, name, None)
             if fn is not None and not _takes_out(fn):

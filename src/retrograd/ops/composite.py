@@ -18,7 +18,7 @@ import numpy as np
 from .._dtypes import FLOAT_CHARS, REDUCED, get_default_dtype, promote_types
 from .._tensor import Tensor
 from ._autocast import fp32
-from ._core import arg_error, operands, wrap, wrap_dim
+from ._core import Signatures, arg_error, operands, wrap, wrap_dim
 from ._views import slice_dim
 from .arithmetic import div_scalar, mul, mul_scalar, sub
 from .compare import where
@@ -384,6 +384,10 @@ def renorm(input, p: float, dim: int, maxnorm: float) -> Tensor:  # noqa: A002
     return fused("RenormBackward0", scaled, input, _p=p, _dim=dim, _maxnorm=maxnorm)
 
 
+_COPYSIGN = Signatures("copysign", "Tensor input, Tensor other, *, Tensor? out = None",
+                       "Tensor input, Number other, *, Tensor? out = None")
+
+
 def copysign(input, other) -> Tensor:  # noqa: A002
     """``|input|`` with the sign of ``other`` (signed zeros count).
 
@@ -391,6 +395,8 @@ def copysign(input, other) -> Tensor:  # noqa: A002
     >>> torch.copysign(torch.tensor([1., -2.]), -1.)
     tensor([-1., -2.])
     """
+    if not isinstance(input, Tensor):
+        _COPYSIGN.check(input, other)
     a = input if input.is_floating_point() else input.float()
     neg = other.signbit() if isinstance(other, Tensor) else wrap(np.signbit(np.float64(other)))
     # the result's dtype: the two promoted as PyTorch promotes (bfloat16 with float32: float32)

@@ -318,10 +318,10 @@ def roll(input, shifts, dims=None) -> Tensor:  # noqa: A002
             raise RuntimeError(
                 f"shifts and dimensions must align. shifts: {len(sh)}, dims:{len(dd)}"
             )
+        if a.ndim == 0:  # (no dim to name, unlike wrap_dim's rule for 0-dim tensors)
+            raise IndexError(f"Dimension specified as {dd[0]} but tensor has no dimensions")
         wd = tuple(wrap_dim(d, a.ndim) for d in dd)
         sh_arg = sh
-        if a.ndim == 0:
-            wd, sh_arg = None, 0
     back = -sh_arg if wd is None else tuple(-s for s in sh_arg)
     return apply(RollBackward0, np.roll(a, sh_arg, wd), input, _dims=wd, _back=back, _g=dims)
 

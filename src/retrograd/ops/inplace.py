@@ -457,6 +457,10 @@ def setitem(self: Tensor, index, value) -> None:
         value = tensor(value, dtype=self.dtype)
     elif value.__class__ is int or value.__class__ is float:
         value = checked_scalar(value, self._data.dtype)
+    elif isinstance(value, Tensor) and isinstance(index, Tensor) and \
+            index._data.dtype == np.bool_ and value._data.size == 1 and \
+            value._data.dtype != self._data.dtype:
+        value = value.to(self.dtype)  # x[mask] = one value: PyTorch casts it
     ix = _indexing
     if ix.is_basic_index(index):
         view = ix.getitem(self, index)

@@ -197,10 +197,11 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None) -> Tensor: 
                 "The reduce argument of torch.scatter with Tensor src is deprecated and will be "
                 "removed in a future PyTorch release. Use torch.scatter_reduce instead for more "
                 "reduction options.", UserWarning, stacklevel=2)
+    if is_t:  # (PyTorch checks the dtypes before the index)
+        _check_same_dtype(a, src._data, "scatter")
     d, idx, grids = _scatter_args("scatter", a, dim, index, src._data.shape if is_t else None)
     out = _as1d(a).copy()
     if is_t:
-        _check_same_dtype(a, src._data, "scatter")
         v = _src_part(src._data, idx.shape)
     else:
         v = np.asarray(scalar_value(src) if scalar_value(src) is not None else src, a.dtype)
@@ -267,8 +268,8 @@ def scatter_add(input, dim, index, src) -> Tensor:  # noqa: A002
     """
     a = input._data
     s = src._data
+    _check_same_dtype(a, s, "scatter")  # (PyTorch checks the dtypes before the index)
     d, idx, grids = _scatter_args("scatter", a, dim, index, s.shape)
-    _check_same_dtype(a, s, "scatter")
     out = _as1d(a).copy()
     add_at(out, grids, _src_part(s, idx.shape))
     out = out.reshape(a.shape)
@@ -358,8 +359,8 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True) -> Tens
         )
     a = input._data
     s = src._data
+    _check_same_dtype(a, s, "scatter")  # (PyTorch checks the dtypes before the index)
     d, idx, grids = _scatter_args("scatter", a, dim, index, s.shape)
-    _check_same_dtype(a, s, "scatter")
     sv = _src_part(s, idx.shape)
     out = _as1d(a).copy()
     scattered = np.zeros(out.shape, bool)
