@@ -120,3 +120,46 @@ def test_functionalize_keeps_gradients():
     x = retrograd.tensor([1.0, 2.0], requires_grad=True)
     retrograd.func.functionalize(lambda a: (a * a).sum())(x).backward()
     np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0])
+
+
+def _jacobians(lib):
+    import warnings
+
+    gc = __import__(lib.__name__ + ".autograd.gradcheck", fromlist=["x"])
+    x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+    y = lib.tensor([3.0], dtype=lib.float64, requires_grad=True)
+    res = []
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        res.append(gc.get_numerical_jacobian(lambda inp: inp[0] * inp[1], (x, y)))
+        res.append(gc.get_numerical_jacobian(lambda inp: (inp[0] * inp[1], inp[0]), (x, y),
+                                             target=(y,)))
+        res.append(gc.get_numerical_jacobian(lambda inp: inp[0].sin(), (x, lib.ones(2)),
+                                             eps=1e-6))
+        z = lib.tensor([1.0, 2.0], requires_grad=True)
+        jac, *flags = gc.get_analytical_jacobian((z, lib.ones(1, requires_grad=True)), z.exp())
+        res.append(jac)
+        res.append(tuple(flags))
+        with pytest.raises(ValueError) as e:
+            gc.get_numerical_jacobian(lambda inp: inp[0], (x,), grad_out=2.0)
+        res.append(str(e.value))
+    res.append([(r.category.__name__, str(r.message)) for r in rec])
+    res.append(gc.get_numerical_jacobian_wrt_specific_input(
+        lambda p, q: (p * q, p.sum()), 1, (x, y), (x * y, x.sum()), 1e-6))
+    with pytest.raises(AssertionError, match="Expected input to have requires_grad=True"):
+        gc.get_numerical_jacobian_wrt_specific_input(lambda p: p, 0, (lib.ones(2),),
+                                                     (lib.ones(2),), 1e-3)
+    return res
+
+
+def test_gradcheck_jacobian_helpers_match_torch(torch):
+    got, want = _jacobians(retrograd), _jacobians(torch)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        if isinstance(w, tuple) and w and hasattr(w[0], "numpy"):
+            assert len(g) == len(w)
+            for a, b in zip(g, w):
+                assert a.dtype.itemsize == b.dtype.itemsize and a.shape == b.shape
+                np.testing.assert_allclose(a.numpy(), b.detach().numpy(), rtol=1e-6, atol=1e-9)
+        else:
+            assert g == w

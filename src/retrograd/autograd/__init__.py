@@ -1,10 +1,13 @@
 """retrograd.autograd: the engine's fronts, Function, grad modes and gradcheck."""
 
+import sys as _sys
+
 from . import (  # noqa: F401
     anomaly_mode,
     function,
     functional,
     grad_mode,
+    gradcheck_jacobians,
     graph,
     modes_extra,
     multi_hook,
@@ -43,6 +46,8 @@ graph.region_activation_memory_budget = modes_extra.region_activation_memory_bud
 for _name in ("InplaceFunction", "NestedIOFunction", "FunctionMeta"):
     setattr(function, _name, getattr(modes_extra, _name))
 grad_mode.set_multithreading_enabled = set_multithreading_enabled
+for _name in gradcheck_jacobians.__all__:  # (the module: ``gradcheck`` here is the function)
+    setattr(_sys.modules[__name__ + ".gradcheck"], _name, getattr(gradcheck_jacobians, _name))
 
 __all__ = [
     "backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad",

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 from .._tensor import Tensor
 
-__all__ = ["Variable"]
+__all__ = ["Variable", "VariableMeta"]
 
 
-class _VariableMeta(type):
+class VariableMeta(type):
+    """Variable's metaclass: every tensor is an instance of ``Variable``."""
+
     def __instancecheck__(cls, other) -> bool:
         return isinstance(other, Tensor)
 
 
-class Variable(metaclass=_VariableMeta):
+class Variable(metaclass=VariableMeta):
     """``Variable(data, requires_grad=False)``: ``data`` detached (sharing its memory), as a
     leaf with the given ``requires_grad``; every tensor is an instance.
 
