@@ -351,7 +351,7 @@ def _expand_weight(weight: Tensor, target: Tensor) -> Tensor:
                     f"Mismatching argument at index 1 had {_size(ws)}; but expected shape "
                     f"should be broadcastable to {list(ts)}"
                 )
-    return weight
+    return weight.expand(shape)  # as PyTorch's Python does: its node saves the expanded weight
 
 
 @fp32
