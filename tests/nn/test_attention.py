@@ -104,6 +104,64 @@ def test_sdpa_grad_fn_names(torch):
         assert r.grad_fn.name() == t.grad_fn.name()
 
 
+def _graph(t) -> list:
+    out, stack = [], [t.grad_fn]
+    while stack:
+        n = stack.pop()
+        if n is not None:
+            out.append(n.name().replace("torch::autograd::", ""))
+            stack += [m for m, _ in n.next_functions if m is not None]
+    return out
+
+
+@pytest.mark.parametrize("shapes, kw", [
+    (((2, 3, 4), (2, 5, 4), (2, 5, 4)), dict(dropout_p=0.3)),
+    (((2, 3, 4), (2, 5, 4), (2, 5, 4)), dict(dropout_p=1.0)),
+    (((1, 4, 3, 4), (1, 2, 5, 4), (1, 2, 5, 6)), dict(enable_gqa=True)),
+    (((2, 3, 4), (2, 5, 4), (2, 5, 4)), dict(scale=-0.3)),
+    (((3, 4), (5, 4), (5, 4)), dict(is_causal=True)),
+    (((2, 3, 4), (2, 5, 4), (2, 5, 4)), dict(attn_mask=np.array(
+        [[False] * 5, [True] * 5, [True, False, True, False, True]]))),
+    (((2, 3, 4), (2, 5, 4), (2, 5, 4)), dict(half=True))])
+def test_sdpa_math_path_builds_torchs_graph(torch, shapes, kw):
+    """Off the flash kernel, attention is PyTorch's math composite: scaled query and key, matmul,
+    the mask added, _safe_softmax (fully masked rows give zeros), dropout's product with the
+    noise (drawn as PyTorch draws it), matmul; float16 in float32. Same nodes, values, grads."""
+    arrays = [R.standard_normal(s) for s in shapes]
+    res = []
+    for lib in (torch, rt):
+        lib.manual_seed(0)
+        dt = lib.float16 if kw.get("half") else lib.float64
+        ts = [lib.tensor(a, dtype=dt, requires_grad=True) for a in arrays]
+        k = {a: (lib.tensor(b) if isinstance(b, np.ndarray) else b) for a, b in kw.items()
+             if a != "half"}
+        y = lib.nn.functional.scaled_dot_product_attention(*ts, **k)
+        res.append((y, lib.autograd.grad(y.sum(), ts)))
+    (yt, gt), (y, g) = res
+    assert _graph(y) == _graph(yt)
+    tol = dict(atol=1e-2) if kw.get("half") else dict(rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(y.detach().double().numpy(), yt.detach().double().numpy(), **tol)
+    for a, b in zip(g, gt):
+        np.testing.assert_allclose(a.double().numpy(), b.double().numpy(), **tol)
+
+
+def test_safe_softmax_matches_torch(torch):
+    x = np.array([[-np.inf, -np.inf, -np.inf], [0.0, 1.0, -np.inf], [2.0, 0.5, 1.0]])
+    g = R.standard_normal((3, 3))
+    outs = []
+    for lib in (rt, torch):
+        t = lib.tensor(x, requires_grad=True)
+        y = lib._safe_softmax(t, -1)
+        y.backward(lib.tensor(g))
+        outs.append((y.detach().numpy(), t.grad.numpy(), y.grad_fn.name()))
+    np.testing.assert_allclose(outs[0][0], outs[1][0], rtol=1e-12)
+    np.testing.assert_allclose(outs[0][1], outs[1][1], rtol=1e-12)
+    assert outs[0][2] == outs[1][2] == "SafeSoftmaxBackward0"
+    t = rt.tensor(x[1:], requires_grad=True)
+    assert gradcheck(lambda a: rt._safe_softmax(a, -1), (t,))
+    assert gradgradcheck(lambda a: rt._safe_softmax(a, -1), (t,))
+
+
 def test_sdpa_dropout():
     rt.manual_seed(0)
     q = rt.randn(4, 2, 50, 8)

@@ -133,6 +133,7 @@ OPS = [
     OpInfo("rms_norm", lambda lib, x, w: F(lib).rms_norm(x, (4,), w, eps=1e-5),
            [((3, 4), (4,))]),
     # attention
+    OpInfo("_safe_softmax", lambda lib, a: lib._safe_softmax(a, -1), [((3, 4),), ((2, 3, 4),)]),
     OpInfo("sdpa", lambda lib, q, k, v: F(lib).scaled_dot_product_attention(q, k, v), _SDPA),
     OpInfo("sdpa_causal_scale",
            lambda lib, q, k, v: F(lib).scaled_dot_product_attention(q, k, v, is_causal=True,

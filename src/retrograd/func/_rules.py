@@ -276,8 +276,9 @@ def _max_dim(ctx, P, ins, bat):
 def _softmax(ctx, P, ins, bat):
     (x,), (b,) = ins, bat
     x = ctx.full(x, b)
-    fn = nn_activation.softmax if P is nn_activation.SoftmaxBackward0 else \
-        nn_activation.log_softmax
+    fn = {nn_activation.SoftmaxBackward0: nn_activation.softmax,
+          nn_activation.SafeSoftmaxBackward0: nn_activation._safe_softmax}.get(
+        P, nn_activation.log_softmax)
     d = ctx.attr("_dim")
     if d is None:  # a 0-dim input
         return shape.reshape(fn(shape.unsqueeze(x, 1), 1), (ctx.n,))
@@ -661,6 +662,7 @@ def install() -> None:
         reduction.MinBackward1: _extreme(reduction.amin, None),
         reduction.MaxBackward0: _max_dim_rule, reduction.MinBackward0: _max_dim_rule,
         nn_activation.SoftmaxBackward0: _softmax, nn_activation.LogSoftmaxBackward0: _softmax,
+        nn_activation.SafeSoftmaxBackward0: _softmax,
         nn_activation.NllLossBackward0: _nll_loss, nn_activation.NllLoss2DBackward0: _nll_loss,
         compare.WhereBackward0: _where, TensorMethod: _method,
         shape.CloneBackward0: _clone, shape.ToCopyBackward0: _to_copy,

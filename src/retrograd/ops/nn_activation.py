@@ -737,6 +737,33 @@ def softmax(input, dim, dtype=None) -> Tensor:  # noqa: A002
         raise
 
 
+class SafeSoftmaxBackward0(SoftmaxBackward0):
+    """softmax whose rows of nothing but ``-inf`` give zeros (attention's math path); the
+    gradient is softmax's, from the saved result (zero on those rows)."""
+
+
+def _safe_softmax(input, dim, dtype=None) -> Tensor:  # noqa: A002
+    """``softmax``, with zeros where every input along ``dim`` is ``-inf`` (PyTorch's
+    ``_safe_softmax``, which its attention uses).
+
+    >>> import retrograd as torch
+    >>> torch._safe_softmax(torch.tensor([[float("-inf"), float("-inf")], [0., 0.]]), -1)
+    tensor([[0.0000, 0.0000],
+            [0.5000, 0.5000]])
+    """
+    input, a, d = _softmax_prep(input, dim, dtype, "softmax_lastdim_kernel_impl")
+    with np.errstate(invalid="ignore", over="ignore"):
+        m = a.max(axis=d, keepdims=True) if a.size else None
+        out = a - m if a.size else a.copy()
+        np.exp(out, out=out)
+        out /= out.sum(axis=d, keepdims=True)
+        if a.size:
+            gone = m == -np.inf  # the row's maximum is -inf: every entry is
+            if gone.any():
+                np.copyto(out, out.dtype.type(0), where=gone)
+    return _finish_dim_op(SafeSoftmaxBackward0, out, input, d, input._data.ndim == 0, dim)
+
+
 def log_softmax(input, dim, dtype=None) -> Tensor:  # noqa: A002
     """``x - logsumexp(x)`` along ``dim``, computed without overflow.
 
@@ -1200,7 +1227,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean
 _array.register(sigmoid=SigmoidBackward0.forward, softplus=SoftplusBackward0.forward)
 
 
-__all__: list = ["softmax", "log_softmax", "selu", "celu", "prelu", "threshold", "hardshrink"]
+__all__: list = ["softmax", "_safe_softmax", "log_softmax", "selu", "celu", "prelu", "threshold",
+                 "hardshrink"]
 XP: list = ["softplus"]
 METHODS: dict = {"softmax": _softmax_method, "log_softmax": _log_softmax_method,
                  "prelu": prelu, "hardshrink": hardshrink}

@@ -1,12 +1,15 @@
 """Primitive ops behind nn.functional (attention): the ones numerical stability or speed ask for.
 
-``sdpa`` is scaled dot-product attention as one node. NOTE: a primitive because the composite
-(matmul, mask, softmax, dropout, matmul) costs six nodes and keeps three ``(..., L, S)``
-temporaries alive; the fused backward reuses the saved probabilities and needs only the five
-matmuls of the textbook formula. Its softmax subtracts the row maximum (stable at extreme logits)
-and gives fully masked rows zero weight, as PyTorch's CPU kernel does. Under
+``sdpa`` is scaled dot-product attention as one node, where PyTorch runs its CPU flash kernel
+(one node too, ``ScaledDotProductFlashAttentionForCpuBackward0``). NOTE: a primitive because the
+composite (matmul, mask, softmax, dropout, matmul) costs six nodes and keeps three
+``(..., L, S)`` temporaries alive; the fused backward reuses the saved probabilities and needs
+only the five matmuls of the textbook formula. Its softmax subtracts the row maximum (stable at
+extreme logits) and gives fully masked rows zero weight, as PyTorch's CPU kernel does. Under
 ``create_graph=True`` the probabilities are recomputed from the saved inputs with differentiable
-ops, so every order of derivative is available.
+ops, so every order of derivative is available. Where PyTorch falls back to its math path (not
+4-d, dropout, a mask that requires grad, other value widths), ``sdpa_math`` builds that path's
+graph from the same ops as PyTorch, so node names and saved tensors are PyTorch's.
 
 ``lstm_layer`` (one LSTM layer and direction over all timesteps) lives here too, as the family
 of ops behind ``nn.LSTM``: see its NOTE.
@@ -24,6 +27,11 @@ from ..autograd.graph import Node
 from . import _array
 from ._apply import apply, apply_multi
 from ._core import wrap
+from .arithmetic import mul, mul_scalar
+from .copies import repeat_interleave
+from .linalg import matmul
+from .nn_activation import _safe_softmax
+from .shape import to_dtype_op, transpose
 
 __all__: list = []
 XP: list = []
@@ -155,6 +163,40 @@ def sdpa(query: Tensor, key: Tensor, value: Tensor, fmask, bmask, causal: bool, 
     return apply(SdpaBackward, out, *inputs, save=inputs, _name=name or SdpaBackward._name,
                  _p=p, _keep=keep, _allowed=allowed, _scale=scale, _groups=groups)
 
+
+
+def sdpa_math(query: Tensor, key: Tensor, value: Tensor, fmask, bmask, causal: bool,
+              scale: float, dropout_p: float, groups: int, keep_fn) -> Tensor:
+    """Scaled dot-product attention as PyTorch's math path composes it, op for op, so its
+    graph and saved tensors are PyTorch's: query and the transposed key each times
+    ``sqrt(|scale|)`` (the query's negated for a negative scale), matmul, the mask added in
+    place (a boolean or causal mask as 0 / -inf), ``_safe_softmax``, dropout as a product
+    with the keep-mask, matmul with the value; 16-bit inputs in float32, the result cast back.
+    Arguments as ``sdpa``'s."""
+    origin = query._data.dtype
+    if origin in REDUCED:  # PyTorch keeps the math in float32 (one rounding at the end)
+        query, key, value = (to_dtype_op(t, F32) for t in (query, key, value))
+    sf = float(np.sqrt(abs(scale)))
+    q = mul_scalar(query, -sf if scale < 0 else sf)
+    mask = fmask
+    if causal or bmask is not None:
+        allowed = np.tri(q._data.shape[-2], key._data.shape[-2], dtype=np.bool_) if causal \
+            else bmask._data
+        dt = q._data.dtype if causal else origin
+        mask = wrap(np.where(allowed, dt.type(0), dt.type(_NEG_INF)))
+    if groups != 1:  # GQA: each key/value head serves `groups` query heads
+        key = repeat_interleave(key, groups, dim=-3)
+        value = repeat_interleave(value, groups, dim=-3)
+    attn = matmul(q, mul_scalar(transpose(key, -2, -1), sf))
+    if mask is not None:
+        attn = attn.add_(mask)
+    attn = _safe_softmax(attn, -1)
+    if dropout_p > 0:  # at::dropout on a CPU tensor: a product with Bernoulli noise / (1 - p)
+        dt = attn._data.dtype
+        noise = np.zeros((), dt) if dropout_p >= 1 else keep_fn(attn._data.shape, dt)
+        attn = mul(attn, wrap(noise))
+    out = matmul(attn, value)
+    return to_dtype_op(out, origin) if origin in REDUCED else out
 
 
 # -- recurrent: one LSTM layer as one node ------------------------------------------------------

@@ -102,6 +102,9 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         groups = hq // hk
     if scale is None:
         scale = 1.0 / math.sqrt(qs[-1])
+    if not flash:  # PyTorch's math fallback, built as PyTorch builds it
+        return nn_attention.sdpa_math(query, key, value, fmask, bmask, bool(is_causal), scale,
+                                      dropout_p, groups, _keep_mask(dropout_p))
     return nn_attention.sdpa(query, key, value, fmask, bmask, bool(is_causal), scale, dropout_p,
                              groups, _keep_mask(dropout_p), _sdpa_name(qs, flash))
 
