@@ -24,6 +24,13 @@ NONE_EDGE = (None, 0)
 _SCALARS = (int, float, bool)
 
 
+def c_order(a: np.ndarray) -> np.ndarray:
+    """``a`` in C order (a copy only when it is not): the layout PyTorch gives the results of
+    ops that allocate their output contiguous (scans, cat, softmax, roll, masked_fill...),
+    where NumPy would keep a transposed input's layout."""
+    return a if a.flags.c_contiguous else a.copy(order="C")
+
+
 def default_float():
     return _dtypes.get_default_dtype().np
 

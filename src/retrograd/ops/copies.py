@@ -14,7 +14,7 @@ from . import _array
 from ._apply import apply
 from ._array import add_at
 from ._base import not_implemented
-from ._core import arg_error, wrap_dim
+from ._core import arg_error, c_order, wrap_dim
 from .index_ops import IndexSelectBackward0
 from .shape import (
     DiagonalBackward0_copy,
@@ -323,7 +323,8 @@ def roll(input, shifts, dims=None) -> Tensor:  # noqa: A002
         wd = tuple(wrap_dim(d, a.ndim) for d in dd)
         sh_arg = sh
     back = -sh_arg if wd is None else tuple(-s for s in sh_arg)
-    return apply(RollBackward0, np.roll(a, sh_arg, wd), input, _dims=wd, _back=back, _g=dims)
+    return apply(RollBackward0, c_order(np.roll(a, sh_arg, wd)), input, _dims=wd, _back=back,
+                 _g=dims)
 
 
 def _array_rot90(x, k=1, dims=(0, 1)):

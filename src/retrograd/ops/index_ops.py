@@ -14,7 +14,7 @@ from ._apply import apply
 from ._array import add_at
 from ._autocast import promote
 from ._base import kept_if_grad, not_implemented
-from ._core import Signatures, arg_error, checked_scalar, scalar_value, wrap_dim
+from ._core import Signatures, arg_error, c_order, checked_scalar, scalar_value, wrap_dim
 from .indexing import (
     _as1d,
     _check_bounds,
@@ -364,7 +364,7 @@ def masked_fill(input, mask, value, _inplace: bool = False) -> Tensor:  # noqa: 
         v = np.asarray(checked_scalar(sv, a.dtype) if sv is not None else value).astype(a.dtype)
     # PyTorch's messages name the mask first, or the tensor written into first.
     _bshape(a, m) if _inplace else _bshape(m, a)
-    out = np.where(m, v, a)
+    out = c_order(np.where(m, v, a))  # (contiguous, as PyTorch's clone-then-fill)
     if vt:
         return apply(MaskedFillBackward1, out, input, value, save=(), _mask=m)
     return apply(MaskedFillBackward0, out, input, save=(), _mask=m)
@@ -448,7 +448,7 @@ def masked_scatter(input, mask, source) -> Tensor:  # noqa: A002
         )
     shape = _bshape(m, a)  # PyTorch names the mask "tensor a" in its mismatch error
     mb = np.broadcast_to(m, shape) if m.shape != shape else m
-    out = np.array(np.broadcast_to(a, shape))
+    out = np.array(np.broadcast_to(a, shape), order="C")
     n = int(np.count_nonzero(mb))
     if s.size < n:
         raise RuntimeError("Number of elements of source < number of ones in mask")

@@ -14,7 +14,7 @@ from ..autograd.graph import Node
 from . import _array
 from ._apply import apply
 from ._autocast import promote
-from ._core import as_tensor_arg, wrap_dim
+from ._core import as_tensor_arg, c_order, wrap_dim
 from .shape import reshape, unsqueeze
 
 
@@ -47,7 +47,7 @@ def _cat_array(arrays, dim=0):
 
 
 def _stack_array(arrays, dim=0):
-    return np.stack(arrays, axis=dim)
+    return c_order(np.stack(arrays, axis=dim))
 
 
 class CatBackward0(Node):
@@ -95,7 +95,7 @@ def cat(tensors, dim=0) -> Tensor:
                     f"{ref[k]} but got size {s[k]} for tensor number {i} in the list."
                 )
     dt = _common(parts)
-    out = np.concatenate([t._data for t in parts], axis=d, dtype=dt)
+    out = c_order(np.concatenate([t._data for t in parts], axis=d, dtype=dt))
     kept = {id(t) for t in parts}
     sizes = [t._data.shape[d] if id(t) in kept else None for t in ts]
     return apply(CatBackward0, out, *ts, _dim=d, _sizes=sizes, _g=dim)

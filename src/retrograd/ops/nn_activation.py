@@ -28,6 +28,7 @@ from ._core import (
     Signatures,
     arg_error,
     bf16_nans,
+    c_order,
     like_layout,
     nan_bits,
     op_name_of,
@@ -715,7 +716,8 @@ def _finish_dim_op(P, out, input, d, scalar, given=None):
         out = out.astype(input._data.dtype)
     if scalar:
         out = out.reshape(())
-    return apply(P, out, input, save_out=True, _dim=None if scalar else d, _g=given)
+    # (contiguous whatever the input's layout, as PyTorch allocates softmax's output)
+    return apply(P, c_order(out), input, save_out=True, _dim=None if scalar else d, _g=given)
 
 
 def softmax(input, dim, dtype=None) -> Tensor:  # noqa: A002

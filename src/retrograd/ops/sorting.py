@@ -19,7 +19,7 @@ from ..autograd.graph import Node
 from . import _array
 from ._apply import apply, apply_multi
 from ._base import not_implemented
-from ._core import Signatures, arg_error, wrap, wrap_dim
+from ._core import Signatures, arg_error, c_order, wrap, wrap_dim
 from ._views import slice_dim
 from .arithmetic import sub
 from .compare import logical_xor
@@ -494,9 +494,9 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
 
 def _cumsum_np(x, dim):
     if x.dtype in REDUCED:  # accumulated in float32, as PyTorch's kernel
-        return np.cumsum(x, axis=dim, dtype=F32).astype(x.dtype)
+        return c_order(np.cumsum(x, axis=dim, dtype=F32).astype(x.dtype))
     # (NumPy accumulates bool and the small ints in int64: a dtype= of those stays exact)
-    return np.cumsum(x, axis=dim).astype(x.dtype, copy=False)
+    return c_order(np.cumsum(x, axis=dim).astype(x.dtype, copy=False))
 
 
 def _cumsum_rev_np(x, dim):
@@ -504,15 +504,15 @@ def _cumsum_rev_np(x, dim):
 
 
 def _cumprod_np(x, dim):
-    return np.cumprod(x, axis=dim).astype(x.dtype, copy=False)
+    return c_order(np.cumprod(x, axis=dim).astype(x.dtype, copy=False))
 
 
 def _lcse_np(x, dim, reverse=False):
     if x.ndim == 0:
         return x
     if reverse:
-        return np.flip(np.logaddexp.accumulate(np.flip(x, dim), axis=dim), dim)
-    return np.logaddexp.accumulate(x, axis=dim)
+        return c_order(np.flip(np.logaddexp.accumulate(np.flip(x, dim), axis=dim), dim))
+    return c_order(np.logaddexp.accumulate(x, axis=dim))
 
 
 def _logcumsumexp_rev_np(x, dim):
@@ -711,7 +711,7 @@ def _cum_extreme(input, dim, is_max):  # noqa: A002
     shape = [1] * a.ndim
     shape[d] = a.shape[d]
     ar = np.arange(a.shape[d]).reshape(shape)
-    idx = np.maximum.accumulate(np.where(hit, ar, 0), axis=d)
+    idx = c_order(np.maximum.accumulate(np.where(hit, ar, 0), axis=d))
     return _selected(cls, rtype, input, idx, d, True, (dim, True), (input,))
 
 

@@ -1,0 +1,29 @@
+"""Result layouts (strides) of ops on a non-contiguous input, against torch: the ops PyTorch
+gives a contiguous output (scans, cat/stack, softmax, roll, masked_fill/scatter) give one here
+too, so that ``.view()`` on their result works as it does under torch."""
+
+from __future__ import annotations
+
+import pytest
+
+import retrograd
+
+_OPS = {
+    "cumsum": lambda t, x: x.cumsum(1), "cumprod": lambda t, x: x.cumprod(2),
+    "cummax": lambda t, x: x.cummax(1).values, "cummin": lambda t, x: x.cummin(1).indices,
+    "logcumsumexp": lambda t, x: x.logcumsumexp(1), "cat": lambda t, x: t.cat([x, x]),
+    "cat1": lambda t, x: t.cat([x, x], 1), "stack": lambda t, x: t.stack([x, x]),
+    "softmax": lambda t, x: x.softmax(-1), "log_softmax": lambda t, x: x.log_softmax(1),
+    "masked_fill": lambda t, x: x.masked_fill(x > 5, 0),
+    "masked_scatter": lambda t, x: x.masked_scatter(x > 3, t.zeros(24)),
+    "roll": lambda t, x: x.roll(1, 0), "roll_flat": lambda t, x: x.roll(1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_OPS))
+def test_layout_matches_torch(torch, name):
+    def run(lib):
+        x = lib.arange(24.).view(2, 3, 4).mT + 0  # a transposed layout, (12, 1, 4)
+        r = _OPS[name](lib, x)
+        return r.stride(), r.is_contiguous(), r.view(-1).tolist()
+    assert run(retrograd) == run(torch)
