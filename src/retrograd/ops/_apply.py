@@ -70,6 +70,9 @@ RECORD_ALSO = None  # forward AD's test: does a call on these inputs need its no
 # output tensor(s) to use instead of computing the forward, where the call's path allows (see
 # ``_SUBSTITUTE``; selective checkpointing reuses the outputs it cached).
 SUBSTITUTE = None
+# While set, ``PEEK(P)`` is the output an observer will hand the next call of ``P`` (or None):
+# an op that computes before calling ``apply`` (``linear``) asks first, to skip the work.
+PEEK = None
 
 
 def add_observer(obs) -> None:

@@ -27,7 +27,7 @@ import numpy as np
 from .._dtypes import F32, FLOAT_CHARS, FROM_NP, REDUCED
 from .._tensor import Tensor, make
 from ..autograd.graph import Node
-from . import _array, _norm_reduced
+from . import _apply, _array, _norm_reduced
 from ._apply import apply, apply_binary, needs_grad
 from ._autocast import lower_precision
 from .indexing import scatter_into
@@ -81,6 +81,13 @@ def linear2d(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
     if b is None:
         return apply_binary(MmBackward0, MmBackward0.forward, x, wt, _mat2_t=True)
     bd = b._data
+    if _apply.PEEK is not None:
+        kept = _apply.PEEK(AddmmBackward0)
+        if kept is not None:  # selective checkpointing's recomputation: apply takes the output
+            # kept from the forward (checked then), so the product is not computed again
+            return apply(AddmmBackward0, kept._data, b, x, wt,
+                         save=(x if needs_grad(wt) else None, wt if needs_grad(x) else None),
+                         _bias_vec=bd.shape == (kept._data.shape[1],), _mat2_t=True)
     # float16/bfloat16: float32 BLAS, the bias added in float32 and one rounding, as PyTorch.
     rd = xd.dtype if xd.dtype in REDUCED else None
     out = np.matmul(xd, wd.T) if rd is None else np.matmul(xd.astype(F32), wd.T.astype(F32))

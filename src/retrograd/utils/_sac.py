@@ -10,7 +10,8 @@ the recomputation, as ``torch.utils.checkpoint``'s:
 - around the recomputation, the same observer counts the calls again (per op) and hands each
   saved op its kept output (``ops._apply.SUBSTITUTE``): for ops whose forward ``apply`` runs (the
   products, reductions, two-input pointwise ops) the forward is not computed again; one-input
-  calls compute and return the same values. Each kept output is used once: a second backward
+  calls compute and return the same values (``linear`` asks ``ops._apply.PEEK`` before its
+  product and skips it too). Each kept output is used once: a second backward
   through the region raises PyTorch's error, as does a kept output changed in place since.
 
 A list of ops stands for a policy that saves exactly those (``MUST_SAVE``) and recomputes the
@@ -153,7 +154,20 @@ class _CachedTorchDispatchMode(_Mode):
     def __enter__(self):
         # Reset, so that a second backward (retain_graph) meets "backward an extra time".
         self.func_counter.clear()
+        self._prev_peek = _apply.PEEK
+        _apply.PEEK = self._peek
         return super().__enter__()
+
+    def __exit__(self, *exc) -> None:
+        _apply.PEEK = self._prev_peek
+        super().__exit__(*exc)
+
+    def _peek(self, P):
+        """The output kept for the next call of ``P``, if it is one to hand over."""
+        entry = self.storage.get(P, {}).get(self.func_counter[P])
+        if isinstance(entry, _VersionWrapper) and isinstance(entry.val, retrograd.Tensor):
+            return entry.val
+        return None
 
     def _observe(self, P, inputs, attrs, run):
         if P is None:
