@@ -199,6 +199,13 @@ REGRESSIONS = {
         _t("int16", (2, 3)), 0, T("int64", (2, 3), "c", 0), _t("int64", (2, 3))), {}),
     "copysign_number_first": Case("fn", "copysign", (-0.5, _t("int8", (1,))), {}),
     "roll_0d_dims": Case("method", "roll", (_t("int16", ()),), {"shifts": (3,), "dims": (0,)}),
+    # in place: the written-to tensor's overlap, then the shapes, then the cast
+    "add__overlap_before_cast": Case("method", "add_", (_t("int8", (2, 3), "e"), float("inf")),
+                                     {}),
+    "remainder__shape_before_cast": Case("method", "remainder_", (
+        _t("int32", (1,)), _t("float32", (3, 3))), {}),
+    "clamp__c_type_name": Case("method", "clamp_", (_t("int8", (2, 0)), None, 1.5), {}),
+    "clamp_min__c_type_name": Case("method", "clamp_min_", (_t("uint8", (1, 3)), 0.5), {}),
 }
 
 

@@ -37,10 +37,11 @@ def write(self: Tensor, arr) -> None:
     """Write a result into ``self``'s memory, with PyTorch's dtype and shape checks."""
     dst = self._data
     arr = np.asarray(arr)
-    if arr.dtype != dst.dtype and not can_cast(FROM_NP[arr.dtype], FROM_NP[dst.dtype]):
+    # PyTorch's order: the written-to tensor's overlap, the shapes, then the cast
+    if not dst.flags.writeable:
         raise RuntimeError(
-            f"result type {legacy(arr.dtype)} can't be cast to the desired output type "
-            f"{legacy(dst.dtype)}"
+            "unsupported operation: more than one element of the written-to tensor refers to a "
+            "single memory location. Please clone() the tensor before performing the operation."
         )
     if arr.shape != dst.shape:
         try:
@@ -53,10 +54,10 @@ def write(self: Tensor, arr) -> None:
                 f"output with shape {list(dst.shape)} doesn't match the broadcast shape "
                 f"{list(np.broadcast_shapes(arr.shape, dst.shape)) if _bc(arr, dst) else []}"
             )
-    if not dst.flags.writeable:
+    if arr.dtype != dst.dtype and not can_cast(FROM_NP[arr.dtype], FROM_NP[dst.dtype]):
         raise RuntimeError(
-            "unsupported operation: more than one element of the written-to tensor refers to a "
-            "single memory location. Please clone() the tensor before performing the operation."
+            f"result type {legacy(arr.dtype)} can't be cast to the desired output type "
+            f"{legacy(dst.dtype)}"
         )
     np.copyto(dst, arr, casting="unsafe")
     self._vc[0] += 1
@@ -248,6 +249,7 @@ def _take_tangent(self: Tensor, r: Tensor) -> None:
         self._fw = fw
 
 
+_C_TYPE_NAMED = frozenset(("clamp_", "clamp_min_", "clamp_max_", "clip_"))
 _POSITION = re.compile(r"\(position ([2-9])\)")
 
 
@@ -281,6 +283,13 @@ def inplace_method(fn, name: str):
             raise
         except NotImplementedError:
             _cast_first(self, args)
+            raise
+        except RuntimeError as e:
+            msg = str(e)
+            if name in _C_TYPE_NAMED and msg.startswith("result type ") and \
+                    isinstance(self, Tensor):
+                # clamp's in-place kernels name the output type as C++ does
+                raise RuntimeError(msg.rsplit(" ", 1)[0] + " " + self.dtype.c_name) from None
             raise
         except TypeError as e:
             # the out-of-place op's argument error, under the in-place method's name
