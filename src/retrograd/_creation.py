@@ -705,6 +705,20 @@ def _like_dtype(input: Tensor, dt: Any, name: str) -> dtype:  # noqa: A002
     return input.dtype if dt is None else resolve_dtype(dt, None, input.dtype, name)
 
 
+def _like(input: Tensor, maker, np_dtype, memory_format: Any) -> np.ndarray:  # noqa: A002
+    """``maker(shape, np_dtype)``, laid out as ``input`` is (PyTorch's ``preserve_format``, the
+    default of the ``*_like`` functions: a transposed input gives a transposed result); C order
+    for a contiguous format, or an input whose layout repeats elements."""
+    a = input._data
+    if a.ndim >= 2 and not a.flags.c_contiguous and \
+            (memory_format is None or "preserve" in str(memory_format)):
+        order = sorted(range(a.ndim), key=lambda d: -abs(a.strides[d]) if a.shape[d] > 1 else 0)
+        if order != list(range(a.ndim)) and all(
+                a.strides[d] != 0 for d in range(a.ndim) if a.shape[d] > 1):
+            return maker(tuple(a.shape[d] for d in order), np_dtype).transpose(np.argsort(order))
+    return maker(a.shape, np_dtype)
+
+
 def zeros_like(input: Tensor, *, dtype: Any = None, layout: Any = None,  # noqa: A002
                device: Any = None, requires_grad: bool = False,
                memory_format: Any = None) -> Tensor:
@@ -717,7 +731,7 @@ def zeros_like(input: Tensor, *, dtype: Any = None, layout: Any = None,  # noqa:
     check_tensor_arg(input, "zeros_like")
     check_device(device)
     dt = _like_dtype(input, dtype, "zeros_like")
-    return finish(np.zeros(input._data.shape, dt.np), requires_grad)
+    return finish(_like(input, np.zeros, dt.np, memory_format), requires_grad)
 
 
 def ones_like(input: Tensor, *, dtype: Any = None, layout: Any = None,  # noqa: A002
@@ -733,7 +747,7 @@ def ones_like(input: Tensor, *, dtype: Any = None, layout: Any = None,  # noqa: 
     check_tensor_arg(input, "ones_like")
     check_device(device)
     dt = _like_dtype(input, dtype, "ones_like")
-    return finish(np.ones(input._data.shape, dt.np), requires_grad)
+    return finish(_like(input, np.ones, dt.np, memory_format), requires_grad)
 
 
 def empty_like(input: Tensor, *, dtype: Any = None, layout: Any = None,  # noqa: A002
@@ -748,7 +762,7 @@ def empty_like(input: Tensor, *, dtype: Any = None, layout: Any = None,  # noqa:
     check_tensor_arg(input, "empty_like")
     check_device(device)
     dt = _like_dtype(input, dtype, "empty_like")
-    return finish(np.empty(input._data.shape, dt.np), requires_grad)
+    return finish(_like(input, np.empty, dt.np, memory_format), requires_grad)
 
 
 def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None,  # noqa: A002
@@ -764,7 +778,8 @@ def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None,  # noqa: A00
     check_device(device)
     value, _ = _fill_scalar(fill_value, "full_like")
     dt = _like_dtype(input, dtype, "full_like")
-    arr = np.full(input._data.shape, scalar_to(value, dt), dt.np)
+    fill = scalar_to(value, dt)
+    arr = _like(input, lambda shape, npd: np.full(shape, fill, npd), dt.np, memory_format)
     return finish(arr, requires_grad)
 
 

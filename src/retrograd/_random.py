@@ -323,7 +323,10 @@ def _like_walk(input: Tensor, memory_format: Any) -> tuple | None:  # noqa: A002
     is asked for."""
     if memory_format is not None and "preserve" not in str(memory_format):
         return None
-    return _walk(input._data)
+    a = input._data
+    if any(s == 0 and n > 1 for n, s in zip(a.shape, a.strides)):
+        return None  # (an expanded input: PyTorch's result is contiguous)
+    return _walk(a)
 
 
 def _not_implemented(kernel: str, dt: dtype) -> NotImplementedError:

@@ -30,3 +30,18 @@ def test_layout_matches_torch(torch, name):
     got, want = run(retrograd), run(torch)
     assert got[:2] == want[:2]
     np.testing.assert_allclose(got[2], want[2], rtol=1e-6)
+
+
+def test_like_functions_preserve_layout_as_torch(torch):
+    """``*_like`` keep a transposed or permuted input's layout (preserve_format), and give C
+    order for an expanded input or when asked for the contiguous format."""
+    def run(lib):
+        x = lib.arange(24.).view(2, 3, 4)
+        out = []
+        for a in (x.mT, x.permute(2, 0, 1), x[:, ::2], x[0].t(), x[:, :1].expand(2, 3, 4)):
+            for f in (lib.empty_like, lib.zeros_like, lib.ones_like, lib.rand_like,
+                      lambda a: lib.full_like(a, 2), lambda a: lib.empty_like(
+                          a, memory_format=lib.contiguous_format)):
+                out.append(f(a).stride())
+        return out
+    assert run(retrograd) == run(torch)
