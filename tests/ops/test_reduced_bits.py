@@ -535,6 +535,8 @@ _NAN_BITS_UNARY = {
     "log2": lambda lib, a: a.log2(), "log10": lambda lib, a: lib.log10(a),
     "log1p": lambda lib, a: a.log1p(), "erf": lambda lib, a: a.erf(),
     "erfinv": lambda lib, a: a.erfinv(), "lgamma": lambda lib, a: a.lgamma(),
+    # ATen's float32 calc_i1/calc_i1e (Cephes's shorter tables), rounded; bfloat16 0x7FC0
+    "i1": lambda lib, a: lib.special.i1(a), "i1e": lambda lib, a: lib.special.i1e(a),
 }
 
 
@@ -638,3 +640,21 @@ def test_bfloat16_sorts_with_nan(torch, name):
         outs.append([o for o in (out if isinstance(out, tuple) else (out,))])
     for out, ref in zip(*outs):  # (values, NaN payloads aside; indices exactly)
         np.testing.assert_array_equal(out.float().numpy(), ref.float().numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("name", ["i1", "i1e"])
+def test_i1_cephes_bits(torch, name, dtype):
+    """special.i1/i1e as ATen's calc_i1/calc_i1e: Cephes's Chebyshev expansions with the
+    compiled kernel's fused ``x * b1 - b2`` (float32: the shorter coefficient tables), bit
+    for bit; float32 i1 within a unit in the last place (glibc's expf, not reproduced)."""
+    rng = np.random.default_rng(3)
+    x = np.concatenate([rng.standard_normal(300) * 12, rng.standard_normal(100) * 1e-3,
+                        [0.0, -0.0, 8.0, -8.0, 1e-300, 5e-324, 700.0, np.inf, -np.inf, np.nan]])
+    fn = getattr(retrograd.special, name)
+    out = fn(retrograd.tensor(x, dtype=getattr(retrograd, dtype))).numpy()
+    ref = getattr(torch.special, name)(torch.tensor(x, dtype=getattr(torch, dtype))).numpy()
+    if name == "i1" and dtype == "float32":
+        np.testing.assert_array_max_ulp(out, ref, 1)
+    else:
+        np.testing.assert_array_equal(out, ref)
