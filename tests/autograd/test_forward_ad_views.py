@@ -122,3 +122,20 @@ def test_view_tangent_with_a_graph_and_reverse_mode(torch):
     np.testing.assert_array_equal(got[0], want[0])
     assert got[1] == want[1] == "AsStridedBackward0"
     np.testing.assert_array_equal(got[2], want[2])
+
+
+def test_hvp_of_a_view_output_made_before_its_base_changed(torch):
+    def run(lib):
+        def f(x):
+            base = lib.zeros(4)
+            s = base[2]  # the output: a view, made before the base takes x's values
+            base.copy_(lib.cat([x, x[:1]]) ** 2)
+            return s
+
+        out, hv = lib.autograd.functional.hvp(f, lib.tensor([1.0, 2.0, 3.0]), lib.ones(3))
+        return out.item(), hv.numpy()
+
+    got, want = run(retrograd), run(torch)
+    assert got[0] == want[0] == 9.0
+    np.testing.assert_array_equal(got[1], want[1])
+    np.testing.assert_array_equal(got[1], [0.0, 0.0, 2.0])

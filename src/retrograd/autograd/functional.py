@@ -531,7 +531,8 @@ def _hvp_forward(func, inputs, v, create_graph: bool):
                     "element"
                 )
             fw = out._fw  # fwAD.tangent_of(out), inlined
-            tangent = fw[1] if fw is not None and fw[0] is fwAD._current else None
+            tangent = fw[1] if fw is not None and fw[0] is fwAD._current else (
+                fwAD.tangent_of(out) if out._view is not None else None)  # (a view: its base's)
         finally:
             fwAD.exit_dual_level()
     finally:
