@@ -266,3 +266,25 @@ def test_logsumexp_stable():
     big = retrograd.tensor([800.0, 0.0], requires_grad=True)
     big.logcumsumexp(0).sum().backward()
     assert np.isfinite(big.grad.numpy()).all()
+
+
+@pytest.mark.parametrize("ord", ["nuc", 1, -1, 2, -2, float("inf"), -float("inf")])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_matrix_norm_builds_torchs_graph(torch, ord, keepdim):
+    """matrix_norm as PyTorch composes it: 1/inf through vector_norm(A, 1) over one dim then
+    amax/amin, 2/nuc over the singular values with keepdim passed on and one unsqueeze."""
+    a = np.random.default_rng(3).standard_normal((2, 3, 4))
+    res = []
+    for lib in (retrograd, torch):
+        t = lib.tensor(a, requires_grad=True)
+        y = lib.linalg.matrix_norm(t, ord, (2, 0), keepdim)
+        names, stack = [], [y.grad_fn]
+        while stack:
+            n = stack.pop()
+            if n is not None:
+                names.append(n.name().replace("torch::autograd::", ""))
+                stack += [m for m, _ in n.next_functions]
+        res.append((y.detach().numpy(), lib.autograd.grad(y.sum(), t)[0].numpy(), names))
+    np.testing.assert_allclose(res[0][0], res[1][0], rtol=1e-10)
+    np.testing.assert_allclose(res[0][1], res[1][1], rtol=1e-8, atol=1e-12)
+    assert res[0][2] == res[1][2]

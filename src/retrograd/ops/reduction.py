@@ -21,7 +21,6 @@ from ._core import Signatures, arg_error, float_array, wrap, wrap_dim, wrap_dims
 from .arithmetic import div
 from .compare import maximum, minimum
 from .shape import cast, permute, reshape, to_dtype_op, unsqueeze
-from .unary import abs as _abs
 
 # PyTorch's signatures, for its errors when arguments fit none (checked only after a failure).
 _SUM = Signatures("sum", "Tensor input, *, torch.dtype? dtype = None",
@@ -1125,21 +1124,23 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None) -> Ten
     d0, d1 = wrap_dim(dim[0], a.ndim), wrap_dim(dim[1], a.ndim)
     if d0 == d1:
         raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({d0}, {d1})")
-    if dtype is not None:
-        A = to_dtype_op(A, to_dtype(dtype).np)
+    # PyTorch's composite (LinearAlgebra.cpp), op for op, so the graph is PyTorch's.
     if ord == "fro":
-        return vector_norm(A, 2, (d0, d1), keepdim)
+        return vector_norm(A, 2, (d0, d1), keepdim, dtype=dtype)
     if ord == "nuc" or ord in (2, -2):
+        if dtype is not None:
+            A = to_dtype_op(A, to_dtype(dtype).np)
         perm = [i for i in range(a.ndim) if i not in (d0, d1)] + [d0, d1]
         s = decomp.linalg_svdvals(permute(A, perm))
-        r = sum(s, -1) if ord == "nuc" else (amax(s, -1) if ord == 2 else amin(s, -1))
+        r = sum(s, -1, keepdim) if ord == "nuc" else \
+            (amax(s, -1, keepdim) if ord == 2 else amin(s, -1, keepdim))
         if keepdim:
-            r = permute(unsqueeze(unsqueeze(r, -1), -1), tuple(np.argsort(perm).tolist()))
+            r = permute(unsqueeze(r, -1), tuple(np.argsort(perm).tolist()))
         return r
     if ord in (1, -1, INF, -INF):
-        # 1: the largest column sum of |A|; inf: the largest row sum.
+        # 1: the largest column sum of |A| (the 1-norms of the columns); inf: of the rows.
         inner, outer = (d0, d1) if ord in (1, -1) else (d1, d0)
-        col = sum(_abs(A), inner, keepdim)
+        col = vector_norm(A, 1.0, (inner,), keepdim, dtype=dtype)
         if not keepdim and outer > inner:
             outer -= 1
         return amax(col, outer, keepdim) if ord > 0 else amin(col, outer, keepdim)
