@@ -215,3 +215,18 @@ def test_cov_weight_errors_and_corner_case(torch):
         y = lib.tensor([[3.0], [2.0]])
         assert lib.cov(y, fweights=lib.tensor([2])).tolist() == [[0.0, 0.0], [0.0, 0.0]]
         assert y.flatten().tolist() == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("r, rep", [(1, False), (2, False), (3, True), (4, False)])
+def test_combinations_builds_torchs_graph(torch, r, rep):
+    """combinations as PyTorch's composite: meshgrid views/expands, masked_select of each grid
+    where its indices increase, stacked as columns."""
+    x = np.random.default_rng(2).standard_normal(4)
+    res = []
+    for lib in (rg, torch):
+        t = lib.tensor(x, requires_grad=True)
+        y = lib.combinations(t, r, with_replacement=rep)
+        res.append((y.detach().numpy(), lib.autograd.grad(y.sum(), t)[0].numpy(), _names(y)))
+    np.testing.assert_array_equal(res[0][0], res[1][0])
+    np.testing.assert_array_equal(res[0][1], res[1][1])
+    assert res[0][2] == res[1][2]

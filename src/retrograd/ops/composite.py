@@ -10,7 +10,6 @@ Their grad_fn names are those of the last primitive, where PyTorch has one node 
 
 from __future__ import annotations
 
-import itertools
 import warnings
 
 import numpy as np
@@ -24,13 +23,14 @@ from .arithmetic import div_scalar, mul, mul_scalar, sub
 from .compare import where
 from .copies import diag
 from .fused import fused
+from .index_ops import masked_select
 from .join import cat, stack
 from .linalg import matmul
 from .linalg_composite import multi_dot
 from .reduction import sum as _sum
 from .reduction import vector_norm
 from .scatter_gather import gather
-from .shape import clone, reshape, split, tensor_split, to_dtype_op
+from .shape import clone, expand, reshape, split, tensor_split, to_dtype_op, view
 from .sorting import cumsum, sort
 from .unary import abs as _abs
 
@@ -157,12 +157,20 @@ def combinations(input, r: int = 2, with_replacement: bool = False) -> Tensor:  
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
     if r == 0:
         return input.new_zeros((0,))
-    gen = itertools.combinations_with_replacement if with_replacement else \
-        itertools.combinations
-    idx = np.array(list(gen(range(input.shape[0]), r)), dtype=np.int64).reshape(-1, r)
-    if idx.shape[0] == 0:
-        return input.new_zeros((0, r))
-    return stack([input[wrap(idx[:, j].copy())] for j in range(r)], dim=1)
+    # PyTorch's composite (Itertools.cpp): an r-dim meshgrid of the input (a view and an
+    # expand each), each grid masked_select-ed where its indices increase, stacked as columns.
+    n = input.shape[0]
+    grid = np.indices((n,) * r, sparse=True)
+    mask = np.ones((n,) * r, np.bool_)
+    for i in range(r - 1):
+        mask &= grid[i] <= grid[i + 1] if with_replacement else grid[i] < grid[i + 1]
+    keep = wrap(mask)
+    cols = []
+    for i in range(r):
+        dims = [1] * r
+        dims[i] = -1
+        cols.append(masked_select(expand(view(input, dims), (n,) * r), keep))
+    return stack(cols, 1)
 
 
 def cov(input, *, correction: int = 1, fweights=None, aweights=None) -> Tensor:  # noqa: A002
