@@ -26,6 +26,7 @@ from .nn import functional as F
 from .ops._apply import apply
 from .ops.join import cat, stack
 from .ops.shape import _check_inplace_view, _inplace_view
+from .ops.strided import empty_strided_array
 
 __all__ = [
     "gradient", "pdist", "as_strided_", "as_strided_scatter", "range", "asarray",
@@ -215,8 +216,16 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad: bool = Fa
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None,
                   requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
-    """An uninitialised tensor of ``size`` (NumPy picks the memory layout)."""
-    return _creation.empty(tuple(size), dtype=dtype, requires_grad=requires_grad)
+    """An uninitialised tensor of ``size`` with the given strides, over a storage just large
+    enough (zeros here).
+
+    >>> import retrograd as torch
+    >>> torch.empty_strided((2, 3), (1, 2)).stride()
+    (1, 2)
+    """
+    np_dtype = _creation.empty((), dtype=dtype)._data.dtype  # (the dtype's checks and default)
+    out = make(empty_strided_array(size, stride, np_dtype))
+    return out.requires_grad_(True) if requires_grad else out
 
 
 def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None,

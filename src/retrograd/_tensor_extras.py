@@ -27,7 +27,7 @@ from .ops._base import _check_leaf
 from .ops.decomp import _structseq
 from .ops.fused import fused
 from .ops.join import cat
-from .ops.strided import as_strided, storage_of
+from .ops.strided import _storage_view, as_strided, empty_strided_array, geometry, storage_of
 
 __all__ = ["angle", "mvlgamma", "triangular_solve", "nonzero_static", "index_reduce", "lobpcg"]
 
@@ -253,6 +253,58 @@ def _set_(self: Tensor, source=None, storage_offset=None, size=None, stride=None
     return self
 
 
+def _resize_(self: Tensor, *size, memory_format=None) -> Tensor:
+    """``x.resize_(*size)``: ``x`` takes ``size`` (contiguous strides) over its storage, from
+    its storage offset; a storage too small is replaced by a larger one holding the old
+    elements first (the new ones are zero here; PyTorch leaves them uninitialised).
+
+    >>> import retrograd as torch
+    >>> torch.arange(6.).resize_(2, 2)
+    tensor([[0., 1.],
+            [2., 3.]])
+    """
+    if len(size) == 1 and not isinstance(size[0], int):
+        size = tuple(size[0])
+    size = tuple(int(n) for n in size)
+    if self.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    if any(n < 0 for n in size):
+        raise RuntimeError("numel: integer multiplication overflow")
+    a = self._data
+    if size == a.shape and memory_format is None:
+        return self
+    stride, acc = [], 1
+    for n in reversed(size):
+        stride.insert(0, acc)
+        acc *= max(n, 1)
+    numel = math.prod(size)
+    geo = geometry(a) or geometry(a.copy())
+    root, _, off = geo
+    isz = a.itemsize
+    if (off + numel) * isz > root.nbytes:  # a larger storage, the old elements first
+        flat = np.zeros(off + numel, a.dtype)
+        old = root.nbytes // isz
+        flat[:old] = np.ndarray((old,), a.dtype, buffer=root)
+        root = flat
+    self._data = _storage_view(root, a.dtype, size, tuple(stride), off, root.flags.writeable)
+    self._vc[0] += 1
+    return self
+
+
+def _new_empty_strided(self: Tensor, size, stride, *, dtype=None, requires_grad=False,
+                       **kwargs) -> Tensor:
+    np_dtype = self._data.dtype if dtype is None else self.new_empty((), dtype=dtype)._data.dtype
+    out = make(empty_strided_array(size, stride, np_dtype))
+    return out.requires_grad_(True) if requires_grad else out
+
+
+def _is_set_to(self: Tensor, tensor: Tensor) -> bool:
+    """Whether both tensors are the same place in one storage (sizes, strides and offset)."""
+    a, b = self._data, tensor._data
+    return a.shape == b.shape and a.dtype == b.dtype and geometry(a) is not None and \
+        geometry(a)[1:] == geometry(b)[1:] and storage_of(a) is storage_of(b)
+
+
 def _as_subclass(self: Tensor, cls) -> Tensor:
     out = self.view_as(self)
     out.__class__ = cls
@@ -270,11 +322,13 @@ def install() -> None:
         "index_reduce_": _index_reduce_, "sum_to_size": _sum_to_size,
         "fill_diagonal_": _fill_diagonal_, "new": _new, "apply_": _apply_, "map_": _map_,
         "map2_": _map2_, "dim_order": _dim_order, "as_subclass": _as_subclass,
-        "storage_offset": _storage_offset, "set_": _set_,
+        "storage_offset": _storage_offset, "set_": _set_, "resize_": _resize_,
+        "resize_as_": lambda s, other, memory_format=None: _resize_(s, tuple(other.shape),
+                                                                    memory_format=memory_format),
         "get_device": lambda s: -1, "pin_memory": lambda s, device=None: s,
         "is_pinned": lambda s, device=None: False, "const_data_ptr": lambda s: s.data_ptr(),
-        "conj_physical_": lambda s: s, "new_empty_strided":
-            lambda s, size, stride, **kw: s.new_empty(tuple(size), **kw),
+        "conj_physical_": lambda s: s, "new_empty_strided": _new_empty_strided,
+        "is_set_to": _is_set_to,
     }
     for name, fn in methods.items():
         if name not in T.__dict__:

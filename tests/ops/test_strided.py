@@ -111,3 +111,41 @@ def _set_program(lib):
 
 def test_set_matches_torch(torch):
     assert _set_program(retrograd) == _set_program(torch)
+
+
+def _storage_program(lib):
+    """resize_/resize_as_, empty_strided/new_empty_strided and is_set_to, as PyTorch's."""
+    out = []
+    y = lib.arange(6.)
+    out.append((y.resize_(2, 2) is y, y.tolist(), y.stride(), y._version))
+    y.resize_(3, 3)
+    out.append((tuple(y.shape), y[:2].tolist(), y.stride()))
+    z = lib.arange(6.)[2:]
+    z.resize_(2)
+    out.append((z.tolist(), z.storage_offset()))
+    b = lib.ones(2, 3).t()
+    b.resize_(3, 2)
+    out.append(b.stride())
+    b.resize_(2, 3, memory_format=lib.contiguous_format)
+    out.append(b.stride())
+    x = lib.arange(4.)
+    w = x[:2]
+    w.resize_(3)
+    out.append((w.tolist(), x.tolist()))
+    out.append(tuple(lib.ones(2).resize_as_(lib.ones(3, 1)).shape))
+    for f in (lambda: lib.ones(2, requires_grad=True).resize_(3), lambda: lib.ones(2).resize_(-1)):
+        with pytest.raises(RuntimeError) as e:
+            f()
+        out.append(str(e.value))
+    e = lib.empty_strided((2, 3), (1, 2), dtype=lib.float64, requires_grad=True)
+    out.append((e.stride(), e.is_contiguous(), e.dtype is lib.float64, e.requires_grad))
+    out.append(lib.empty_strided((2, 3), (0, 1)).stride())
+    out.append(lib.ones(2).new_empty_strided((2, 3), (1, 2)).stride())
+    m = lib.arange(12.).view(3, 4)
+    out.append((m.is_set_to(m), m.is_set_to(m.view(3, 4)), m.detach().is_set_to(m),
+                m.is_set_to(m.t()), m.is_set_to(m.clone())))
+    return out
+
+
+def test_resize_and_strided_storage_match_torch(torch):
+    assert _storage_program(retrograd) == _storage_program(torch)

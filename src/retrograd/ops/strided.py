@@ -94,6 +94,16 @@ def _storage_view(root: np.ndarray, dtype, size, stride, offset: int, writeable:
     return out
 
 
+def empty_strided_array(size, stride, np_dtype) -> np.ndarray:
+    """An array of ``size`` with the given strides (in elements), over a fresh storage just
+    large enough (zeros): ``empty_strided``'s memory."""
+    size, stride = tuple(int(n) for n in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    extent = 0 if 0 in size else 1 + sum((n - 1) * s for n, s in zip(size, stride))
+    return _storage_view(np.zeros(extent, np_dtype), np.dtype(np_dtype), size, stride, 0, True)
+
+
 def _element_map(shape, size, stride, offset, in_strides, in_off) -> np.ndarray:
     """For each element of the view, the flat (C order) index of the element of an array of
     ``shape`` laid out by ``in_strides``/``in_off`` at the same storage position; -1 where the
