@@ -606,3 +606,39 @@ def test_linear_of_a_non_contiguous_input_adds_the_bias_after(torch):
         return bits(y), y.grad_fn.name()
 
     assert run(rg) == run(torch)
+
+
+@pytest.mark.parametrize("name", REDUCED)
+def test_reduced_conv_attention_log_softmax_and_bias_sums(torch, one_thread, name):
+    # conv (PyTorch's im2col kernel for 16-bit floats): forward with the bias inside one
+    # rounding; input gradient's columns rounded then summed per kernel offset, weight gradient
+    # rounded per sample. Flash attention rounds exp(s - max) for the product with v.
+    # log_softmax over the last dim keeps its row sums and their logs in the dtype. Broadcast
+    # and bias-row gradient sums are float32 sums rounded once.
+    def run(lib):
+        lib.manual_seed(0)
+        dt = getattr(lib, name)
+        f = lib.nn.functional
+        x = lib.randn(3, 4, 7, 7).to(dt).requires_grad_()
+        w = lib.randn(6, 2, 3, 3).to(dt).requires_grad_()
+        b = lib.randn(6).to(dt).requires_grad_()
+        y = f.conv2d(x, w, b, stride=(1, 2), padding=1, groups=2)
+        y.backward(lib.randn(y.shape).to(dt))
+        x1 = lib.randn(2, 3, 9).to(dt).requires_grad_()
+        w1 = lib.randn(4, 3, 2).to(dt).requires_grad_()
+        y1 = f.conv1d(x1, w1)
+        y1.backward(lib.randn(y1.shape).to(dt))
+        q, k, v = (lib.randn(2, 2, 5, 8).to(dt).requires_grad_() for _ in range(3))
+        att = f.scaled_dot_product_attention(q, k, v, is_causal=True)
+        z = lib.randn(6, 37).to(dt).requires_grad_()
+        ls = lib.log_softmax(z * 3, -1)
+        ce = f.cross_entropy(z, lib.randint(0, 37, (6,)))
+        ce.backward()
+        s = lib.randn(5, 4, 12).to(dt).requires_grad_()
+        c = lib.randn(12).to(dt).requires_grad_()
+        lin = lib.nn.Linear(12, 3).to(dt)
+        (lin(s + c).float() ** 2).sum().backward()
+        return [bits(t) for t in (y, x.grad, w.grad, b.grad, y1, x1.grad, w1.grad, att, ls,
+                                  z.grad, c.grad, lin.bias.grad, lin.weight.grad)]
+
+    assert run(rg) == run(torch)

@@ -79,7 +79,12 @@ def sum_to(g, shape):
     axes = tuple(range(lead)) + tuple(
         lead + k for k, s in enumerate(shape) if s == 1 and gshape[lead + k] != 1
     )
-    r = np.sum(g, axis=axes, keepdims=True) if axes else g
+    if not axes:
+        r = g
+    elif g.dtype in REDUCED:  # float32 sums, rounded once (PyTorch's sum of 16-bit floats)
+        r = np.sum(g, axis=axes, keepdims=True, dtype=F32).astype(g.dtype)
+    else:
+        r = np.sum(g, axis=axes, keepdims=True)
     if lead:
         r = r.reshape(shape)
     return r

@@ -775,9 +775,16 @@ def log_softmax(input, dim, dtype=None) -> Tensor:  # noqa: A002
     """
     try:
         input, a, d = _softmax_prep(input, dim, dtype, "log_softmax_lastdim_kernel_impl")
+        rd = input._data.dtype
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
             out = a - a.max(axis=d, keepdims=True) if a.size else a.copy()
-            out -= np.log(np.exp(out).sum(axis=d, keepdims=True))
+            s = np.exp(out).sum(axis=d, keepdims=True)
+            if rd in REDUCED and d == a.ndim - 1:
+                # PyTorch's last-dim kernel keeps the row sums, then their logs, in the
+                # input's dtype (two roundings before the float32 subtraction)
+                out -= np.log(s.astype(rd).astype(F32)).astype(rd).astype(F32)
+            else:
+                out -= np.log(s)
         return _finish_dim_op(LogSoftmaxBackward0, out, input, d, input._data.ndim == 0, dim)
     except (AttributeError, TypeError):
         _SOFTMAX["log_softmax"].check(input, dim, dtype)

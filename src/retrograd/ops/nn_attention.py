@@ -150,15 +150,28 @@ def sdpa(query: Tensor, key: Tensor, value: Tensor, fmask, bmask, causal: bool, 
             np.copyto(s, s.dtype.type(_NEG_INF), where=~allowed)
         else:
             s = np.where(allowed, s, s.dtype.type(_NEG_INF))
-    p = _softmax_rows(s)
     keep = None
-    pd = p
-    if dropout_p > 0:
-        keep = keep_fn(p.shape, p.dtype)
-        pd = p * keep
-    out = _array.matmul(pd, vr)
-    if rd is not None:
-        out = out.astype(rd)
+    if rd is not None and dropout_p == 0:
+        # PyTorch's CPU flash attention: the unnormalised exp(s - max) rounded to the dtype for
+        # the product with v (float32 sums), divided by the float32 row sums, rounded once.
+        m = s.max(axis=-1, keepdims=True)
+        if not np.isfinite(m).all():
+            m = np.where(np.isfinite(m), m, 0.0).astype(s.dtype, copy=False)
+        e = np.exp(s - m)
+        d = e.sum(axis=-1, keepdims=True)
+        if not d.all():
+            d[d == 0] = 1
+        out = (_array.matmul(e.astype(rd).astype(F32), vr) / d).astype(rd)
+        p = np.divide(e, d, out=e)
+    else:
+        p = _softmax_rows(s)
+        pd = p
+        if dropout_p > 0:
+            keep = keep_fn(p.shape, p.dtype)
+            pd = p * keep
+        out = _array.matmul(pd, vr)
+        if rd is not None:
+            out = out.astype(rd)
     inputs = (query, key, value, fmask)
     return apply(SdpaBackward, out, *inputs, save=inputs, _name=name or SdpaBackward._name,
                  _p=p, _keep=keep, _allowed=allowed, _scale=scale, _groups=groups)

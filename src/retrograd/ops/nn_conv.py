@@ -245,7 +245,16 @@ def _conv_grads_wide(g, w, cols, need_x: bool, p, d, x_hw, w_shape):
 
 
 def _conv_arrays(x, w, b, s, p, d, groups, out_hw=None):
-    """Forward convolution of arrays; returns (output, columns for the weight gradient)."""
+    """Forward convolution of arrays; returns (output, columns for the weight gradient).
+
+    float16/bfloat16: computed in float32, the bias inside the sums, and rounded once, as
+    PyTorch's CPU kernels (the columns stay float32 for the weight gradient)."""
+    rd = x.dtype if x.dtype in REDUCED else None
+    if rd is not None:
+        x, w = x.astype(F32), w.astype(F32)
+        b = None if b is None else b.astype(F32)
+        out, cols = _conv_arrays(x, w, b, s, p, d, groups, out_hw)
+        return out.astype(rd), cols
     x4, w4 = _as4(x), _as4(w)
     n, c, h, wd = x4.shape
     o, cg, kh, kw = w4.shape
@@ -253,9 +262,8 @@ def _conv_arrays(x, w, b, s, p, d, groups, out_hw=None):
     if out_hw is None:
         out_hw = (conv_out_size(h, kh, s[0], p[0], d[0]), conv_out_size(wd, kw, s[1], p[1], d[1]))
     wide = s[0] == 1 and s[1] == 1
-    # float32/float64: the bias rides in the GEMM (a row of ones in the columns); the reduced
-    # dtypes keep PyTorch's two roundings (convolution, then bias)
-    ones = wide and groups == 1 and b is not None and x4.dtype.char in "fd"
+    # the bias rides in the GEMM (a row of ones in the columns)
+    ones = wide and groups == 1 and b is not None
     if wide:
         cols, wp = _wide_cols(x4, k, p, d, out_hw, ones)
     else:
@@ -338,6 +346,35 @@ def _weight_grad_arrays(x, g, w_shape, s, p, d, groups, cols=None):
     return np.ascontiguousarray(gw).reshape(w_shape)
 
 
+def _reduced_grads(g, x, w, s, p, groups, need_x: bool, need_w: bool, w_shape, x_hw):
+    """Input and weight gradients of an undilated convolution in float16/bfloat16 as PyTorch's
+    CPU kernel for them (``slow_conv2d``, im2col) rounds: per sample, the input gradient's
+    columns ``W^T g`` rounded, then summed into the image one kernel offset at a time (each
+    add rounded); the weight gradient accumulated sample by sample (each partial sum rounded).
+    """
+    rd = g.dtype
+    g4 = _as4(g)
+    n, o, ho, wo = g4.shape
+    cg, kh, kw = w_shape[1], (w_shape[2] if len(w_shape) == 4 else 1), w_shape[-1]
+    gf = g4.astype(F32).reshape(n, groups, o // groups, ho * wo)
+    gx = gw = None
+    if need_x:
+        wf = _as4(w).astype(F32).reshape(groups, o // groups, cg * kh * kw).transpose(0, 2, 1)
+        cols = _array.matmul(wf, gf).astype(rd)  # (N, G, cg*kh*kw, L)
+        img_hw = x_hw if len(x_hw) == 2 else (1, x_hw[-1])
+        gx = _col2im(cols.reshape(n, groups * cg, kh, kw, ho, wo), img_hw, s, p, (1, 1))
+        if g.ndim == 3:
+            gx = gx.reshape(n, groups * cg, img_hw[1])
+    if need_w:
+        xc = _cols(_as4(x).astype(F32), (kh, kw), s, p, (1, 1), (ho, wo))
+        per = _array.matmul(gf, xc.reshape(n, groups, cg * kh * kw, -1).transpose(0, 1, 3, 2))
+        acc = np.zeros(per.shape[1:], rd)
+        for t in range(n):
+            np.add(acc, per[t], out=acc, casting="unsafe")
+        gw = acc.reshape(w_shape)
+    return gx, gw
+
+
 def _array_conv_nd(x, w, b, s, p, d, groups, transposed, out_hw):
     if transposed:
         return _conv_transpose_arrays(x, w, b, s, p, d, groups, out_hw)
@@ -358,6 +395,15 @@ class ConvolutionBackward0(Node):
         x, w = self.saved(xp.TENSORS)
         s, p, d, groups, transposed = self._params
         gx = gw = gb = None
+        if not xp.TENSORS and not transposed and g.dtype in REDUCED and g.ndim <= 4:
+            gb = xp.sum(g.astype(F32), dim=(0, 2, 3) if g.ndim == 4 else (0, 2)) \
+                if self._needs(2) else None
+            if d[0] == 1 and d[1] == 1:
+                gx, gw = _reduced_grads(g, x, w, s, p, groups, self._needs(0), self._needs(1),
+                                        self._w_shape, self._x_hw)
+                return gx, gw, gb
+            # (dilated: float32 sums, each gradient rounded once by the engine)
+            g, w, x = (None if a is None else a.astype(F32) for a in (g, w, x))
         if self._cols is not None and not xp.TENSORS and groups == 1 and s[0] == 1 and \
                 s[1] == 1:  # (the columns are kept only for a plain convolution's weight)
             gx, gw, gb = _conv_grads_wide(g, w, self._cols, self._needs(0), p, d, self._x_hw,

@@ -180,6 +180,8 @@ def _np_norm_rows_dot(a, b):
 
 
 def _np_norm_cols_sum(a):
+    if a.dtype in REDUCED:  # (a bias's gradient) float32 sums, rounded once, as PyTorch's sum
+        return np.matmul(_ones(a.shape[0], F32), a.astype(F32)).astype(a.dtype)
     return np.matmul(_ones(a.shape[0], a.dtype), a)
 
 
