@@ -14,9 +14,10 @@ tensor([[ 3.],
 
 from ._functionalize import debug_unwrap, functionalize
 from ._module import functional_call, replace_all_batch_norm_modules_, stack_module_state
+from ._rearrange import rearrange
 from ._transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, vjp
 from ._vmap import vmap
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap",
            "functional_call", "stack_module_state", "linearize", "replace_all_batch_norm_modules_",
-           "functionalize", "debug_unwrap"]
+           "functionalize", "debug_unwrap", "rearrange"]
