@@ -186,6 +186,10 @@ from ._windows import *  # noqa: E402, F403
 
 _tensor_extras.install()
 __all__ += _settings.__all__ + _tensor_extras.__all__ + _windows.__all__
+from . import storage  # noqa: E402 (torch.storage: UntypedStorage, TypedStorage)
+from .storage import TypedStorage, UntypedStorage  # noqa: E402
+
+__all__ += ["TypedStorage", "UntypedStorage"]
 from . import _functions_more  # noqa: E402
 from ._functions_more import *  # noqa: E402, F403
 

@@ -28,6 +28,8 @@ from .ops.decomp import _structseq
 from .ops.fused import fused
 from .ops.join import cat
 from .ops.strided import _storage_view, as_strided, empty_strided_array, geometry, storage_of
+from .storage import as_source as storage_as_source
+from .storage import typed_storage, untyped_storage
 
 __all__ = ["angle", "mvlgamma", "triangular_solve", "nonzero_static", "index_reduce", "lobpcg"]
 
@@ -232,6 +234,9 @@ def _set_(self: Tensor, source=None, storage_offset=None, size=None, stride=None
         arr = self._data[:0].reshape(0) if self._data.size else \
             np.empty(0, self._data.dtype)
     else:
+        flat = storage_as_source(source, self._data.dtype)
+        if flat is not None:  # a storage: the tensor over it (1-D, all of it, by default)
+            source = make(flat)
         if not isinstance(source, Tensor):
             raise TypeError(f"set_(): argument 'source' must be Tensor, not "
                             f"{type(source).__name__}")
@@ -323,6 +328,7 @@ def install() -> None:
         "fill_diagonal_": _fill_diagonal_, "new": _new, "apply_": _apply_, "map_": _map_,
         "map2_": _map2_, "dim_order": _dim_order, "as_subclass": _as_subclass,
         "storage_offset": _storage_offset, "set_": _set_, "resize_": _resize_,
+        "untyped_storage": untyped_storage, "storage": typed_storage,
         "resize_as_": lambda s, other, memory_format=None: _resize_(s, tuple(other.shape),
                                                                     memory_format=memory_format),
         "get_device": lambda s: -1, "pin_memory": lambda s, device=None: s,
