@@ -20,7 +20,14 @@ from .autograd.graph import Node
 from .ops import _array
 from .ops import bessel as _bessel
 from .ops._apply import apply
-from .ops._core import as_tensor_arg, bf16_nans, default_float, float_array, operands
+from .ops._core import (
+    as_tensor_arg,
+    bf16_nans,
+    default_float,
+    f16_xlogy_nans,
+    float_array,
+    operands,
+)
 from .ops.arithmetic import xlogy
 from .ops.nn_activation import log_softmax, softmax
 from .ops.reduction import logsumexp
@@ -148,7 +155,7 @@ class SpecialXlog1PyBackward0(Node):
 
 
 def xlog1py(input: Tensor, other) -> Tensor:  # noqa: A002
-    """``x * log1p(y)``, and 0 where ``x`` is 0.
+    """``x * log1p(y)``, and 0 where ``x`` is 0 (unless ``y`` is NaN).
 
     >>> import retrograd as torch
     >>> torch.special.xlog1py(torch.tensor([0., 2.]), torch.tensor([5., 0.]))
@@ -168,7 +175,9 @@ def xlog1py(input: Tensor, other) -> Tensor:  # noqa: A002
     other = other if isinstance(other, Tensor) else as_tensor_arg(other)
     input = input if isinstance(input, Tensor) else as_tensor_arg(input)
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.where(a == 0, 0.0, a * np.log1p(b)).astype(dt)
+        # 0 where x is 0, unless y is NaN (torch's kernel tests that first)
+        out = np.where((a == 0) & (b == b), 0.0, a * np.log1p(b)).astype(dt)
+    out = f16_xlogy_nans(out, a, b)
     if out.dtype == bfloat16.np:
         out = bf16_nans(out)  # (a kernel with scalar code only: 0x7FC0)
     return apply(SpecialXlog1PyBackward0, out, input, other, save=(input, other))

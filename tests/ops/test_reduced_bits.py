@@ -516,6 +516,8 @@ _NAN_BITS_UNARY = {
     "xlogy_number": lambda lib, a: lib.xlogy(a, 2.5),
     "xlogy_rnumber": lambda lib, a: lib.xlogy(1.5, a),
     "xlog1py": lambda lib, a: lib.special.xlog1py(a, a.flip(0)),
+    # float16: the kernels' NAN where y is NaN, x quieted where x is, else x86's -NaN (0xFE00)
+    "xlogy": lambda lib, a: lib.xlogy(a, a.flip(0)),
     "addcmul": lambda lib, a: lib.addcmul(a, a.flip(0), a.roll(3), value=0.5),
     "addcdiv": lambda lib, a: lib.addcdiv(a, a.flip(0), a.roll(3), value=-2.0),
     "floor_divide": lambda lib, a: a // a.flip(0), "floor_number": lambda lib, a: a // 0.7,
@@ -541,7 +543,7 @@ _NAN_BITS_UNARY = {
 
 
 # float16 NaN payloads these kernels pass on (which operand's, quieted or not) are left.
-_NAN_BITS_BF16_ONLY = {"xlogy_number", "xlogy_rnumber", "xlog1py", "addcmul", "addcdiv",
+_NAN_BITS_BF16_ONLY = {"addcmul", "addcdiv",
                        "floor_divide", "floor_number", "div_trunc", "mse_none", "huber_none"}
 
 

@@ -211,6 +211,8 @@ def reduced_binary(P, fwd, a: Tensor, b):
             out = bf16_nans(out, ad, bd)
         elif P.__name__ in _SCALAR_NANS:
             out = bf16_nans(out)
+    elif out.dtype == _F16 and P.__name__ == "XlogyBackward0":
+        out = f16_xlogy_nans(out, ad, bd)
     return ad, bd, out
 
 
@@ -415,6 +417,30 @@ def nan_bits(out: np.ndarray, nan: np.ndarray, tail, vector, scalar) -> np.ndarr
     if scalar is not None:
         flat[nan & in_tail] = scalar
     return out
+
+
+def f16_xlogy_nans(out: np.ndarray, x, y) -> np.ndarray:
+    """float16 ``out`` of a kernel ``isnan(y) ? NAN : x == 0 ? 0 : x * f(y)`` (xlogy, xlog1py;
+    ``x``, ``y`` its operands, numbers or arrays) with torch's NaN bits: its ``NAN`` (0x7E00)
+    where ``y`` is NaN, ``x`` quieted where ``x`` is (x86 passes a product's first NaN on), and
+    x86's default NaN (0xFE00) where ``f(y)`` or the product is invalid (glibc's ``logf(-1)``,
+    ``inf * 0``).
+
+    >>> x = np.array([np.nan, 1.0, 1.0], np.float16)
+    >>> y = np.array([-1.0, np.nan, -1.0], np.float16)
+    >>> [hex(v) for v in f16_xlogy_nans(np.full(3, np.nan, np.float16), x, y).view(np.uint16)]
+    ['0x7e00', '0x7e00', '0xfe00']
+    """
+    if out.dtype != _F16 or not np.isnan(out).any():
+        return out
+    res = np.array(out, order="C")
+    xs = np.broadcast_to(np.asarray(x, _F16), res.shape)
+    ys = np.broadcast_to(np.asarray(y, _F16), res.shape)
+    bits = np.where(np.isnan(ys), np.uint16(0x7E00), np.where(
+        np.isnan(xs), xs.view(np.uint16) | np.uint16(0x0200), np.uint16(0xFE00)))
+    nan = np.isnan(res)
+    res.view(np.uint16)[nan] = bits[nan]
+    return like_layout(res, out)
 
 
 def quiet_tail(out: np.ndarray, a: np.ndarray) -> np.ndarray:

@@ -32,6 +32,7 @@ from ._core import (
     called_by_operator,
     check_broadcast,
     default_float,
+    f16_xlogy_nans,
     ndarray,
     operands,
     put_tail,
@@ -801,7 +802,7 @@ def xlogy(input, other) -> Tensor:  # noqa: A002
         y = other
         yd, xd = operands(y, input)
         yd, xd = _float_pair(yd, xd)
-        out = _xlogy_array(xd, yd)
+        out = f16_xlogy_nans(_xlogy_array(xd, yd), xd, yd)
         if out.dtype == _BF16:
             out = bf16_nans(out)  # (a kernel with scalar code only: 0x7FC0)
         return apply(XlogyBackward1, out, None, y, save=(y,), _x=xd, _self=input)
@@ -815,7 +816,7 @@ def xlogy(input, other) -> Tensor:  # noqa: A002
         return apply_binary(XlogyBackward0, _float_binary(_xlogy_array), input, other, **attrs)
     xd, yd = operands(input, other)
     xd, yd = _float_pair(xd, yd)
-    out = _xlogy_array(xd, yd)
+    out = f16_xlogy_nans(_xlogy_array(xd, yd), xd, yd)
     if out.dtype == _BF16:
         out = bf16_nans(out)  # (a kernel with scalar code only: 0x7FC0)
     dx = None
