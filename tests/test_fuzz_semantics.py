@@ -206,6 +206,18 @@ REGRESSIONS = {
         _t("int32", (1,)), _t("float32", (3, 3))), {}),
     "clamp__c_type_name": Case("method", "clamp_", (_t("int8", (2, 0)), None, 1.5), {}),
     "clamp_min__c_type_name": Case("method", "clamp_min_", (_t("uint8", (1, 3)), 0.5), {}),
+    "getitem_0d_int": Case("getitem", "getitem", (_t("int32", ()), -2), {}),
+    "setitem_mask_0d_no_cast": Case("setitem", "setitem", (
+        _t("bool", ()), T("bool", (), "c", 3), _t("float16", (1,))), {}),
+    "fmin_number_first": Case("fn", "fmin", (3, _t("bfloat16", (0,))), {}),
+    "logical_or_number_first": Case("fn", "logical_or", (float("nan"), _t("float32", (2, 3))),
+                                    {}),
+    "scatter_add_src_number": Case("fn", "scatter_add", (
+        _t("bool", (3, 3)), -2, T("int64", (3, 3), "c", 0), False), {}),
+    "scatter_add_index_dtype_first": Case("fn", "scatter_add", (
+        _t("bfloat16", (4,)), 0, T("float32", (4,), "c", 0), _t("int16", (4,))), {}),
+    "expand_type_name": Case("method", "expand", (_t("int16", (2, 1, 3)), (3, 3)), {}),
+    "expand_type_name_bool": Case("method", "expand", (_t("bool", (2, 1)), (3,)), {}),
 }
 
 

@@ -207,6 +207,8 @@ def logical_not(input) -> Tensor:  # noqa: A002
 
 
 def _no_wide(name: str, input) -> None:  # noqa: A002
+    if not isinstance(input, Tensor):  # (no overload takes a number first)
+        raise arg_error(name, "input", 1, input)
     if input._data.dtype.char in WIDE_CHARS:
         raise not_implemented(f"{name}_cpu", input._data.dtype)
 
@@ -587,6 +589,8 @@ def fmax(input, other) -> Tensor:  # noqa: A002
     >>> torch.fmax(torch.tensor([1., float('nan')]), torch.tensor([3., 2.]))
     tensor([3., 2.])
     """
+    if not isinstance(input, Tensor):
+        raise arg_error("fmax", "input", 1, input)
     _tensor_other("fmax", other)
     return apply_binary(FmaxBackward0, np.fmax, input, other)
 
@@ -598,6 +602,8 @@ def fmin(input, other) -> Tensor:  # noqa: A002
     >>> torch.fmin(torch.tensor([1., float('nan')]), torch.tensor([3., 2.]))
     tensor([1., 2.])
     """
+    if not isinstance(input, Tensor):
+        raise arg_error("fmin", "input", 1, input)
     _tensor_other("fmin", other)
     return apply_binary(FminBackward0, np.fmin, input, other)
 

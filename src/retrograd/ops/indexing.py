@@ -256,6 +256,8 @@ def _basic(x: Tensor, index: tuple, skip_full: bool, single: bool = False) -> Te
         if ndim == 0 and single:
             if isinstance(index[0], slice):
                 raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+            if isinstance(index[0], int) and index[0] != 0:
+                raise IndexError(f"index {index[0]} is out of bounds for dimension 0 with size 0")
             raise IndexError(
                 "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
                 "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"

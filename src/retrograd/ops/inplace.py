@@ -468,7 +468,7 @@ def setitem(self: Tensor, index, value) -> None:
         value = checked_scalar(value, self._data.dtype)
     elif isinstance(value, Tensor) and isinstance(index, Tensor) and \
             index._data.dtype == np.bool_ and value._data.size == 1 and \
-            value._data.dtype != self._data.dtype:
+            value._data.dtype != self._data.dtype and self._data.ndim:
         value = value.to(self.dtype)  # x[mask] = one value: PyTorch casts it
     ix = _indexing
     if ix.is_basic_index(index):

@@ -380,11 +380,8 @@ def _reduced_dims(dims, ndim):
 def _check_nonempty(name, a, dims, given=None):
     """PyTorch's errors for a reduction over an empty dim; it names the dim as given."""
     if dims is not None and given is not None:
-        dims = [d % (a.ndim or 1) for d in (given if isinstance(given, (tuple, list))
-                                             else (given,))]
-        names = list(given) if isinstance(given, (tuple, list)) else [given]
-        for d, g in zip(dims, names):
-            if a.shape[d] == 0:
+        for g in (given if isinstance(given, (tuple, list)) else (given,)):
+            if a.shape[g % (a.ndim or 1)] == 0:
                 raise IndexError(f"{name}(): Expected reduction dim {g} to have non-zero size.")
         return
     if dims is None:

@@ -168,7 +168,12 @@ class ScatterBackward1(Node):
         return xp.scatter(g, self._dim, self._idx, 0.0)
 
 
-def _check_same_dtype(a, s, op) -> None:
+def _check_same_dtype(a, s, op, index=None) -> None:
+    """PyTorch's order: the index's dtype, then self's and src's."""
+    if index is not None:
+        idx = _idx_of(index)
+        if idx.dtype.kind not in "iu" or idx.dtype == np.uint8 or not _is_int_index(idx):
+            raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index")
     if s.dtype != a.dtype:
         raise RuntimeError(f"{op}(): Expected self.dtype to be equal to src.dtype")
 
@@ -198,7 +203,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None) -> Tensor: 
                 "removed in a future PyTorch release. Use torch.scatter_reduce instead for more "
                 "reduction options.", UserWarning, stacklevel=2)
     if is_t:  # (PyTorch checks the dtypes before the index)
-        _check_same_dtype(a, src._data, "scatter")
+        _check_same_dtype(a, src._data, "scatter", index)
     d, idx, grids = _scatter_args("scatter", a, dim, index, src._data.shape if is_t else None)
     out = _as1d(a).copy()
     if is_t:
@@ -267,8 +272,10 @@ def scatter_add(input, dim, index, src) -> Tensor:  # noqa: A002
     tensor([4., 0., 2.])
     """
     a = input._data
+    if not isinstance(src, Tensor):
+        raise arg_error("scatter_add", "src", 4, src)
     s = src._data
-    _check_same_dtype(a, s, "scatter")  # (PyTorch checks the dtypes before the index)
+    _check_same_dtype(a, s, "scatter", index)  # (PyTorch checks the dtypes before the index)
     d, idx, grids = _scatter_args("scatter", a, dim, index, s.shape)
     out = _as1d(a).copy()
     add_at(out, grids, _src_part(s, idx.shape))
@@ -358,8 +365,10 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True) -> Tens
             "reduce argument must be either sum, prod, mean, amax or amin, got " + str(reduce)
         )
     a = input._data
+    if not isinstance(src, Tensor):
+        raise arg_error("scatter_add", "src", 4, src)
     s = src._data
-    _check_same_dtype(a, s, "scatter")  # (PyTorch checks the dtypes before the index)
+    _check_same_dtype(a, s, "scatter", index)  # (PyTorch checks the dtypes before the index)
     d, idx, grids = _scatter_args("scatter", a, dim, index, s.shape)
     sv = _src_part(s, idx.shape)
     out = _as1d(a).copy()

@@ -359,6 +359,12 @@ class ExpandBackward0(Node):
         return xp.sum_to(g, self._in_shape)
 
 
+def _c_type(t) -> str:
+    """The type name PyTorch's C++ errors print (bool and bfloat16 lack a legacy name)."""
+    name = t.dtype.scalar_name
+    return f"CPU{name}Type" if name in ("Bool", "BFloat16") else t.type()
+
+
 def expand(input, *sizes) -> Tensor:  # noqa: A002
     """Broadcast to a larger shape without copying (-1 keeps a dim).
 
@@ -371,7 +377,7 @@ def expand(input, *sizes) -> Tensor:  # noqa: A002
     lead = len(sizes) - a.ndim
     if lead < 0:
         raise RuntimeError(
-            f"expand(torch.FloatTensor{{{list(a.shape)}}}, size={list(sizes)}): the number of "
+            f"expand({_c_type(input)}{{{list(a.shape)}}}, size={list(sizes)}): the number of "
             f"sizes provided ({len(sizes)}) must be greater or equal to the number of dimensions "
             f"in the tensor ({a.ndim})"
         )
