@@ -207,8 +207,11 @@ def test_hvp_create_graph_reaches_inputs_and_v(torch):
 
 
 def test_hvp_falls_back_to_reverse_mode():
-    # A custom Function without jvp, and a call inside a forward-AD level (levels do not
-    # nest), take the double-backward route: same result.
+    # A custom Function (the replay has no rule for it once its call is over), and a call
+    # inside a forward-AD level, take the double-backward route: same result, and func runs
+    # once, as PyTorch's (the double backward runs on the graph already recorded).
+    calls = []
+
     class Cube(retrograd.autograd.Function):
         @staticmethod
         def forward(ctx, x):
@@ -220,18 +223,23 @@ def test_hvp_falls_back_to_reverse_mode():
             (x,) = ctx.saved_tensors
             return 3 * x ** 2 * g
 
+    def f(z):
+        calls.append(1)
+        return Cube.apply(z).sum()
+
     x, v = retrograd.tensor(A), retrograd.tensor(np.ones(3))
     want = 6 * A
-    _, hv = F(retrograd).hvp(lambda z: Cube.apply(z).sum(), x, v)
+    _, hv = F(retrograd).hvp(f, x, v)
     np.testing.assert_allclose(hv.numpy(), want)
+    assert len(calls) == 1
     with retrograd.autograd.forward_ad.dual_level():
         _, hv = F(retrograd).hvp(lambda z: (z ** 3).sum(), x, v)
     np.testing.assert_allclose(hv.numpy(), want)
 
 
 def test_hvp_graph_dies_by_reference_counting():
-    # Reverse-over-forward keeps tanh's output tangent on its node (its graph reaches the node):
-    # leaving the dual level cuts that cycle, so nothing is left for the garbage collector.
+    # Reverse-over-forward makes tanh's output tangent from tanh's saved output (a graph that
+    # reaches tanh's node): nothing of it is left for the garbage collector.
     import gc
 
     W = retrograd.tensor(np.ones((3, 3)))
@@ -243,6 +251,75 @@ def test_hvp_graph_dies_by_reference_counting():
         assert gc.collect() == 0
     finally:
         gc.enable()
+
+
+def test_hvp_replay_matches_torch_where_func_is_unusual(torch):
+    # hvp pushes v through the graph func recorded (forward_ad.replay_tangent): what func
+    # computed without grad is a constant, as for PyTorch's double backward; a custom Function
+    # with a jvp takes the double-backward route too; a weight that requires grad (a branch
+    # that ends at another leaf) keeps its .grad; views and several-output nodes replay.
+    def run(lib):
+        def no_grad_part(z):
+            with lib.no_grad():
+                c = z * 2
+            return (z * c).sum() + (z ** 3).sum()
+
+        class Cube(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                ctx.save_for_backward(a)
+                ctx.save_for_forward(a)
+                return a ** 3
+
+            @staticmethod
+            def backward(ctx, g):
+                (a,) = ctx.saved_tensors
+                return 3 * a * a * g
+
+            @staticmethod
+            def jvp(ctx, tan):
+                (a,) = ctx.saved_tensors
+                return 3 * a * a * tan
+
+        w = t(lib, M, requires_grad=True)
+        x, v = t(lib, A), t(lib, [1.0, -1.0, 0.5])
+        res = [F(lib).hvp(f, x, v) for f in (
+            no_grad_part,
+            lambda z: Cube.apply(z.sin()).sum(),
+            lambda z: (w @ z).tanh().sum(),
+            lambda z: (z.view(3, 1).t().reshape(3)[1:] ** 3).sum() + z[0] * z[2],
+            lambda z: (lib.sort(z * z)[0] * z).sum() + lib.max(z.exp(), 0)[0],
+            lambda z: lib.max(z ** 3, 0)[0],  # the output: one of several of its node
+            lambda z: (z ** 3).sum().view(1)[0],  # the output: a view
+        )]
+        return res, w.grad
+
+    compare(run)
+
+
+def test_hvp_prunes_only_where_a_branch_leads_elsewhere():
+    # Every path from f's output ends at x: the backward of the tangent needs no pruning (the
+    # engine is told so). With W requiring grad it does: W's branch is not walked.
+    functional = F(retrograd)
+    run = functional.run_backward
+    seen = []
+
+    def spy(*args, **kw):
+        seen.append(kw.get("prune", True))
+        return run(*args, **kw)
+
+    x, v = retrograd.tensor(A), retrograd.tensor(np.ones(3))
+    for rg in (False, True):
+        W = retrograd.tensor(M, requires_grad=rg)
+        functional.run_backward = spy
+        try:
+            _, hv = functional.hvp(lambda z, W=W: (W @ z).tanh().sum(), x, v)
+        finally:
+            functional.run_backward = run
+        y = np.tanh(M @ A)
+        np.testing.assert_allclose(hv.numpy(), M.T @ (-2 * y * (1 - y * y) * (M @ np.ones(3))))
+        assert W.grad is None
+    assert seen == [False, True]
 
 
 def test_tanh_double_backward_is_one_node(torch):

@@ -29,7 +29,7 @@ from . import anomaly_mode  # a module reference: anomaly_mode imports ops (a cy
 from .grad_mode import state
 from .graph import AccumulateGrad
 from .multi_hook import passes
-from .prune import reaching, runs
+from .prune import reaching_closed, runs
 from .validate import check_grad, count_grads, materialize
 
 __all__ = ["run_backward"]
@@ -51,10 +51,14 @@ def _root_edges(outputs) -> list:
 
 
 def run_backward(outputs, seeds, retain_graph: bool, create_graph: bool, inputs,
-                 accumulate: bool) -> list:
+                 accumulate: bool, prune: bool = True) -> list:
     """One backward pass from ``outputs`` seeded with ``seeds``; the fronts (``backward`` and
-    ``grad`` in ``autograd.api``) check the arguments first."""
-    return _Pass(retain_graph, create_graph, inputs, accumulate).run(outputs, seeds)
+    ``grad`` in ``autograd.api``) check the arguments first. ``prune=False``: the caller knows
+    that every path from the outputs ends at a leaf among ``inputs`` (nothing to prune)."""
+    p = _Pass(retain_graph, create_graph, inputs, accumulate)
+    if not prune and inputs is not None:
+        p.reach = False
+    return p.run(outputs, seeds)
 
 
 class _Pass:
@@ -95,17 +99,22 @@ class _Pass:
                     leaves = leaves and e[0].__class__ is AccumulateGrad
                 else:
                     idx.append(i)
-            reach = self.reach = reaching(root_edges, targets)
             self.captured = [None] * len(self.inputs)
-            if leaves and all(map(reach.__contains__, map(itemgetter(0), root_edges))):
-                # Only leaves to capture, and every root leads to one: the pruned routing
-                # alone keeps the walk on course, and nodes take its fast path.
+            if leaves and self.reach is False:
+                # run_backward(prune=False): every path ends at an input, a leaf.
+                self.reach = None
                 self.leaf_capture = capture
             else:
-                self.capture = self.leaf_capture = capture
-                # backward(inputs=) runs a non-leaf input's own node too (its outputs go
-                # nowhere), as PyTorch does; autograd.grad stops at it.
-                self.run_targets = targets if self.accumulate else ()
+                reach = self.reach = reaching_closed(root_edges, targets)[0]
+                if leaves and all(map(reach.__contains__, map(itemgetter(0), root_edges))):
+                    # Only leaves to capture, and every root leads to one: the pruned routing
+                    # alone keeps the walk on course, and nodes take its fast path.
+                    self.leaf_capture = capture
+                else:
+                    self.capture = self.leaf_capture = capture
+                    # backward(inputs=) runs a non-leaf input's own node too (its outputs go
+                    # nowhere), as PyTorch does; autograd.grad stops at it.
+                    self.run_targets = targets if self.accumulate else ()
         prev_mode, prev_pass = state.grad_enabled, passes.current
         state.grad_enabled = self.create_graph
         passes.current = self

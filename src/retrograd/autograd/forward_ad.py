@@ -23,6 +23,11 @@ requires grad: then the rule runs on tensors and records, so reverse-over-forwar
 forward-over-reverse (``jacfwd(jacrev(f))``) work. User ``autograd.Function``s use their ``jvp``
 staticmethod, with ``ctx.save_for_forward``.
 
+The same rules also run after the fact (``replay_tangent``): on a graph already recorded, each
+node that leads to the seeded leaves gets its output's tangent from its inputs', oldest first.
+``autograd.functional.hvp`` takes this route: a plain recorded call costs far less than one in
+which every op is observed, and the Hessian-vector product needs the graph anyway.
+
 >>> import retrograd as torch
 >>> import retrograd.autograd.forward_ad as fwAD
 >>> x = torch.tensor([0.0, 1.0])
@@ -41,9 +46,11 @@ import numpy as np
 
 from .. import ops as _ops
 from .._dtypes import FLOAT_CHARS, FROM_NP
-from .._tensor import Tensor, make
+from .._tensor import Tensor, edge, make
 from ..ops import _apply, _array
 from ..ops._views import replay
+from . import provenance as _provenance
+from . import prune as _prune
 from .api import grad as _grad
 from .function import Function
 from .grad_mode import state
@@ -289,6 +296,7 @@ class _Forced(Node):
 _FORCED = _Forced()
 _NONE_EDGE = (None, 0)
 _NodeType = type(Node)  # the class of primitives' classes (a user Function's differs)
+_SEQ = _prune.SEQ
 
 
 def _observe(P, inputs, attrs, run):
@@ -511,8 +519,9 @@ def _is_data_of(a, tans) -> bool:
     return False
 
 
-def _rule(P, node, tans, outs, graph, pointwise):
-    """The output tangent(s) of one recorded primitive call (see the module docstring)."""
+def _rule(P, node, tans, outs, graph, pointwise, shape=None):
+    """The output tangent(s) of one recorded primitive call (see the module docstring);
+    ``outs`` None (a replay, see ``replay_tangent``): ``shape`` is the output's."""
     if graph:
         xp, tv = _ops, tans
     else:
@@ -521,7 +530,8 @@ def _rule(P, node, tans, outs, graph, pointwise):
     if P.jvp is not None:
         return node.jvp(xp, *tv)
     if getattr(P, "pointwise", pointwise):
-        shape = outs[0]._data.shape
+        if outs is not None:
+            shape = outs[0]._data.shape
         if len(tv) == 1:  # one input (the output's shape): its formula, once
             t = tv[0]
             if (t._data.shape if graph else t.shape) != shape:
@@ -542,12 +552,12 @@ def _rule(P, node, tans, outs, graph, pointwise):
             if r is not None:
                 total = r if total is None else total + r
         return total
-    return _double_vjp(node, tans, outs, graph)
+    return _double_vjp(node, tans, _units(node, outs), graph)
 
 
-def _double_vjp(node, tans, outs, graph):
-    """``J t = d/du <J^T u, t>``: the backward formula, run on tensors with a ``u`` that
-    requires grad, then differentiated with respect to ``u``."""
+def _units(node, outs) -> list:
+    """The cotangents ``u`` of ``_double_vjp``: ones (requiring grad) for the outputs the node
+    differentiates, zeros for the others."""
     us = []
     for o in outs:
         if isinstance(o, Tensor) and o._grad_fn is node and o._data.dtype.char in FLOAT_CHARS:
@@ -558,6 +568,12 @@ def _double_vjp(node, tans, outs, graph):
             us.append(make(np.zeros_like(o._data)))
         else:
             us.append(None)
+    return us
+
+
+def _double_vjp(node, tans, us, graph):
+    """``J t = d/du <J^T u, t>``: the backward formula, run on tensors with a ``u`` that
+    requires grad, then differentiated with respect to ``u``."""
     wrt = [u for u in us if u is not None and u._rg]
     prev = state.grad_enabled
     state.grad_enabled = True
@@ -594,6 +610,159 @@ def _double_vjp(node, tans, outs, graph):
         else:
             out.append(None)
     return tuple(out)
+
+
+# -- forward mode by replay: tangents pushed through a graph already recorded ------------------
+
+
+class NoReplay(Exception):
+    """A node the replay has no rule for once its call is over (a user Function, a primitive
+    with several outputs): the caller takes another route."""
+
+
+def replay_tangent(out: Tensor, seeds: dict):
+    """The tangent of ``out`` when the leaves whose AccumulateGrad nodes key ``seeds`` move
+    along their tangents (the values, tensors): each primitive's rule, chosen as ``_observe``
+    chooses it, runs on the graph ``out`` was recorded with, oldest node first, reading the
+    values the call saved. ``autograd.functional.hvp`` differentiates the result (reverse over
+    forward) without observing every op of the call: one plain recorded forward, then one rule
+    per node that leads to a seeded leaf.
+
+    Returns ``(tangent or None, closed)``: ``closed`` when every path from ``out`` ends at a
+    seeded leaf, so a backward from the tangent (whose graph reaches only these nodes and
+    constants, when the seeds require no grad) needs no pruning. Raises ``NoReplay``.
+
+    >>> import retrograd as torch
+    >>> x = torch.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = (x * x).sum()
+    >>> acc = y.grad_fn.next_functions[0][0].next_functions[0][0]  # x's AccumulateGrad
+    >>> replay_tangent(y, {acc: torch.tensor([1.0, 0.0])})  # <2 x, v>, and every path ends at x
+    (tensor(2., grad_fn=<SumBackward0>), True)
+    """
+    # (A view whose base changed in place since takes its new history: edge() finds it.)
+    root, nr = (out._grad_fn, out._nr) if out._view is None else edge(out)
+    reach, closed = _prune.reaching_closed(((root, nr),), seeds)
+    tan = dict(seeds)
+    get = tan.get
+    outs = None  # each node's output (shape, dtype), as its consumers recorded it: made lazily
+    hint = _provenance.HINT
+    try:
+        for fn in sorted(reach, key=_SEQ):
+            if fn in tan:
+                continue  # a seeded leaf
+            tans = None
+            tan_graph = False
+            i = 0
+            for (nxt, nr), m in zip(fn.next_functions, fn._meta):
+                t = get(nxt)
+                if t is not None:
+                    if t.__class__ is tuple:  # a node with several outputs: output nr's
+                        t = t[nr]
+                    if t is not None:
+                        a = t._data
+                        if (a.shape, a.dtype) != m:
+                            t = _fit(t, m[0], m[1])
+                        if tans is None:
+                            tans = [None] * len(fn._meta)
+                        tans[i] = t
+                        if t._rg or (t._view is not None and t.requires_grad):
+                            tan_graph = True
+                i += 1
+            if tans is None:
+                continue  # no input moves: a zero tangent
+            P = fn.__class__
+            if P.__class__ is not _NodeType:
+                raise NoReplay  # a user Function: its jvp runs in the call (_function_jvp)
+            graph = tan_graph or _reads_grad(fn)
+            # The nodes a rule makes take the line that made the node (provenance), as under
+            # an observed call.
+            _provenance.HINT = fn.__dict__.get("_site")
+            if fn._n_out != 1:
+                tan[fn] = _replay_multi(P, fn, tans, graph)
+                continue
+            if fn._step is not None:  # a view: the same view of the tangent (_observe_other)
+                try:
+                    r = replay(_ops, tans[0], (fn._step,))
+                except RuntimeError:  # a view the tangent's layout does not allow: on a copy
+                    r = replay(_ops, _ops.contiguous(tans[0]), (fn._step,))
+            elif P.jvp is not None:
+                r = fn.jvp(_ops, *tans) if graph else fn.jvp(_array, *_arrays(tans))
+            else:
+                pointwise = getattr(P, "pointwise", None)
+                if pointwise is None:
+                    # Called through apply_binary (its save plan is made) or apply_unary (a
+                    # one-input save spec): the calls ``_observe`` sees as pointwise.
+                    pointwise = P._plan is not None or P.saves.__class__ is str
+                if pointwise and len(tans) == 1:  # (the tangent has the output's shape)
+                    r = fn.backward(_ops, tans[0]) if graph else \
+                        fn.backward(_array, tans[0]._data)
+                    if r.__class__ is tuple:
+                        r = r[0]
+                elif pointwise:
+                    meta = fn._meta
+                    shape = meta[0][0] if meta[1] is None else \
+                        np.broadcast_shapes(*[m[0] for m in meta if m is not None])
+                    r = _rule(P, fn, tans, None, graph, True, shape)
+                else:
+                    if outs is None:
+                        outs = {root: (out._data.shape, out._data.dtype)}
+                        for g in reach:
+                            for (nxt, _), m in zip(g.next_functions, g._meta or ()):
+                                outs[nxt] = m
+                    shape, dtype = outs[fn]
+                    u = make(np.ones(shape, dtype))
+                    if dtype.char in FLOAT_CHARS:
+                        u._rg = True
+                    r = _double_vjp(fn, tans, [u], graph)[0]
+            if r.__class__ is Tensor:
+                tan[fn] = r
+            elif r is not None:
+                tan[fn] = r if isinstance(r, Tensor) else \
+                    make(r if r.__class__ is np.ndarray else np.asarray(r))
+    finally:
+        _provenance.HINT = hint
+    t = get(root)
+    if t.__class__ is tuple:
+        t = t[nr]
+    if t is not None:
+        d = out._data
+        if (t._data.shape, t._data.dtype) != (d.shape, d.dtype):
+            t = _fit(t, d.shape, d.dtype)
+    return t, closed
+
+
+def _replay_multi(P, node, tans, graph) -> tuple:
+    """The output tangents of a node with several outputs (``max`` with indices, ``sort``):
+    as ``_observe`` computes them, the outputs' forms read from the node (``_out_meta``)."""
+    if P.jvp is not None:
+        r = node.jvp(_ops, *tans) if graph else node.jvp(_array, *_arrays(tans))
+        r = r if isinstance(r, tuple) else (r,)
+    else:
+        us = []
+        for shape, dtype in node._out_meta:
+            u = make(np.ones(shape, dtype) if dtype.char in FLOAT_CHARS else np.zeros(shape, dtype))
+            u._rg = dtype.char in FLOAT_CHARS
+            us.append(u)
+        r = _double_vjp(node, tans, us, graph)
+    res = []
+    for t, (shape, dtype) in zip(r, node._out_meta):
+        if t is not None and dtype.char in FLOAT_CHARS:
+            if not isinstance(t, Tensor):
+                t = make(np.asarray(t))
+            res.append(_fit(t, shape, dtype) if (t._data.shape, t._data.dtype) != (shape, dtype)
+                       else t)
+        else:
+            res.append(None)
+    return tuple(res)
+
+
+def _fit(t: Tensor, shape, dtype) -> Tensor:
+    """A replayed tangent in its output's shape and dtype (a rule may leave it broadcastable)."""
+    if t._data.shape != shape:
+        t = _ops.expand(t, shape)
+    if t._data.dtype != dtype:
+        t = _ops.to_dtype_op(t, dtype)
+    return t
 
 
 def _function_jvp(cls, inputs, attrs, tans, run, lvl):

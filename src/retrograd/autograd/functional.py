@@ -9,8 +9,9 @@ on an output independent of an input) are PyTorch 2.13's.
 ``jvp`` uses the double-backward trick: the VJP is linear in its cotangent ``u``, so
 differentiating ``u -> J^T u`` with respect to ``u`` gives ``J v``. ``vhp`` differentiates the
 gradient once more in reverse mode. ``hvp`` is reverse-over-forward: ``H v`` is the gradient of
-the directional derivative ``<grad f(x), v>``, which forward mode computes alongside ``f(x)``
-(``v`` pushed through ``func`` as a tangent); one backward pass over that program gives ``H v``.
+the directional derivative ``<grad f(x), v>``, which forward mode computes from the graph
+``func`` recorded (``v`` pushed through it as a tangent, each node's forward rule in turn:
+``forward_ad.replay_tangent``); one backward pass over that program gives ``H v``.
 Reverse-over-reverse would run a recording backward whose last product (the gradient itself,
 ``W^T g`` for ``f = sum(tanh(W x))``) nothing reads, then a second backward; PyTorch's
 double-backward trick runs a third.
@@ -21,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._dtypes import FLOAT_CHARS
-from .._tensor import Tensor, make
+from .._tensor import Tensor, edge, make
 from ..ops.join import stack
 from . import forward_ad as fwAD
 from .api import grad as _autograd_grad
@@ -452,10 +453,12 @@ def vhp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
 def hvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """``(func(inputs), H v)`` for a scalar function ``func``.
 
-    Reverse-over-forward (see the module docstring): ``v`` rides through ``func`` as a forward
-    tangent and the output's tangent ``<grad f, v>`` is differentiated once. ``strict=True``,
-    a call inside a ``dual_level`` (forward levels do not nest) and a custom Function without a
-    ``jvp`` take the double-backward route (``H`` is symmetric, so ``H v = v^T H``).
+    Reverse-over-forward (see the module docstring): ``func`` runs once, recorded, then ``v``
+    is pushed through the recorded graph as a forward tangent (``forward_ad.replay_tangent``)
+    and the output's tangent ``<grad f, v>`` is differentiated once. ``strict=True`` and a call
+    inside a ``dual_level`` take the double-backward route (``H`` is symmetric, so
+    ``H v = v^T H``), as does a graph with a node the replay has no rule for (a custom
+    Function), on the graph already recorded.
 
     >>> import retrograd as torch
     >>> from retrograd.autograd.functional import hvp
@@ -463,10 +466,7 @@ def hvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     tensor([ 6., 12.])
     """
     if not strict and fwAD.tangent_level() is None:
-        try:
-            return _hvp_forward(func, inputs, v, create_graph)
-        except _NoForwardRule:
-            pass  # a custom Function without jvp: its forward ran; run func again, reverse only
+        return _hvp_forward(func, inputs, v, create_graph)
     with enable_grad():
         in_tuple, inputs, v, out_tuple, outputs, jac = _second_order(
             func, inputs, v, create_graph, strict, "hvp")
@@ -477,15 +477,13 @@ def hvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
             _untuple(_finish(res, create_graph), in_tuple))
 
 
-class _NoForwardRule(Exception):
-    """func met an op without a forward-mode rule (a custom Function without ``jvp``)."""
-
-
 def _hvp_forward(func, inputs, v, create_graph: bool):
     """``hvp`` as the gradient of the output's forward tangent; same checks, in the same order,
-    as ``_second_order``. Grad modes and the dual level are set directly (not through their
-    context managers) and the gradient is one engine pass: ``hvp`` is often called in a loop
-    (conjugate gradients), on small problems where these fixed costs would dominate."""
+    as ``_second_order``. ``func`` runs as a plain recorded call (no forward-mode level, no op
+    observed) and the tangent is pushed through its graph afterwards, one rule per node that
+    leads to the inputs. Grad modes are set directly (not through their context managers) and
+    the gradient is one engine pass: ``hvp`` is often called in a loop (conjugate gradients),
+    on small problems where these fixed costs would dominate."""
     prev = state.grad_enabled
     state.grad_enabled = True
     try:
@@ -510,44 +508,51 @@ def _hvp_forward(func, inputs, v, create_graph: bool):
                              "input to the user-provided function is")
             if v is None:  # one single-element input: v = 1
                 v = (make(np.ones_like(inputs[0]._data)),)
-        fwAD.enter_dual_level()
-        try:
+        out = func(*inputs)
+        if out.__class__ is not Tensor:
+            out_tuple, outputs = _tupled(out, "outputs of the user-provided function", "hvp")
+            if out_tuple or not isinstance(out, Tensor):
+                raise RuntimeError("The function given to hvp should return a single Tensor")
+        if out._data.size != 1:
+            raise RuntimeError(
+                "The Tensor returned by the function given to hvp should contain a single "
+                "element"
+            )
+        tangent = None
+        closed = False
+        replay = True
+        if out._grad_fn is not None or out._view is not None and out.requires_grad:
+            seeds = {}
             for x, t in zip(inputs, v):
-                # The result takes the input's dtype, as PyTorch's (v is cast to it).
-                fwAD.set_tangent(x, t if t._data.dtype == x._data.dtype else t.to(x.dtype))
+                if x._data.dtype.char in FLOAT_CHARS:
+                    # The result takes the input's dtype, as PyTorch's (v is cast to it).
+                    seeds[edge(x)[0]] = t if t._data.dtype == x._data.dtype else t.to(x.dtype)
             try:
-                out = func(*inputs)
+                tangent, closed = fwAD.replay_tangent(out, seeds)
+            except fwAD.NoReplay:
+                replay = False  # a custom Function: the double-backward trick, on this graph
             except NotImplementedError as e:
-                if "forward mode AD" in str(e):
-                    raise _NoForwardRule from e
-                raise
-            if out.__class__ is not Tensor:
-                out_tuple, outputs = _tupled(out, "outputs of the user-provided function", "hvp")
-                if out_tuple or not isinstance(out, Tensor):
-                    raise RuntimeError("The function given to hvp should return a single Tensor")
-            if out._data.size != 1:
-                raise RuntimeError(
-                    "The Tensor returned by the function given to hvp should contain a single "
-                    "element"
-                )
-            fw = out._fw  # fwAD.tangent_of(out), inlined
-            tangent = fw[1] if fw is not None and fw[0] is fwAD._current else (
-                fwAD.tangent_of(out) if out._view is not None else None)  # (a view: its base's)
-        finally:
-            fwAD.exit_dual_level()
+                if "forward mode AD" not in str(e):
+                    raise
+                replay = False
+        if not replay:
+            jac = _grad((out,), inputs, create_graph=True)
     finally:
         state.grad_enabled = prev
     state.grad_enabled = True if create_graph else prev
     try:
+        if not replay:
+            res = _grad(jac, inputs, v, create_graph=create_graph)
         # <grad f, v> depends on x only where f is not linear: elsewhere H v is zero.
-        if tangent is None or not tangent.requires_grad:
+        elif tangent is None or not tangent.requires_grad:
             res = (None,) * len(inputs)
         else:
             # (The tangent has the output's single element and a floating dtype: its seed.)
             a = tangent._data
             seed = make(np.array(1, a.dtype) if a.ndim == 0 else np.ones_like(a))
+            # Every path from the output ends at an input (closed): the pass needs no pruning.
             res = run_backward((tangent,), (seed,), create_graph, create_graph, inputs,
-                               accumulate=False)
+                               accumulate=False, prune=not closed or create_graph)
         if in_tuple or res[0] is None:
             res = _zeros_for_missing(res, inputs, False, create_graph, "double_back_trick")
     finally:

@@ -85,6 +85,7 @@ class Node(SavedTensors):
     _retain = None        # {output_nr: weakref to a tensor that retains its grad}
     _n_out = 1
     _multi_view = False   # a view op with several outputs (split, unbind): no in-place on them
+    _step = None          # a view op's step (``ops._apply.apply_view``)
     _materialize = True
     _plan = None
     _seq = 0              # creation order, set when the node is attached to its output

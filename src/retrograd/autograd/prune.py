@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from operator import attrgetter, itemgetter
 
-__all__ = ["reaching", "runs"]
+__all__ = ["reaching", "reaching_closed", "runs", "SEQ"]
 
 
 def runs(fn, reach) -> bool:
@@ -32,6 +32,12 @@ def reaching(root_edges, targets) -> set:
     >>> sorted(fn.name() for fn in reaching([(z.grad_fn, 0)], {acc}))
     ['AddBackward0', 'MulBackward0', 'torch::autograd::AccumulateGrad']
     """
+    return reaching_closed(root_edges, targets)[0]
+
+
+def reaching_closed(root_edges, targets) -> tuple:
+    """``(reaching(root_edges, targets), closed)``: ``closed`` when every node the roots reach
+    leads to a target (no branch ends elsewhere, at another leaf or a node without inputs)."""
     # (map/any over the edges keep the per-edge work in C: this runs before every pass.)
     seen = {None}
     stack = list(map(_NODE, root_edges))
@@ -46,14 +52,14 @@ def reaching(root_edges, targets) -> set:
             stack.extend(map(_NODE, nf))
     seen.discard(None)
     if ends_in_targets:
-        return seen  # every path ends at a target: every node leads to one
+        return seen, True  # every path ends at a target: every node leads to one
     reach = set()
     has = reach.__contains__
     for fn in sorted(seen, key=_SEQ):
         if fn in targets or any(map(has, map(_NODE, fn.next_functions))):
             reach.add(fn)
-    return reach
+    return reach, False
 
 
-_SEQ = attrgetter("_seq")
+SEQ = _SEQ = attrgetter("_seq")  # a node's creation number
 _NODE = itemgetter(0)

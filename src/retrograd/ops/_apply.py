@@ -287,6 +287,7 @@ def apply_view(P, out, x: Tensor, step: tuple, **attrs) -> Tensor:
                                    else edge(x),)
             d = x._data
             node._meta = ((d.shape, d.dtype),)
+            node._step = step  # how the view was made (forward mode's replay reads it)
             if attrs:
                 node.__dict__.update(attrs)
             t = make(out, node)
