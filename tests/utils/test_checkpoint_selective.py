@@ -266,3 +266,25 @@ def test_saved_linear_layers_are_not_recomputed(monkeypatch):
             np.testing.assert_allclose(g, w, rtol=1e-6)
     # (backward: the two recomputed products, then two in the gradient formulas)
     assert counts == {"plain": (2, 4), "save addmm": (2, 2)}
+
+
+def test_context_fn_misuse_matches_torch(torch):
+    import torch.utils.checkpoint as t_cp
+
+    def errors(lib, cp):
+        x = lib.ones(2, requires_grad=True)
+        cf = functools.partial(cp.create_selective_checkpoint_contexts, [lib.ops.aten.mul.Tensor])
+        got = []
+        for kw in ({"use_reentrant": False, "debug": True}, {"use_reentrant": True}):
+            with pytest.raises(ValueError) as e:
+                cp.checkpoint(lambda a: a * 2, x, context_fn=cf, **kw)
+            got.append(str(e.value))
+        with pytest.raises(TypeError) as e:
+            cp.create_selective_checkpoint_contexts((lib.ops.aten.mm.default,))
+        got.append(str(e.value))
+        with lib.no_grad():  # nothing to save: a plain call
+            got.append(cp.checkpoint(lambda a: a * 2, x, use_reentrant=False,
+                                     context_fn=cf).requires_grad)
+        return got
+
+    assert errors(retrograd, rg_cp) == errors(torch, t_cp)

@@ -412,6 +412,8 @@ def checkpoint(function, *args, use_reentrant: bool | None = None, context_fn=no
             warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
                           stacklevel=2)
         return CheckpointFunction.apply(function, preserve, *args)
+    if (_DEBUG[0] if _DEBUG[0] is not None else debug) and context_fn is not noop_context_fn:
+        raise ValueError("debug=True is incompatible with non-default context_fn")
     return _checkpoint_without_reentrant(function, preserve, context_fn, determinism_check,
                                          args, kwargs)
 
