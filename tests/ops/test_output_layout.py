@@ -18,6 +18,15 @@ _OPS = {
     "masked_fill": lambda t, x: x.masked_fill(x > 5, 0),
     "masked_scatter": lambda t, x: x.masked_scatter(x > 3, t.zeros(24)),
     "roll": lambda t, x: x.roll(1, 0), "roll_flat": lambda t, x: x.roll(1),
+    # reductions: PyTorch allocates their results contiguous
+    "sum0": lambda t, x: x.sum(0), "sum_keep": lambda t, x: x.sum(0, keepdim=True),
+    "mean0": lambda t, x: x.mean(0), "amax0": lambda t, x: x.amax(0),
+    "max0": lambda t, x: x.max(0).values, "argmax0": lambda t, x: x.max(0).indices,
+    "prod0": lambda t, x: x.prod(0), "std0": lambda t, x: x.std(0),
+    "var_mean0": lambda t, x: t.var_mean(x, 0)[1], "norm0": lambda t, x: x.norm(dim=0),
+    "logsumexp0": lambda t, x: x.logsumexp(0), "all0": lambda t, x: (x > 3).all(0),
+    "aminmax0": lambda t, x: t.aminmax(x, dim=0).max, "nansum0": lambda t, x: x.nansum(0),
+    "argmin0": lambda t, x: x.argmin(0), "count_nonzero0": lambda t, x: x.count_nonzero(0),
 }
 
 

@@ -17,7 +17,7 @@ from . import _array, decomp
 from ._apply import apply, apply_multi, recording
 from ._autocast import fp32
 from ._base import not_implemented
-from ._core import Signatures, arg_error, float_array, wrap, wrap_dim, wrap_dims
+from ._core import Signatures, arg_error, c_order, float_array, wrap, wrap_dim, wrap_dims
 from .arithmetic import div
 from .compare import maximum, minimum
 from .shape import cast, permute, reshape, to_dtype_op, unsqueeze
@@ -129,7 +129,7 @@ def sum(input, dim=None, keepdim=False,
         if a.dtype in REDUCED:  # float16/bfloat16 accumulate in float32, as PyTorch's kernels
             out = np.sum(a, axis=_norm_dims(dim, a.ndim), keepdims=keepdim, dtype=F32)
             with np.errstate(over="ignore"):  # float16 overflows to inf, as in PyTorch
-                out = np.asarray(out).astype(a.dtype)
+                out = np.asarray(out).astype(a.dtype, order="C")
             if dim is None and not keepdim:
                 return apply(SumBackward0, out, input, _in_shape=a.shape)
             return apply(SumBackward1, out, input, _in_shape=a.shape, _dims=_norm_dims(dim, a.ndim),
@@ -142,7 +142,7 @@ def sum(input, dim=None, keepdim=False,
                 out = np.asarray(out).astype(a.dtype)
             return apply(SumBackward0, out, input, _in_shape=a.shape)
         dims = _norm_dims(dim, a.ndim)
-        out = _add_reduce(a, dims, None, None, keepdim)
+        out = c_order(_add_reduce(a, dims, None, None, keepdim))  # (PyTorch's layout)
         if out.dtype != a.dtype:
             out = np.asarray(out).astype(a.dtype)
         return apply(SumBackward1, out, input, _in_shape=a.shape, _dims=dims, _g=(dim, keepdim))
@@ -204,8 +204,8 @@ def mean(input, dim=None, keepdim=False,
             for d in (dims if dims is not None else range(a.ndim)):
                 n *= a.shape[d]
         if dim is None and not keepdim:
-            return apply(MeanBackward0, out, input, _in_shape=a.shape, _n=n)
-        return apply(MeanBackward1, out, input, _in_shape=a.shape, _n=n, _dims=dims,
+            return apply(MeanBackward0, c_order(out), input, _in_shape=a.shape, _n=n)
+        return apply(MeanBackward1, c_order(out), input, _in_shape=a.shape, _n=n, _dims=dims,
                      _g=(dim, keepdim))
     except (AttributeError, TypeError):
         _MEAN.check(input, dim, keepdim, dtype=dtype)
@@ -306,7 +306,7 @@ def _max_min(input, dim, keepdim, is_max, other=None):
                 "Specify the reduction dim with the 'dim' argument."
             )
         out = np.max(a) if is_max else np.min(a)
-        return apply(MaxBackward1 if is_max else MinBackward1, out, input, save=(input,),
+        return apply(MaxBackward1 if is_max else MinBackward1, c_order(out), input, save=(input,),
                      save_out=True)
     d = wrap_dims(dim, a.ndim)
     if a.ndim == 0:
@@ -319,10 +319,10 @@ def _max_min(input, dim, keepdim, is_max, other=None):
             )
         idx = (np.argmax(a, axis=d, keepdims=True) if is_max
                else np.argmin(a, axis=d, keepdims=True))
-        vals = np.take_along_axis(a, idx, axis=d)
+        vals = c_order(np.take_along_axis(a, idx, axis=d))
         if not keepdim:
             vals = np.squeeze(vals, axis=d)
-    indices = idx if keepdim or a.ndim == 0 else np.squeeze(idx, axis=d)
+    indices = c_order(idx if keepdim or a.ndim == 0 else np.squeeze(idx, axis=d))
     res = apply_multi(MaxBackward0 if is_max else MinBackward0, (vals, indices), (input,),
                       differentiable=_VALUES, save=(), _idx=idx if a.ndim else idx.reshape(()),
                       _dim=d,
@@ -442,13 +442,13 @@ def _arg(input, dim, keepdim, fn, name):  # noqa: A002
         out = np.asarray(fn(a), dtype=np.int64)
         if keepdim:
             out = out.reshape((1,) * a.ndim)
-        return wrap(out)
+        return wrap(c_order(out))
     d = wrap_dims(dim, a.ndim)
     if a.ndim == 0:
         return wrap(np.zeros((), np.int64))
     if a.shape[d] == 0:
         raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
-    return wrap(fn(a, axis=d, keepdims=keepdim).astype(np.int64))
+    return wrap(c_order(fn(a, axis=d, keepdims=keepdim).astype(np.int64)))
 
 
 # -- amax / amin / aminmax ---------------------------------------------------------------------
@@ -467,7 +467,7 @@ def _amax_amin(input, dim, keepdim, is_max):  # noqa: A002
     fn = np.max if is_max else np.min
     out = np.asarray(fn(a, axis=dims, keepdims=keepdim))
     rdims = _reduced_dims(dims, a.ndim)
-    return apply(AmaxBackward0 if is_max else AminBackward0, out, input, save=(input,),
+    return apply(AmaxBackward0 if is_max else AminBackward0, c_order(out), input, save=(input,),
                  save_out=True, _dims=rdims, _g=dim,
                  _keep=None if keepdim else _keep_shape(a.shape, rdims))
 
@@ -554,8 +554,8 @@ def aminmax(input, *, dim=None, keepdim=False):  # noqa: A002
             raise IndexError(
                 f"aminmax(): Expected reduction dim {dims[0]} to have non-zero size."
             )
-    lo = np.asarray(np.min(a, axis=dims, keepdims=keepdim))
-    hi = np.asarray(np.max(a, axis=dims, keepdims=keepdim))
+    lo = c_order(np.asarray(np.min(a, axis=dims, keepdims=keepdim)))
+    hi = c_order(np.asarray(np.max(a, axis=dims, keepdims=keepdim)))
     attrs = {}
     if recording(input):
         # The masks and counts are made only for a backward that will read them.
@@ -609,7 +609,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A0
     acc = F32 if a.dtype in REDUCED else None  # float16/bfloat16 accumulate in float32, as sum
     with np.errstate(over="ignore"):
         out = np.asarray(np.sum(np.where(nan, 0, a), axis=dims, keepdims=keepdim, dtype=acc),
-                         dtype=a.dtype)
+                         dtype=a.dtype, order="C")
     return apply(NansumBackward0, out, input, save=(input,), _nan=nan, _in_shape=a.shape, _g=dim,
                  _keep=None if keepdim else _keep_shape(a.shape, _reduced_dims(dims, a.ndim)))
 
@@ -733,8 +733,8 @@ def prod(input, dim=None, keepdim=False,
         node_cls = ProdBackward1
     # Recording needs a float input, and then ``a`` is ``input``'s own array (a ``dtype`` was
     # applied differentiably above), so the formula reads ``input``.
-    return apply(node_cls, out, input, save=(input,), save_out=True, _dim=d, _keepdim=keepdim,
-                 _g=dim)
+    return apply(node_cls, c_order(out), input, save=(input,), save_out=True, _dim=d,
+                 _keepdim=keepdim, _g=dim)
 
 
 _array.register(prod=_ProdBackward.forward)
@@ -774,7 +774,7 @@ def _var_np(a, dims, keepdim, correction, n):
         ss = np.sum(dev * dev, axis=dims, keepdims=keepdim)
         var = np.asarray(ss / a.dtype.type(n - correction if n > correction else 0), dtype=a.dtype)
         mean = m if keepdim else np.asarray(m.reshape(var.shape))
-    return var, mean.astype(a.dtype, copy=False)
+    return c_order(var), c_order(mean.astype(a.dtype, copy=False))
 
 
 def _var_grad(xp, x, g_var, rdims, n, correction):
@@ -854,7 +854,7 @@ def _var_std(name, input, dim, unbiased, keepdim, correction, std, with_mean):  
         out = np.sqrt(var) if std else var
     keep = None if keepdim else _keep_shape(a.shape, rdims)
     if not with_mean:
-        return apply(StdBackward0 if std else VarBackward0, out, input, save=(input,),
+        return apply(StdBackward0 if std else VarBackward0, c_order(out), input, save=(input,),
                      save_out=std, _rdims=rdims, _n=n, _correction=correction, _keep=keep,
                      _g=given)
     r, m = apply_multi(StdMeanBackward0 if std else VarMeanBackward0, (out, mean), (input,),
@@ -946,7 +946,7 @@ def logsumexp(input, dim, keepdim=False) -> Tensor:  # noqa: A002
     if not keepdim:
         out = out.reshape(tuple(s for i, s in enumerate(a.shape) if i not in rdims))
     out = np.asarray(out, dtype=a.dtype)
-    return apply(LogsumexpBackward0, out, input, save=(input,), save_out=True, _g=dim,
+    return apply(LogsumexpBackward0, c_order(out), input, save=(input,), save_out=True, _g=dim,
                  _keep=None if keepdim else _keep_shape(a.shape, rdims))
 
 
@@ -960,7 +960,7 @@ def _logical_reduce(fn, input, dim, keepdim):  # noqa: A002
         dims = None
     out = np.asarray(fn(a, axis=dims, keepdims=keepdim))
     # PyTorch keeps uint8 for uint8 inputs; everything else gives bool.
-    return wrap(out.astype(np.uint8) if a.dtype == np.uint8 else out)
+    return wrap(c_order(out.astype(np.uint8) if a.dtype == np.uint8 else out))
 
 
 def all(input, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:  # noqa: A001, A002
@@ -1003,7 +1003,7 @@ def count_nonzero(input, dim=None) -> Tensor:  # noqa: A002
     dims = _norm_dims(dim, a.ndim)
     if a.ndim == 0:
         dims = None
-    return wrap(np.asarray(np.count_nonzero(a, axis=dims), dtype=np.int64))
+    return wrap(c_order(np.asarray(np.count_nonzero(a, axis=dims), dtype=np.int64)))
 
 
 # -- norms -------------------------------------------------------------------------------------
@@ -1092,7 +1092,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # 
             out = np.sum(ax, axis=dims, keepdims=keepdim)
         else:
             out = np.power(np.sum(np.power(ax, p), axis=dims, keepdims=keepdim), 1.0 / p)
-    out = np.asarray(out).astype(a.dtype, copy=False)
+    out = c_order(np.asarray(out).astype(a.dtype, copy=False))
     return apply(LinalgVectorNormBackward0, out, x, save=(x,), save_out=True, _p=p, _dims=dims,
                  _g=(dim, ord),
                  _keep=None if keepdim or dims is None else _keep_shape(a.shape, dims))
