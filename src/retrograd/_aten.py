@@ -124,7 +124,7 @@ _STEMS = {
     "ScaledDotProductEfficientAttention": "_scaled_dot_product_efficient_attention",
     "ScaledDotProductFlashAttention": "_scaled_dot_product_flash_attention",
     "ScaledDotProductFlashAttentionForCpu": "_scaled_dot_product_flash_attention_for_cpu",
-    "Index": "index", "IndexPut": "index_put", "Copy": "copy_",
+    "Index": "index", "IndexPut": "index_put", "Copy": "copy_", "SmoothL1Loss": "smooth_l1_loss",
 }
 # Operators whose overload for a tensor argument is ``.Tensor`` (cosmetic: overloads compare
 # equal), as PyTorch records ``x * y`` and ``x * 2`` alike.

@@ -18,6 +18,7 @@ import re
 import threading
 import time
 
+from ._aten import OpOverload, op_for
 from ._tensor import Tensor
 from .ops._apply import add_observer, remove_observer
 
@@ -36,7 +37,11 @@ class ProfilerActivity(enum.Enum):
 
 
 def _aten_name(P) -> str:
-    """``aten::addmm`` for ``AddmmBackward0``: PyTorch's kernel name from the grad_fn name."""
+    """``aten::addmm`` for ``AddmmBackward0``: PyTorch's kernel name from the grad_fn name
+    (``_aten.op_for``: ``aten::_softmax``, ``aten::log1p``, ...)."""
+    op = op_for(P)
+    if isinstance(op, OpOverload):
+        return f"aten::{op.overloadpacket.__name__}"
     name = getattr(P, "_name", None) or P.__name__
     name = re.sub(r"Backward\d*$", "", name)
     return "aten::" + re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
