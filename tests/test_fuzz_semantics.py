@@ -218,6 +218,23 @@ REGRESSIONS = {
         _t("bfloat16", (4,)), 0, T("float32", (4,), "c", 0), _t("int16", (4,))), {}),
     "expand_type_name": Case("method", "expand", (_t("int16", (2, 1, 3)), (3, 3)), {}),
     "expand_type_name_bool": Case("method", "expand", (_t("bool", (2, 1)), (3,)), {}),
+    # a dtype= that cannot carry a gradient, on an input that requires grad
+    "sum_int_dtype_grad": Case("fn", "sum", (_t("float64", (2, 3), grad=True),),
+                               {"dim": 1, "dtype": Dt("int64")}),
+    "cumprod_uint8_dtype_grad": Case("method", "cumprod", (_t("bfloat16", (2, 3), grad=True),),
+                                     {"dim": 0, "dtype": Dt("uint8")}),
+    "prod_int_dtype_grad": Case("method", "prod", (_t("float32", (3,), grad=True),),
+                                {"dtype": Dt("int32")}),
+    "median_bool_dim": Case("method", "median", (_t("bool", (2, 1, 3)),), {"dim": -1}),
+    "nanmedian_bool": Case("fn", "nanmedian", (_t("bool", (3, 3)),), {}),
+    "histc_bool": Case("fn", "histc", (_t("bool", (2, 3)),), {"bins": 1, "min": 0, "max": 0}),
+    "bincount_empty_weights": Case("fn", "bincount", (_t("int64", (0,)),),
+                                   {"weights": _t("uint8", (0,))}),
+    "unique_0d_dim": Case("method", "unique", (_t("int32", ()),), {"dim": 0}),
+    "unique_consecutive_zero_dims": Case("method", "unique_consecutive", (
+        _t("float32", (2, 0)),), {"return_counts": True, "dim": -2}),
+    "rshift_bool_int_0d": Case("op", "rshift", (_t("bool", (3,)), _t("int32", ())), {}),
+    "lshift_number_bool_first": Case("op", "lshift", (False, _t("int8", (3,))), {}),
 }
 
 

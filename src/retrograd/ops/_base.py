@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._dtypes import FROM_NP
+from .._dtypes import FROM_NP, to_dtype
 from .._tensor import Tensor, edge
 from ..autograd.grad_mode import state
 from ..autograd.graph import AccumulateGrad
@@ -24,6 +24,15 @@ def legacy(dtype) -> str:
 def not_implemented(kernel: str, dtype):
     """PyTorch's error for a kernel that has no version for ``dtype``."""
     return NotImplementedError(f'"{kernel}" not implemented for \'{legacy(dtype)}\'')
+
+
+def check_grad_dtype(input, dtype) -> None:  # noqa: A002
+    """PyTorch's refusal to record a reduction whose ``dtype=`` cannot carry a gradient
+    (``x.sum(dtype=torch.int64)`` for an ``x`` that requires grad)."""
+    if dtype is not None and state.grad_enabled and getattr(input, "requires_grad", False):
+        dt = to_dtype(dtype)
+        if not dt.is_floating_point:
+            raise RuntimeError(f"Autograd not support dtype: {dt.scalar_name}")
 
 
 # Called with the target of every in-place write before anything is written, while set

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._dtypes import F32, FLOAT_CHARS, FROM_NP, WIDE_CHARS, bfloat16
+from .._dtypes import F32, FLOAT_CHARS, FROM_NP, WIDE_CHARS, bfloat16, binary_result
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
@@ -134,6 +134,16 @@ bitwise_xor.__doc__ = """Bitwise XOR (``a ^ b``).
     """
 
 
+def _promoted_bool(input, other) -> bool:  # noqa: A002
+    if isinstance(other, Tensor):
+        od, oz = other.dtype, other._data.ndim == 0
+    elif other.__class__ in (bool, int, float):
+        od, oz = other.__class__, True
+    else:
+        return True
+    return binary_result(input.dtype, input._data.ndim == 0, od, oz).scalar_name == "Bool"
+
+
 def _shift(kernel, left):
     def fn(a, s):
         bits = a.dtype.itemsize * 8
@@ -153,7 +163,8 @@ def _shift(kernel, left):
 
     def checked(input, other) -> Tensor:  # noqa: A002
         d = input._data.dtype if isinstance(input, Tensor) else None
-        if d is not None and (d.kind == "b" or d.char in WIDE_CHARS):
+        if d is not None and (d.char in WIDE_CHARS or (d.kind == "b" and _promoted_bool(
+                input, other))):  # (bool with an integer other shifts in its dtype)
             raise not_implemented(f"{kernel}_cpu", d)
         return op(input, other)
 

@@ -57,7 +57,7 @@ def bincount(input, weights=None, minlength: int = 0) -> Tensor:  # noqa: A002
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
-    if weights is None:
+    if weights is None or a.size == 0:  # (an empty input gives int64 counts, as PyTorch)
         return wrap(np.bincount(a, minlength=minlength).astype(np.int64))
     w = weights._data
     if w.shape != a.shape:
@@ -80,9 +80,10 @@ def histc(input, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # 
         a = input._data
     except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
         raise arg_error("histc", "input", 1, input) from None
-    if not _is_float(a):
+    if not _is_float(a):  # (bool fails first in the bin edges' linspace)
         raise NotImplementedError(
-            f'"histogram_cpu" not implemented for \'{input.dtype.scalar_name}\'')
+            f'"{"linspace" if a.dtype == np.bool_ else "histogram"}_cpu" not implemented for '
+            f"'{input.dtype.scalar_name}'")
     if bins <= 0:
         raise RuntimeError(f"torch.histc(): bins must be > 0, but got {bins} for dimension 0")
     lo, hi = float(min), float(max)
@@ -176,6 +177,9 @@ def unique_consecutive(input, return_inverse: bool = False, return_counts: bool 
         d = 0
     else:
         d = wrap_dim(dim, a.ndim)
+        if a.size == 0 and any(n == 0 for k, n in enumerate(a.shape) if k != d):
+            raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so "
+                               "unique cannot be applied")
         moved = np.moveaxis(a, d, 0)
         change = (moved[1:] != moved[:-1]).reshape(
             max(moved.shape[0] - 1, 0), math.prod(moved.shape[1:])).any(axis=1)

@@ -16,7 +16,7 @@ from ..autograd.graph import Node
 from . import _array, decomp
 from ._apply import apply, apply_multi, recording
 from ._autocast import fp32
-from ._base import not_implemented
+from ._base import check_grad_dtype, not_implemented
 from ._core import Signatures, arg_error, c_order, float_array, wrap, wrap_dim, wrap_dims
 from .arithmetic import div
 from .compare import maximum, minimum
@@ -123,6 +123,7 @@ def sum(input, dim=None, keepdim=False,
             dim, keepdim = numpy_names(dim, keepdim, axis, keepdims)
         a = input._data
         if dtype is not None:
+            check_grad_dtype(input, dtype)
             a = a.astype(to_dtype(dtype).np)
         elif a.dtype.kind in "biu":
             a = a.astype(np.int64)
@@ -136,15 +137,11 @@ def sum(input, dim=None, keepdim=False,
                          _g=(dim, keepdim))
         # np.add.reduce: the call np.sum makes on an array, without its Python wrappers (a few
         # microseconds, as much as a small reduction itself).
+        # (in a's dtype: NumPy would sum bool and int8..int32 in int64; dtype= is exact)
         if dim is None and not keepdim:
-            out = _add_reduce(a, None)
-            if out.dtype != a.dtype:  # NumPy sums bool/int8..int32 in int64; dtype= is exact
-                out = np.asarray(out).astype(a.dtype)
-            return apply(SumBackward0, out, input, _in_shape=a.shape)
+            return apply(SumBackward0, _add_reduce(a, None, a.dtype), input, _in_shape=a.shape)
         dims = _norm_dims(dim, a.ndim)
-        out = c_order(_add_reduce(a, dims, None, None, keepdim))  # (PyTorch's layout)
-        if out.dtype != a.dtype:
-            out = np.asarray(out).astype(a.dtype)
+        out = c_order(_add_reduce(a, dims, a.dtype, None, keepdim))  # (PyTorch's layout)
         return apply(SumBackward1, out, input, _in_shape=a.shape, _dims=dims, _g=(dim, keepdim))
     except (AttributeError, TypeError):
         _SUM.check(input, dim, keepdim, dtype=dtype)
@@ -589,6 +586,7 @@ class NansumBackward0(Node):
 
 def _sum_dtype(input, dtype):  # noqa: A002
     a = input._data
+    check_grad_dtype(input, dtype)
     if dtype is not None:
         return a.astype(to_dtype(dtype).np)
     if a.dtype.kind in "biu":
@@ -712,6 +710,7 @@ def prod(input, dim=None, keepdim=False,
     """
     if axis is not None or keepdims is not None:
         dim, keepdim = numpy_names(dim, keepdim, axis, keepdims)
+    check_grad_dtype(input, dtype)
     if dtype is not None and input.requires_grad and input._data.dtype != to_dtype(dtype).np:
         # Cast differentiably first: the saved input must lead back to ``input``.
         input = cast(input, to_dtype(dtype).np)  # noqa: A001

@@ -18,7 +18,7 @@ from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
 from ._apply import apply, apply_multi
-from ._base import not_implemented
+from ._base import check_grad_dtype, not_implemented
 from ._core import Signatures, arg_error, c_order, wrap, wrap_dim
 from ._views import slice_dim
 from .arithmetic import sub
@@ -354,7 +354,7 @@ def median(input, dim=None, keepdim=False):  # noqa: A002
     if input.__class__ is Tensor and input._data.dtype.char in WIDE_CHARS:
         raise not_implemented("median_cpu" if dim is None else "median_out",
                               input._data.dtype)  # uint16/32/64
-    _check_median_dtype("median", input)
+    _check_median_dtype("median", input, dim)
     if dim is None:
         return _median_whole(input, False)
     return _median_dim(input, dim, keepdim, False)
@@ -367,19 +367,20 @@ def nanmedian(input, dim=None, keepdim=False):  # noqa: A002
     >>> torch.tensor([1., float('nan'), 3., 2.]).nanmedian()
     tensor(2.)
     """
-    _check_median_dtype("nanmedian", input)
+    _check_median_dtype("nanmedian", input, dim)
     if dim is None:
         return _median_whole(input, True)
     return _median_dim(input, dim, keepdim, True)
 
 
-def _check_median_dtype(name, input) -> None:  # noqa: A002
+def _check_median_dtype(name, input, dim) -> None:  # noqa: A002
     try:
         kind = input._data.dtype.kind
     except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
         raise arg_error(name, "input", 1, input) from None
-    if kind == "b":
-        raise NotImplementedError(f"\"{name}_cpu\" not implemented for 'Bool'")
+    if kind == "b":  # (PyTorch's kernels: median's for both, the _out one over a dim)
+        raise NotImplementedError(
+            f"\"{'median_cpu' if dim is None else 'median_out'}\" not implemented for 'Bool'")
 
 
 def mode(input, dim=-1, keepdim=False):  # noqa: A002
@@ -477,7 +478,12 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
                                   return_counts=True, **kw)
         inv = inv.reshape(a.shape)
     else:
+        if a.ndim == 0:  # (PyTorch's unique_dim names the dim: no dims to take it from)
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         d = wrap_dim(dim, a.ndim)
+        if a.size == 0 and any(n == 0 for k, n in enumerate(a.shape) if k != d):
+            raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so "
+                               "unique cannot be applied")
         out, inv, cnt = np.unique(sort_keys(a), return_inverse=True, return_counts=True, axis=d)
         inv = inv.reshape(-1)
     out = out.astype(a.dtype, copy=False)
@@ -520,6 +526,7 @@ def _logcumsumexp_rev_np(x, dim):
 
 
 def _scan_input(input, dim, dtype, name):  # noqa: A002
+    check_grad_dtype(input, dtype)
     a = input._data
     if dtype is not None:
         a = a.astype(to_dtype(dtype).np)
@@ -616,6 +623,7 @@ def cumprod(input, dim, *, dtype=None) -> Tensor:  # noqa: A002
     tensor([1., 2., 6.])
     """
     try:
+        check_grad_dtype(input, dtype)
         if dtype is not None and input.requires_grad and input._data.dtype != to_dtype(dtype).np:
             # Cast differentiably first: the saved input must lead back to ``input``.
             input = cast(input, to_dtype(dtype).np)  # noqa: A001
