@@ -30,6 +30,7 @@ from ..autograd.graph import Node
 from . import _apply, _array, _norm_reduced
 from ._apply import apply, apply_binary, needs_grad
 from ._autocast import lower_precision
+from ._core import arg_error
 from .indexing import scatter_into
 from .linalg import AddmmBackward0, MmBackward0, _expand_error
 from .reduction import LinalgVectorNormBackward0, norm, vector_norm
@@ -612,6 +613,13 @@ class WeightNormInterfaceBackward0(Node):
         return gv, gg
 
 
+def _check_vg(name: str, v, g=None) -> None:
+    """PyTorch's TypeError for a ``v`` or ``g`` that is not a tensor."""
+    for k, (arg, x) in enumerate((("v", v), ("g", g))[: 1 if g is None else 2]):
+        if not isinstance(x, Tensor):
+            raise arg_error(name, arg, k + 1, x)
+
+
 def _wn_keep(shape: tuple, dim: int) -> tuple:
     return tuple(n if d == dim else 1 for d, n in enumerate(shape))
 
@@ -628,6 +636,7 @@ def _weight_norm_interface(v: Tensor, g: Tensor, dim: int = 0) -> tuple:
             [0., 1.]]), tensor([[5.],
             [2.]]))
     """
+    _check_vg("_weight_norm_interface", v, g)
     vd, gd = v._data, g._data
     d = dim % max(vd.ndim, 1)
     keep = _wn_keep(vd.shape, d)
@@ -652,6 +661,7 @@ def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:  # noqa:
     tensor([[5.],
             [2.]])
     """
+    _check_vg("norm_except_dim", v)
     if dim == -1:
         return norm(v, pow)
     nd = v.dim()
@@ -674,6 +684,7 @@ def _weight_norm(v: Tensor, g: Tensor, dim: int = 0) -> Tensor:
     >>> torch._weight_norm(v, torch.tensor([[10.]]), 0)
     tensor([[6., 8.]], grad_fn=<WeightNormInterfaceBackward0>)
     """
+    _check_vg("_weight_norm", v, g)
     v, g = v.contiguous(), g.contiguous()
     if dim == 0 or dim == v.dim() - 1:
         return _weight_norm_interface(v, g, dim)[0]
