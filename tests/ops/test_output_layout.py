@@ -27,6 +27,9 @@ _OPS = {
     "logsumexp0": lambda t, x: x.logsumexp(0), "all0": lambda t, x: (x > 3).all(0),
     "aminmax0": lambda t, x: t.aminmax(x, dim=0).max, "nansum0": lambda t, x: x.nansum(0),
     "argmin0": lambda t, x: x.argmin(0), "count_nonzero0": lambda t, x: x.count_nonzero(0),
+    # advanced indexing (NumPy puts an indexed middle dim first in memory) and F.unfold
+    "adv_index": lambda t, x: x[:, [0, 2]], "adv_index_list": lambda t, x: x[[1, 0], :, [0, 2]],
+    "unfold": lambda t, x: t.nn.functional.unfold(x.permute(2, 0, 1)[None, :2, :2], 1),
 }
 
 

@@ -20,7 +20,7 @@ from . import _array
 from ._apply import apply
 from ._array import add_at
 from ._base import legacy, not_implemented
-from ._core import arg_error, ndarray, scalar_value
+from ._core import arg_error, c_order, ndarray, scalar_value
 from ._views import narrow, replay, select, slice_dim
 from .shape import alias, unsqueeze
 
@@ -341,7 +341,8 @@ def getitem(input, index) -> Tensor:  # noqa: A002
     except IndexError:  # an empty result: PyTorch's kernel reads no index, so checks none
         key = tuple(np.zeros_like(k) if isinstance(k, np.ndarray) else k for k in key)
         out = r._data[key]
-    return apply(IndexBackward0, out, r, save=(), _index=key, _g=index)
+    # (contiguous, as PyTorch's index kernel allocates it; NumPy may put the indexed dims first)
+    return apply(IndexBackward0, c_order(out), r, save=(), _index=key, _g=index)
 
 
 def is_basic_index(index) -> bool:

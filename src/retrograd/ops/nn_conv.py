@@ -34,7 +34,7 @@ from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
 from ._apply import apply, needs_grad, recording
-from ._core import wrap
+from ._core import c_order, wrap
 from .compare import TiedGradBackward
 
 _strided = np.lib.stride_tricks.as_strided
@@ -607,7 +607,7 @@ class Col2ImBackward0(Node):
 def im2col(input, kernel_size, dilation, padding, stride) -> Tensor:  # noqa: A002
     """F.unfold: (N, C, H, W) -> (N, C * kh * kw, L) (or unbatched); parameters 2-tuples."""
     params = (kernel_size, dilation, padding, stride)
-    return apply(Im2ColBackward0, _array_im2col(input._data, *params), input,
+    return apply(Im2ColBackward0, c_order(_array_im2col(input._data, *params)), input,
                  _img_hw=input._data.shape[-2:], _params=params)
 
 
