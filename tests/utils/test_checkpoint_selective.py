@@ -288,3 +288,27 @@ def test_context_fn_misuse_matches_torch(torch):
         return got
 
     assert errors(retrograd, rg_cp) == errors(torch, t_cp)
+
+
+def test_saved_pointwise_ops_are_not_recomputed(monkeypatch):
+    from retrograd.ops.unary import SigmoidBackward0
+
+    calls = []
+    orig = SigmoidBackward0.forward
+    monkeypatch.setattr(SigmoidBackward0, "forward",
+                        staticmethod(lambda a: calls.append(1) or orig(a)))
+    counts = {}
+    for name, ops in (("plain", []), ("save sigmoid", [retrograd.ops.aten.sigmoid.default])):
+        x, y = _inputs(retrograd)
+        calls.clear()
+        out = rg_cp.checkpoint(lambda a, b: _fn(retrograd, a, b), x, y, use_reentrant=False,
+                               context_fn=functools.partial(
+                                   rg_cp.create_selective_checkpoint_contexts, ops))
+        forward = len(calls)
+        out.sum().backward()
+        counts[name] = (forward, len(calls) - forward)
+        x2, y2 = _inputs(retrograd)
+        _fn(retrograd, x2, y2).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), x2.grad.numpy(), rtol=1e-6)
+        np.testing.assert_allclose(y.grad.numpy(), y2.grad.numpy(), rtol=1e-6)
+    assert counts == {"plain": (1, 1), "save sigmoid": (1, 0)}

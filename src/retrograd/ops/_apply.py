@@ -128,7 +128,7 @@ def _observed(fn, P, inputs, args, kwargs, attrs=None):
             if sub is not None:
                 how = _SUBSTITUTE.get(fn)
                 if how is not None:
-                    return fn(*how(args, sub), **kwargs)
+                    return how(args, kwargs, sub)
             return fn(*args, **kwargs)
 
         if len(OBSERVERS) == 1:  # the common case (forward AD alone): no wrapper layer
@@ -521,19 +521,29 @@ def apply_unary(P, x: Tensor, a=None, **attrs) -> Tensor:
     return make(out)
 
 
-def _given_binary(args, sub):
+def _given_binary(args, kwargs, sub):
     out = sub._data
-    return (args[0], lambda a, b: out) + args[2:]
+    return apply_binary(args[0], lambda a, b: out, *args[2:], **kwargs)
 
 
-# How a call's arguments take a given result instead of computing it (``SUBSTITUTE``): ``apply``
-# and ``apply_multi`` take arrays in place of the ones the op computed (or would compute), a
-# binary call a forward that returns it. (Views must alias their input, and one-input calls and
-# user Functions compute inside: they run as they are.)
+def _given_unary(args, kwargs, sub):
+    # The node apply_unary would build (saving its input or its result), on the given output.
+    P, x = args[0], args[1]
+    saves = P.saves
+    return apply(P, sub._data, x, save=(x,) if saves == "input" else None,
+                 save_out=saves == "result", **kwargs)
+
+
+# How a call takes a given result instead of computing it (``SUBSTITUTE``): ``apply`` and
+# ``apply_multi`` take the arrays in place of the ones the op computed (or would compute), a
+# binary call a forward that returns it, a one-input call the node ``apply`` builds on it.
+# (Views must alias their input, and user Functions compute inside: they run as they are.)
 _SUBSTITUTE = {
-    apply: lambda args, sub: (args[0], sub._data) + args[2:],
+    apply: lambda args, kwargs, sub: apply(args[0], sub._data, *args[2:], **kwargs),
     apply_binary: _given_binary,
-    apply_multi: lambda args, sub: (args[0], [t._data for t in sub]) + args[2:],
+    apply_unary: _given_unary,
+    apply_multi: lambda args, kwargs, sub: apply_multi(args[0], [t._data for t in sub],
+                                                       *args[2:], **kwargs),
 }
 
 

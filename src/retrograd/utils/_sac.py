@@ -8,11 +8,11 @@ the recomputation, as ``torch.utils.checkpoint``'s:
   policy about each op (``policy(ctx, op, *inputs)``, ``op`` its ``torch.ops.aten`` name, see
   ``retrograd._aten``) and keeps, detached, the outputs of the ops it says to save;
 - around the recomputation, the same observer counts the calls again (per op) and hands each
-  saved op its kept output (``ops._apply.SUBSTITUTE``): for ops whose forward ``apply`` runs (the
-  products, reductions, two-input pointwise ops) the forward is not computed again; one-input
-  calls compute and return the same values (``linear`` asks ``ops._apply.PEEK`` before its
-  product and skips it too). Each kept output is used once: a second backward
-  through the region raises PyTorch's error, as does a kept output changed in place since.
+  saved op its kept output (``ops._apply.SUBSTITUTE``), so that its forward is not computed
+  again: pointwise ops, products, reductions, and ``linear``, which asks ``ops._apply.PEEK``
+  before its product. (Ops that compute before calling ``apply`` otherwise, views and user
+  Functions compute again, with the same values.) Each kept output is used once: a second
+  backward through the region raises PyTorch's error, as does a kept output changed in place.
 
 A list of ops stands for a policy that saves exactly those (``MUST_SAVE``) and recomputes the
 rest (``PREFER_RECOMPUTE``).
