@@ -373,7 +373,9 @@ class _Decoder:
             return np.ndarray(shape, dtype, buffer=mem, offset=e["storage_offset"] * dt.itemsize,
                               strides=tuple(st * dt.itemsize for st in e["stride"]))
 
-        if e["dtype"] == "bool" and at(np.uint8).max() > 1:
+        # (the bytes the view spans: bounded by the storage, whatever the shape claims)
+        end = e["storage_offset"] + sum((n - 1) * st for n, st in zip(shape, e["stride"])) + 1
+        if e["dtype"] == "bool" and mem[e["storage_offset"]:end].max(initial=0) > 1:
             raise _fail(f"tensor entry {i} is bool but holds bytes other than 0 and 1")
         if dt.byteorder == "<" and sys.byteorder != "little":  # (a copy, natively ordered)
             return at(dt).astype(dt.newbyteorder("="))
