@@ -31,7 +31,7 @@ from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..autograd.graph import Node
-from ..ops import _apply
+from ..ops import _apply, _core
 from ..ops import inplace as _inplace
 from . import _transforms
 
@@ -119,7 +119,20 @@ def _patches() -> list:
             orig = getattr(owner, name)
             _PATCHES.append((owner, name, orig, _constant_maker(orig, data)))
         _PATCHES.append((_inplace, "write", _inplace.write, _checked_write(_inplace.write)))
+        _PATCHES.append((_core, "made_constant", _core.made_constant,
+                         _constant_from(_core.made_constant)))
     return _PATCHES
+
+
+def _constant_from(orig):
+    def made_constant(out, *sources):
+        out = orig(out, *sources)
+        if ACTIVE and not any(t.knows(s) for t in ACTIVE for s in sources):
+            for t in ACTIVE:
+                t.const(out)
+        return out
+
+    return made_constant
 
 
 def _checked_write(orig):

@@ -604,6 +604,14 @@ def wrap(out) -> Tensor:
     return make(out)
 
 
+def made_constant(out, *sources) -> Tensor:
+    """A tensor an op makes from Python values, or from the data of ``sources`` alone, with
+    no graph (an attention mask built from a boolean one). ``func``'s tracer stands in for
+    this function: while vmap traces, the result is declared a constant unless a source is a
+    value of the traced program."""
+    return wrap(out)
+
+
 def wire(node, inputs) -> None:
     """Edges and input metadata for ``node``: one ``(shape, dtype)`` per input (None for
     numbers), which the engine checks every gradient against."""

@@ -24,10 +24,10 @@ from .._tensor import Tensor
 from ..autograd import api as _autograd  # a module reference: api imports ops (a cycle)
 from ..autograd.grad_mode import enable_grad
 from ..autograd.graph import Node
-from . import _array
+from . import _array, _core
 from ._apply import apply, apply_multi
 from ._core import wrap
-from .arithmetic import mul, mul_scalar
+from .arithmetic import add, mul, mul_scalar
 from .copies import repeat_interleave
 from .linalg import matmul
 from .nn_activation import _safe_softmax
@@ -196,13 +196,18 @@ def sdpa_math(query: Tensor, key: Tensor, value: Tensor, fmask, bmask, causal: b
         allowed = np.tri(q._data.shape[-2], key._data.shape[-2], dtype=np.bool_) if causal \
             else bmask._data
         dt = q._data.dtype if causal else origin
-        mask = wrap(np.where(allowed, dt.type(0), dt.type(_NEG_INF)))
+        mask = _core.made_constant(np.where(allowed, dt.type(0), dt.type(_NEG_INF)),
+                                   *(() if causal else (bmask,)))
     if groups != 1:  # GQA: each key/value head serves `groups` query heads
         key = repeat_interleave(key, groups, dim=-3)
         value = repeat_interleave(value, groups, dim=-3)
     attn = matmul(q, mul_scalar(transpose(key, -2, -1), sf))
     if mask is not None:
-        attn = attn.add_(mask)
+        # PyTorch adds in place; out of place is the same graph (an AddBackward0 saving
+        # nothing) on this fresh product, and vmap batches it by rule rather than by loop.
+        # A mask that would grow the product keeps add_ for PyTorch's error.
+        same = np.broadcast_shapes(attn._data.shape, mask._data.shape) == attn._data.shape
+        attn = add(attn, mask) if same else attn.add_(mask)
     attn = _safe_softmax(attn, -1)
     if dropout_p > 0:  # at::dropout on a CPU tensor: a product with Bernoulli noise / (1 - p)
         dt = attn._data.dtype
