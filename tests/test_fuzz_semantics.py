@@ -235,6 +235,16 @@ REGRESSIONS = {
         _t("float32", (2, 0)),), {"return_counts": True, "dim": -2}),
     "rshift_bool_int_0d": Case("op", "rshift", (_t("bool", (3,)), _t("int32", ())), {}),
     "lshift_number_bool_first": Case("op", "lshift", (False, _t("int8", (3,))), {}),
+    "fmod_bool": Case("fn", "fmod", (_t("bool", (2, 3)), _t("bool", ())), {}),
+    "floor_divide__bool": Case("method", "floor_divide_", (_t("bool", (2, 3)),
+                                                          _t("bool", (2, 3))), {}),
+    "div_trunc_bool": Case("method", "div", (_t("bool", (3,)), True), {"rounding_mode": "trunc"}),
+    "scalar_tensor_wraps": Case("fn", "scalar_tensor", (-3,), {"dtype": Dt("uint8")}),
+    "scalar_tensor_overflow": Case("fn", "scalar_tensor", (300,), {"dtype": Dt("int8")}),
+    "cummin_0d_dim": Case("fn", "cummin", (_t("float32", ()),), {"dim": 1}),
+    "nanmedian_empty_dim": Case("fn", "nanmedian", (_t("int8", (2, 0)),), {"dim": 1}),
+    "unique_consecutive_0d_dim": Case("method", "unique_consecutive", (_t("bfloat16", ()),),
+                                      {"return_inverse": True, "dim": 0}),
 }
 
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from . import _dtypes
 from ._tensor import Tensor, make
+from .ops._core import checked_scalar
 
 __all__ = [
     "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
@@ -208,7 +209,7 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None,
     tensor(3.)
     """
     from_np = np.dtype(_dtypes.get_default_dtype().np) if dtype is None else np.dtype(dtype.np)
-    t = make(np.asarray(s, dtype=from_np))
+    t = make(np.asarray(checked_scalar(s, from_np), dtype=from_np))  # (PyTorch's overflow check)
     if requires_grad:
         t.requires_grad_(True)
     return t

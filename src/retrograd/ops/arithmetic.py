@@ -322,7 +322,7 @@ def div(input, other, *, rounding_mode=None) -> Tensor:  # noqa: A002
 
 def _div_rounding(a, b, mode):
     ad, bd = operands(a, b)
-    if ad.dtype.char in WIDE_CHARS:
+    if ad.dtype.char in WIDE_CHARS or ad.dtype.kind == "b":
         raise not_implemented("div_floor_cpu" if mode == "floor" else "div_trunc_cpu", ad.dtype)
     _check_int_zero(ad, bd)
     if mode == "trunc" and ad.dtype in REDUCED and not isinstance(b, Tensor):
@@ -859,11 +859,13 @@ def _mod_op(name, fn, cls0, cls1):
             # A number by a tensor: computed, but PyTorch has no derivative for it.
             ot = as_tensor_arg(other)
             od, idd = operands(ot, input)
+            if od.dtype.kind == "b":
+                raise not_implemented(f"{name}_cpu", od.dtype)
             _check_int_zero(idd if isinstance(idd, ndarray) else np.asarray(idd), od)
             out = asarray(fn(np.asarray(idd, dtype=od.dtype), od))
             return _not_differentiable(name, out, None, ot)
         ad, bd = operands(input, other)
-        if ad.dtype.char in WIDE_CHARS:
+        if ad.dtype.char in WIDE_CHARS or ad.dtype.kind == "b":
             raise not_implemented(f"{name}_cpu", ad.dtype)
         try:
             _check_int_zero(ad, bd)

@@ -176,6 +176,8 @@ def unique_consecutive(input, return_inverse: bool = False, return_counts: bool 
         axis_len, take = flat.shape[0], flat
         d = 0
     else:
+        if a.ndim == 0:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         d = wrap_dim(dim, a.ndim)
         if a.size == 0 and any(n == 0 for k, n in enumerate(a.shape) if k != d):
             raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so "

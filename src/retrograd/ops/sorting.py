@@ -328,8 +328,8 @@ def _median_dim(input, dim, keepdim, ignore_nan):  # noqa: A002
     if a.ndim == 0:
         return _selected(cls, rtype, input, None, d, keepdim, (dim, keepdim))
     n = a.shape[d]
-    if n == 0:
-        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    if n == 0:  # (nanmedian's error is median's)
+        raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
     order = _stable_argsort(a, d)
     nan = np.isnan(a) if a.dtype.char in FLOAT_CHARS else np.zeros(a.shape, bool)
     if ignore_nan:
@@ -704,6 +704,9 @@ def logcumsumexp_rev(x, dim) -> Tensor:
 
 def _cum_extreme(input, dim, is_max):  # noqa: A002
     a = input._data
+    if a.ndim == 0 and dim not in (0, -1):  # (the scalar case's own message)
+        raise IndexError(f"{'cummax' if is_max else 'cummin'}(): Expected reduction dim -1 or 0 "
+                         f"for scalar but got {dim}")
     d = wrap_dim(dim, a.ndim)
     rtype = return_types.cummax if is_max else return_types.cummin
     cls = CummaxBackward0 if is_max else CumminBackward0
