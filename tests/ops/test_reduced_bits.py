@@ -518,9 +518,14 @@ _NAN_BITS_UNARY = {
     "xlog1py": lambda lib, a: lib.special.xlog1py(a, a.flip(0)),
     # float16: the kernels' NAN where y is NaN, x quieted where x is, else x86's -NaN (0xFE00)
     "xlogy": lambda lib, a: lib.xlogy(a, a.flip(0)),
+    # float16 SLEEF fmodf: a NaN x one unit below its quieted bits, +-inf x all ones (sign
+    # flipped); the scalar loop's glibc fmodf: of two NaNs the larger payload
+    "fmod": lambda lib, a: lib.fmod(a, a.flip(0)), "remainder": lambda lib, a: a % a.roll(9),
+    "fmod_number": lambda lib, a: a.fmod(-0.7), "remainder_number": lambda lib, a: a % 2.0,
     "addcmul": lambda lib, a: lib.addcmul(a, a.flip(0), a.roll(3), value=0.5),
     "addcdiv": lambda lib, a: lib.addcdiv(a, a.flip(0), a.roll(3), value=-2.0),
     "floor_divide": lambda lib, a: a // a.flip(0), "floor_number": lambda lib, a: a // 0.7,
+    "rfloor_number": lambda lib, a: lib.floor_divide(-1.5, a),
     "div_trunc": lambda lib, a: lib.div(a, a.flip(0), rounding_mode="trunc"),
     "mse_none": lambda lib, a: lib.nn.functional.mse_loss(a, a.flip(0), reduction="none"),
     "huber_none": lambda lib, a: lib.nn.functional.huber_loss(a, a.flip(0), reduction="none"),
@@ -544,7 +549,7 @@ _NAN_BITS_UNARY = {
 
 # float16 NaN payloads these kernels pass on (which operand's, quieted or not) are left.
 _NAN_BITS_BF16_ONLY = {"addcmul", "addcdiv",
-                       "floor_divide", "floor_number", "div_trunc", "mse_none", "huber_none"}
+                       "div_trunc", "mse_none", "huber_none"}
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

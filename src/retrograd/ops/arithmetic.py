@@ -42,6 +42,7 @@ from ._core import (
     scalar_value,
     tensor_arg,
 )
+from ._fmod_reduced import floor_div_reduced, fmod_reduced, remainder_reduced
 from ._pow_reduced import _pow_half, _pow_nans, _pow_reduced
 from .shape import cast
 
@@ -338,9 +339,9 @@ def _div_rounding(a, b, mode):
             if ad.dtype not in REDUCED:
                 r = broadcasting(np.floor_divide, ad, bd)
             elif isinstance(b, Tensor):
-                r = broadcasting(_floor_div_reduced, ad, bd)
+                r = broadcasting(floor_div_reduced, ad, bd)
             else:  # by a number: float32 inside (the number too), one rounding
-                r = np.floor_divide(ad.astype(F32), F32.type(scalar_value(b))).astype(ad.dtype)
+                r = floor_div_reduced(ad, np.asarray(scalar_value(b), F32), False)
     else:
         raise RuntimeError(
             "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
@@ -355,26 +356,6 @@ def _div_rounding(a, b, mode):
     bt = b if isinstance(b, Tensor) else None
     return apply(DivRoundingBackward, r, a, bt, save=(a if needs_grad(bt) else None, bt),
                  _rounding_mode=mode, _g=b)
-
-
-def _floor_div_reduced(x, y):
-    """float16/bfloat16 floor division of two tensors as PyTorch's vectorised kernel: every
-    step of ``div_floor_floating_vec`` is an op of the dtype, rounded to it."""
-    rd = x.dtype
-    x = x.astype(F32)
-    y = y.astype(F32)
-
-    def rnd(v):
-        return v.astype(rd).astype(F32)
-
-    q = rnd(x / y)
-    mod = rnd(np.fmod(x, y))
-    div = rnd(np.where((np.abs(q) == np.inf) & (np.abs(x) != np.inf), x, rnd(x - mod)) / y)
-    div = np.where((mod != 0) & ((y < 0) != (mod < 0)), rnd(div - 1), div)
-    fl = np.floor(div)
-    fl = np.where(rnd(div - fl) > 0.5, rnd(fl + 1), fl)
-    fl = np.where(div == 0, np.copysign(F32.type(0), q), fl)
-    return np.where(y == 0, q, fl).astype(rd)
 
 
 class DivRoundingBackward(Node):
@@ -544,7 +525,7 @@ def _tensor_other(name, other) -> None:
 def _atan2_reduced(a, b):
     """atan2 of two float16/bfloat16 arrays as torch's loop: SLEEF's float32 atan2 on the
     vectorised part, libm's ``atan2f`` (NumPy's float32 arctan2) on the scalar tail
-    (``scalar_loop``), as ``_fmod_reduced``."""
+    (``scalar_loop``), as ``fmod_reduced``."""
     rd = a.dtype
     tail = scalar_loop(np.broadcast_shapes(a.shape, b.shape), a, b)
     a, b = np.broadcast_arrays(a.astype(F32), b.astype(F32))
@@ -820,37 +801,21 @@ def _not_differentiable(op, out, *inputs):
     return apply(NotImplementedBackward, out, *inputs, _op=op)
 
 
-def _fmod_reduced(a, b, src=None):
-    """float16/bfloat16 fmod as torch's loop: SLEEF's fmodf (NaN for a quotient beyond float32)
-    on the vectorised part, the exact ``std::fmod`` on the scalar tail (``scalar_loop``: the
-    elements 32-element vector steps leave), in float32; ``src``: the operands as laid out, where
-    ``a`` and ``b`` are copies. (torch splits tensors of over 32768 elements among threads, each
-    chunk with its own tail: the single-chunk rule is kept.)"""
-    b = np.asarray(b)
-    tail = scalar_loop(np.broadcast_shapes(a.shape, b.shape), *(src or (a, b)))
-    a, b = np.broadcast_arrays(a.astype(F32), b.astype(F32))
-    return put_tail(_sleef.fmodf(a, b), tail, np.fmod, a, b)
-
-
 def _fmod_array(a, b):
     if a.dtype in REDUCED:
-        out = _fmod_reduced(a, b).astype(a.dtype)
-        return bf16_nans(out, a, np.asarray(b)) if a.dtype == _BF16 else out
+        return fmod_reduced(a, b, a.dtype)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.fmod(a, b)
 
 
 def _remainder_array(a, b):
+    if a.dtype in REDUCED:
+        return remainder_reduced(a, b)
     # PyTorch: fmod, then shifted by b where the signs of the result and b differ (keeps -0.0).
-    rd = a.dtype if a.dtype in REDUCED else None
-    src = (a, np.asarray(b))
-    if rd is not None:  # float32 inside (SLEEF's fmodf), one rounding
-        a, b = a.astype(F32), np.asarray(b).astype(F32)
     with np.errstate(divide="ignore", invalid="ignore"):
-        m = _fmod_reduced(a, b, src) if rd is not None else np.fmod(a, b)
+        m = np.fmod(a, b)
         fix = (m != 0) & ((m < 0) != (np.asarray(b) < 0))
-        out = np.where(fix, m + b, m).astype(rd or m.dtype, copy=False)
-    return bf16_nans(out, *src) if rd == _BF16 else out
+        return np.where(fix, m + b, m).astype(m.dtype, copy=False)
 
 
 def _mod_op(name, fn, cls0, cls1):
