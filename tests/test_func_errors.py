@@ -32,6 +32,11 @@ ERRORS = [
     lambda lib: lib.func.vmap(lambda a: a * 2, out_dims=None)(t(lib)),
     lambda lib: lib.func.vmap(lambda a: (a, a), out_dims=(0, 0, 0))(t(lib)),
     lambda lib: lib.func.vmap(lambda a: 3.0)(t(lib)),
+    lambda lib: lib.func.vmap(lambda a: a + lib.rand(()))(t(lib)),
+    # (the second scalar normal only takes the one the first cached: no draw from the twister)
+    lambda lib: (lib.randn(()), lib.func.vmap(lambda a: a + lib.randn(()))(t(lib))),
+    lambda lib: (lib.randn((), dtype=lib.float64),
+                 lib.func.vmap(lambda a: a + lib.randn((), dtype=lib.float64))(t(lib))),
     lambda lib: lib.func.jvp(lambda a: a * 2, (1.0,), (1.0,)),
     lambda lib: lib.func.jvp(lambda a: a * 2, (t(lib),), (1.0,)),
     lambda lib: _in_level(lib, lambda fw: fw.make_dual(t(lib), t(lib), level=1)),

@@ -49,10 +49,11 @@ def _init_key(seed: int) -> np.ndarray:
 class Engine:
     """The state of one generator: seed, twister and the two normal caches."""
 
-    __slots__ = ("seed", "bitgen", "fresh", "next_double", "next_float")
+    __slots__ = ("seed", "bitgen", "fresh", "next_double", "next_float", "changes")
 
     def __init__(self, seed: int = DEFAULT_SEED) -> None:
         self.bitgen = np.random.MT19937()
+        self.changes = 0  # counts the twister's draws and resets (see ``token``)
         self.reseed(seed)
 
     def reseed(self, seed: int) -> None:
@@ -66,17 +67,20 @@ class Engine:
         self.next_float: float | None = None
 
     def _set(self, key: np.ndarray, pos: int) -> None:
+        self.changes += 1
         self.bitgen.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": pos}}
 
     # -- draws ----------------------------------------------------------------------------------
     def u32(self, n: int) -> np.ndarray:
         """``n`` draws of ``random()``, as uint64 values below 2**32."""
         self.fresh = False
+        self.changes += 1
         return self.bitgen.random_raw(n)
 
     def u64(self, n: int) -> np.ndarray:
         """``n`` draws of ``random64()`` (two 32-bit draws each, high half first)."""
         self.fresh = False
+        self.changes += 1
         r = self.bitgen.random_raw(2 * n)
         return (r[0::2] << _U32) | r[1::2]
 
@@ -85,6 +89,13 @@ class Engine:
 
     def one64(self) -> int:
         return int(self.u64(1)[0])
+
+    def token(self) -> tuple:
+        """Two tokens taken before and after a stretch of code have equal counts and the same
+        normal caches (the same objects) only if nothing drew from or reset this engine
+        meanwhile: a cheap check where the state bytes (``to_bytes``, which reads the whole
+        twister) are not needed."""
+        return (self.changes, self.next_double, self.next_float)
 
     # -- state bytes ----------------------------------------------------------------------------
     def to_bytes(self) -> bytes:
@@ -131,6 +142,7 @@ class Engine:
         self.next_float = next_float
 
     def copy_from(self, other: Engine) -> None:
+        self.changes += 1
         self.seed = other.seed
         self.bitgen.state = other.bitgen.state
         self.fresh = other.fresh
