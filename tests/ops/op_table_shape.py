@@ -78,6 +78,7 @@ OPS = [
     OpInfo("unfold_size0", lambda lib, a: a.unfold(1, 0, 2), M),
     # as_strided reads storage: overlapping windows sum their gradients; on a transposed
     # (non-contiguous) input it reads memory order; on a slice, storage past the slice
+    OpInfo("narrow_copy", lambda lib, a: a.narrow_copy(1, -3, 2), M),
     OpInfo("as_strided", lambda lib, a: a.as_strided((3, 3), (1, 2), 1), M),
     OpInfo("as_strided_overlap", lambda lib, a: (a * 1).as_strided((4, 3), (2, 1)), M),
     OpInfo("as_strided_of_t", lambda lib, a: (a * 1).t().as_strided((2, 4), (1, 3), 1), M),

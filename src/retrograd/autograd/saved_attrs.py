@@ -255,6 +255,8 @@ _FROM_TABLE: dict = {
     "UnbindBackward0": {"dim": ".dim"},
     "UnfoldBackward0": {"self_sym_sizes": "sizes 0", "size": ".size", "step": ".step"},
     "AsStridedBackward0": {"size": ".size", "stride": ".stride", "storage_offset": ".offset"},
+    "NarrowCopyBackward0": {"self_sym_sizes": "sizes 0", "dim": ".dim",
+                            "start": ".given_start", "length": ".length"},  # (start as given)
     "UnsqueezeBackward1": {"dim": ".dim"},
     "VarMeanBackward0": {"correction": ".correction"},
     "XlogyBackward1": {"other": 0, "self": ".self"},

@@ -15,6 +15,7 @@ from ._apply import apply
 from ._array import add_at
 from ._base import not_implemented
 from ._core import arg_error, c_order, wrap_dim
+from ._views import narrow
 from .index_ops import IndexSelectBackward0
 from .shape import (
     DiagonalBackward0_copy,
@@ -480,8 +481,33 @@ _array.register(
     triu=TriuBackward0.forward,
 )
 
+class NarrowCopyBackward0(Node):
+    """``narrow_copy``'s backward: the gradient in the narrowed range, zeros elsewhere."""
+
+    def backward(self, xp, g):
+        return xp.embed_slice(g, self._in_shape, self._dim, self._start,
+                              self._start + self._length, 1)
+
+
+def narrow_copy(input, dim, start, length) -> Tensor:  # noqa: A002
+    """A contiguous copy of ``input.narrow(dim, start, length)``.
+
+    >>> import retrograd as torch
+    >>> torch.arange(6).view(2, 3).narrow_copy(1, 1, 2)
+    tensor([[1, 2],
+            [4, 5]])
+    """
+    view = narrow(input.detach() if isinstance(input, Tensor) else input, dim, start, length)
+    a = input._data
+    d = wrap_dim(dim, a.ndim)
+    given = int(start)
+    start = given + (a.shape[d] if given < 0 else 0)
+    return apply(NarrowCopyBackward0, view._data.copy(order="C"), input, _dim=d, _start=start,
+                 _length=int(length), _in_shape=a.shape, _given_start=given)
+
+
 __all__ = ["tile", "repeat_interleave", "flip", "fliplr", "flipud", "roll", "rot90", "diag",
-           "diag_embed", "tril", "triu"]
+           "diag_embed", "tril", "triu", "narrow_copy"]
 XP = ["repeat", "index_dims", "index_dims_backward"]
 METHODS = {name: globals()[name] for name in __all__}
 METHODS.update(repeat=repeat)
