@@ -613,7 +613,9 @@ def test_reduced_conv_attention_log_softmax_and_bias_sums(torch, one_thread, nam
     # conv (PyTorch's im2col kernel for 16-bit floats): forward with the bias inside one
     # rounding; input gradient's columns rounded then summed per kernel offset, weight gradient
     # rounded per sample. Flash attention rounds exp(s - max) for the product with v.
-    # log_softmax over the last dim keeps its row sums and their logs in the dtype. Broadcast
+    # log_softmax over the last dim keeps its row sums and their logs in the dtype; softmax over
+    # another dim rounds exp(x - max) in its scalar tail (inner positions past the last full
+    # vector of 16). Broadcast
     # and bias-row gradient sums are float32 sums rounded once.
     def run(lib):
         lib.manual_seed(0)
@@ -632,6 +634,7 @@ def test_reduced_conv_attention_log_softmax_and_bias_sums(torch, one_thread, nam
         att = f.scaled_dot_product_attention(q, k, v, is_causal=True)
         z = lib.randn(6, 37).to(dt).requires_grad_()
         ls = lib.log_softmax(z * 3, -1)
+        sm = lib.softmax(lib.randn(5, 4, 21).to(dt) * 3, 1)  # 21 inner positions: a tail of 5
         ce = f.cross_entropy(z, lib.randint(0, 37, (6,)))
         ce.backward()
         s = lib.randn(5, 4, 12).to(dt).requires_grad_()
@@ -639,6 +642,6 @@ def test_reduced_conv_attention_log_softmax_and_bias_sums(torch, one_thread, nam
         lin = lib.nn.Linear(12, 3).to(dt)
         (lin(s + c).float() ** 2).sum().backward()
         return [bits(t) for t in (y, x.grad, w.grad, b.grad, y1, x1.grad, w1.grad, att, ls,
-                                  z.grad, c.grad, lin.bias.grad, lin.weight.grad)]
+                                  sm, z.grad, c.grad, lin.bias.grad, lin.weight.grad)]
 
     assert run(rg) == run(torch)

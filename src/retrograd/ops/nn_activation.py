@@ -729,10 +729,19 @@ def softmax(input, dim, dtype=None) -> Tensor:  # noqa: A002
     """
     try:
         input, a, d = _softmax_prep(input, dim, dtype, "softmax_lastdim_kernel_impl")
+        rd = input._data.dtype
         with np.errstate(invalid="ignore", over="ignore"):
             out = a - a.max(axis=d, keepdims=True) if a.size else a.copy()
             np.exp(out, out=out)
-            out /= out.sum(axis=d, keepdims=True)
+            s = out.sum(axis=d, keepdims=True)
+            inner = math.prod(a.shape[d + 1:])
+            if rd in REDUCED and d != a.ndim - 1 and inner % 16:
+                # PyTorch's kernel for 16-bit floats over an inner dim runs 16 inner positions
+                # at a time (an AVX2 vector); the last inner % 16 positions take its scalar
+                # tail, which stores exp(x - max) in the dtype before dividing
+                tail = out.reshape(a.shape[:d + 1] + (inner,))[..., inner - inner % 16:]
+                tail[...] = tail.astype(rd).astype(F32)
+            out /= s
         return _finish_dim_op(SoftmaxBackward0, out, input, d, input._data.ndim == 0, dim)
     except (AttributeError, TypeError):
         _SOFTMAX["softmax"].check(input, dim, dtype)
