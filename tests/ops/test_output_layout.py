@@ -30,6 +30,8 @@ _OPS = {
     # advanced indexing (NumPy puts an indexed middle dim first in memory) and F.unfold
     "adv_index": lambda t, x: x[:, [0, 2]], "adv_index_list": lambda t, x: x[[1, 0], :, [0, 2]],
     "unfold": lambda t, x: t.nn.functional.unfold(x.permute(2, 0, 1)[None, :2, :2], 1),
+    "rpow": lambda t, x: 2 ** x, "rpow_int": lambda t, x: 2 ** x.long(),
+    "float_power_rscalar": lambda t, x: t.float_power(2, x),
 }
 
 

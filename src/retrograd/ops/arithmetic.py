@@ -30,6 +30,7 @@ from ._core import (
     asarray,
     bf16_nans,
     broadcasting,
+    c_order,
     called_by_operator,
     check_broadcast,
     default_float,
@@ -472,8 +473,8 @@ def _rpow(exponent: Tensor, base) -> Tensor:
     b = scalar_value(base)
     ed, b = operands(exponent, b)
     out = np.power(b, ed) if ed.dtype.kind not in "iub" else _power(np.asarray(b, ed.dtype), ed)
-    if out.__class__ is not ndarray:
-        out = asarray(out)
+    # (contiguous whatever the exponent's layout: PyTorch's number ** tensor result is)
+    out = c_order(out) if out.__class__ is ndarray else asarray(out)
     if out.dtype != ed.dtype:
         out = out.astype(ed.dtype)
     if out.dtype in REDUCED:
