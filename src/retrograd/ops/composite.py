@@ -241,7 +241,7 @@ def _check_cov_weights(w: Tensor, name: str, n: int, kind: str) -> None:
     if w.numel() != n:
         raise RuntimeError(f"cov(): expected {name} to have the same numel as there are "
                            f"observations in the input but got {w.numel()} != {n}")
-    if n and (w._data < 0).any():
+    if n and not w.min().ge(0).item():  # (through min, as PyTorch checks: a MinBackward1)
         raise RuntimeError(f"cov(): {name} cannot be negative")
 
 

@@ -467,6 +467,7 @@ def _log_sigmoid_f32(a):
 class LogSigmoidBackward0(Node):
     forward = staticmethod(lambda a: -_softplus_array(-a, 1.0, math.inf))
     reduced = staticmethod(_log_sigmoid_f32)
+    _packs = (0, "=buffer")  # PyTorch saves its buffer too (autograd/saved_hooks.py)
 
     def backward(self, xp, g):
         (x,) = self.saved(xp.TENSORS)
