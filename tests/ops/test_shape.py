@@ -397,3 +397,19 @@ def test_errors_match_torch(torch, name):
     with pytest.raises(type(ref.value)) as err:
         fn(retrograd, _x())
     assert str(err.value) == str(ref.value)
+
+
+def test_repeat_interleave_tensor_is_index_select(torch):
+    """With a tensor of repeats, PyTorch's composite is index_select by the repeated indices:
+    its node keeps the dim as given and the index (a pack hook sees it)."""
+    for lib in (retrograd, torch):
+        packed = []
+        x = lib.ones(2, 3, requires_grad=True)
+        with lib.autograd.graph.saved_tensors_hooks(lambda t, p=packed: p.append(t.shape) or t,
+                                                    lambda t: t):
+            y = x.repeat_interleave(lib.tensor([1, 2]), dim=-2)
+        assert y.grad_fn.name() == "IndexSelectBackward0"
+        assert y.grad_fn._saved_index.tolist() == [0, 1, 1]
+        assert [tuple(s) for s in packed] == [(3,)]
+        with pytest.raises(IndexError, match="Dimension specified as 0 but tensor has no"):
+            lib.tensor(3.0).repeat_interleave(lib.tensor([2]), dim=0)

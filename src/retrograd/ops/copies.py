@@ -16,7 +16,7 @@ from ._array import add_at
 from ._base import not_implemented
 from ._core import arg_error, c_order, wrap_dim
 from ._views import narrow
-from .index_ops import IndexSelectBackward0
+from .index_ops import IndexSelectBackward0, index_select
 from .shape import (
     DiagonalBackward0_copy,
     _diag_dims,
@@ -154,6 +154,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Ten
             raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
         _check_repeats(r)
         return make(np.repeat(np.arange(r.shape[0] if r.ndim else 1), r.reshape(-1)))
+    dim_given = dim is not None
     if dim is None:
         input = flatten(input)  # noqa: A001
         dim = 0
@@ -198,8 +199,11 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Ten
             f"repeat_interleave: Invalid output_size, expected {idx.size} but got {output_size}"
         )
     if a.ndim == 0:
+        if dim_given:  # index_select on the 0-d input itself
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         input = reshape(input, (1,))  # noqa: A001
-    return index_dims(input, ((d, idx),), "IndexSelectBackward0")
+    # PyTorch's composite: index_select with the repeated indices (its node saves them)
+    return index_select(input, dim, make(idx))
 
 
 def _check_repeats(r: np.ndarray) -> None:
