@@ -17,7 +17,7 @@ from .._dtypes import F32, FLOAT_CHARS, REDUCED, WIDE_CHARS, bfloat16, to_dtype
 from .._tensor import Tensor
 from ..autograd.graph import Node
 from . import _array
-from ._apply import apply, apply_multi
+from ._apply import apply, apply_multi, recording
 from ._base import check_grad_dtype, not_implemented
 from ._core import Signatures, arg_error, c_order, wrap, wrap_dim
 from ._views import slice_dim
@@ -211,6 +211,8 @@ def argsort(input, dim=-1, descending=False, stable=False) -> Tensor:  # noqa: A
     except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
         raise arg_error("argsort", "input", 1, input) from None
     d = wrap_dim(dim, a.ndim)
+    if recording(input):  # PyTorch sorts: a node keeping the indices, freed with the values
+        return sort(input, dim, descending, stable=stable).indices
     if a.ndim == 0:
         return wrap(np.zeros((), np.int64))
     idx = _stable_argsort(a, d, descending)
