@@ -573,6 +573,17 @@ def _index_family(lib, name):
         "multi_margin_loss": lambda: fn.multi_margin_loss(x, lib.tensor([0, 3, 1])),
         "lu_factor": lambda: lib.linalg.lu_factor(x[:, :3])[0],
         "special_i1": lambda: lib.special.i1(x),
+        "logsigmoid": lambda: fn.logsigmoid(x),
+        "argsort_gather": lambda: x.gather(1, x.argsort(1)),
+        "repeat_interleave_t": lambda: x.repeat_interleave(lib.tensor([2, 0, 1]), dim=0),
+        "combinations": lambda: lib.combinations(x[0], 2),
+        "cov_aweights": lambda: lib.cov(x, aweights=s[0].abs() + 0.5),
+        "fractional_max_pool3d": lambda: fn.fractional_max_pool3d(
+            (x.reshape(-1, 1) * x.reshape(-1)).reshape(1, 1, 4, 6, 6), 2, output_size=2),
+        "einsum": lambda: lib.einsum("ij,kj->ik", x, s),
+        "matrix_norm_1": lambda: lib.linalg.matrix_norm(x, 1),
+        "sdpa_dropout": lambda: fn.scaled_dot_product_attention(x[None], s[None], s[None],
+                                                                dropout_p=0.5),
     }[name]()
 
 
@@ -591,7 +602,9 @@ def _set(z, key, v):
     "aminmax", "mm", "mv", "qr", "eigh", "svd", "det", "slogdet", "solve", "ctc_loss",
     "embedding_bag", "embedding_bag_psw", "copysign", "cdist", "dist", "block_diag", "conv3d",
     "max_pool3d", "multi_margin_loss", "lu_factor", "special_i1", "masked_select_bcast",
-    "masked_scatter_bcast"])
+    "masked_scatter_bcast", "logsigmoid", "argsort_gather", "repeat_interleave_t",
+    "combinations", "cov_aweights", "fractional_max_pool3d", "einsum", "matrix_norm_1",
+    "sdpa_dropout"])
 def test_packs_what_torch_saves(torch, name):
     """Indices, masks, targets, statistics and factors PyTorch saves as tensors go through
     pack and unpack as there: the same tensors (shape, dtype), in the same order, each

@@ -574,7 +574,7 @@ def _fractional(input: Tensor, nd: int, kernel_size, output_size, output_ratio, 
         return _unbatched((vals, idx), unbatched)
 
     return fused(f"FractionalMaxPool{nd}DBackward0", pool, input, _kernel_size=k,
-                 _output_size=out)
+                 _output_size=out, _packs=(0, "=result1"))  # PyTorch saves self, indices
 
 
 def fractional_max_pool2d_with_indices(input: Tensor, kernel_size, output_size=None,  # noqa: A002
