@@ -245,6 +245,8 @@ REGRESSIONS = {
     "nanmedian_empty_dim": Case("fn", "nanmedian", (_t("int8", (2, 0)),), {"dim": 1}),
     "unique_consecutive_0d_dim": Case("method", "unique_consecutive", (_t("bfloat16", ()),),
                                       {"return_inverse": True, "dim": 0}),
+    "div_mode_none_grad_fn": Case("method", "div", (_t("float16", (1,), grad=True),
+                                                    _t("float32", ())), {"rounding_mode": None}),
 }
 
 

@@ -89,6 +89,8 @@ OPS = [
     OpInfo("div_trunc", lambda lib, a, b: lib.div(a * 3, b, rounding_mode="trunc") + a,
            BINARY, positive_gap=0.5),
     OpInfo("div_floor", lambda lib, a: a.div(0.3, rounding_mode="floor") * a, UNARY),
+    OpInfo("div_mode_none", lambda lib, a, b: lib.div(a, b, rounding_mode=None), BINARY,
+           positive_gap=0.5),
     OpInfo("true_divide", lambda lib, a, b: lib.true_divide(a, b), BINARY, positive_gap=0.5),
     OpInfo("float_power", lambda lib, a, b: lib.float_power(a, b), BINARY, low=0.5, high=2.0),
     OpInfo("float_power_scalar", lambda lib, a: a.float_power(3), UNARY),

@@ -308,7 +308,17 @@ def _true_div(x, y):
     return np.true_divide(x, y)
 
 
-def div(input, other, *, rounding_mode=None) -> Tensor:  # noqa: A002
+class DivModeBackward(DivBackward0):
+    """True division through ``div``'s rounding_mode overload (``rounding_mode=None`` given):
+    PyTorch records it as DivBackward2."""
+
+    _name = "DivBackward2"
+
+
+_NO_MODE = object()  # rounding_mode not given (None given picks PyTorch's other overload)
+
+
+def div(input, other, *, rounding_mode=_NO_MODE) -> Tensor:  # noqa: A002
     """Elementwise division; integers divide into the default float dtype.
 
     >>> import retrograd as torch
@@ -317,9 +327,12 @@ def div(input, other, *, rounding_mode=None) -> Tensor:  # noqa: A002
     """
     if not isinstance(input, Tensor):
         input = tensor_arg("div", "input", 1, input)
+    if rounding_mode is _NO_MODE:
+        return apply_binary(DivBackward0, _true_div, input, other)
     if rounding_mode is not None:
         return _div_rounding(input, other, rounding_mode)
-    return apply_binary(DivBackward0, _true_div, input, other)
+    return apply_binary(DivModeBackward, _true_div, input, other, _rounding_mode=None,
+                        _g=other)
 
 
 def _div_rounding(a, b, mode):
