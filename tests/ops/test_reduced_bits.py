@@ -665,3 +665,24 @@ def test_i1_cephes_bits(torch, name, dtype):
         np.testing.assert_array_max_ulp(out, ref, 1)
     else:
         np.testing.assert_array_equal(out, ref)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [5, 16, 17, 40, 71])
+def test_softmax_nan_rows(torch, n, dtype):
+    """float16/bfloat16 softmax over the last dim turns a row holding NaN or +inf (or only
+    -inf) all NaN with the bits of torch's kernel: bfloat16 0xFFFF in its 16-element vector
+    steps, 0x7FC0 in the row's tail; float16 0xFFFF for a NaN in the vector part (not its last
+    element when the tail is under 8 long), 0xFE00 for infinities, else 0x7E00 (rows mixing
+    NaN and +inf: left)."""
+    x = np.random.default_rng(n).standard_normal((7, n)).astype(np.float32)
+    vec = n - n % 16
+    x[0, 0] = np.nan
+    x[1, -1] = np.nan
+    x[2, max(vec - 1, 0)] = np.nan
+    x[3, 2] = np.inf
+    x[4] = -np.inf
+    x[5, 1:3] = np.inf
+    for fn in ("softmax", "_safe_softmax"):
+        out, ref = (getattr(lib, fn)(_tensor(lib, x, dtype), -1) for lib in (retrograd, torch))
+        np.testing.assert_array_equal(_bits(out, torch), _bits(ref, torch))

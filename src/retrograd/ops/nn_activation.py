@@ -712,9 +712,39 @@ def _softmax_prep(input, dim, dtype, kernel):
     return input, a, d
 
 
-def _finish_dim_op(P, out, input, d, scalar, given=None):
+def _softmax_nans(out: np.ndarray, a: np.ndarray, m: np.ndarray, d: int) -> np.ndarray:
+    """A float16/bfloat16 softmax ``out`` along the last dim (of float32 ``a``, row maxima
+    ``m``) with the NaN bits of torch's last-dim kernel, which turns a row holding NaN or +inf
+    (or only -inf) all NaN. Its 16-element vector steps: bfloat16 0xFFFF there, 0x7FC0 in the
+    row's scalar tail; float16 0xFFFF where a NaN lies in the vector part (its max or-s in all
+    ones; not the part's last element when the tail is under 8 long), else 0xFE00
+    where +inf does or only -inf (inf - inf), else its NAN (0x7E00)."""
+    bad = (m != m) | (np.abs(m) == np.inf)
+    if d != a.ndim - 1 or not bad.any():
+        return out
+    n = a.shape[-1]
+    vec = n - n % 16
+    out = np.array(out, order="C")
+    bits = out.view(np.uint16)
+    rows = np.broadcast_to(bad, out.shape) & np.isnan(out)  # (_safe_softmax zeroes -inf rows)
+    if out.dtype == np.float16:
+        lim = vec if n % 16 >= 8 else max(vec - 1, 0)  # (measured: its reduction's lanes)
+        nan_vec = np.isnan(a[..., :lim]).any(axis=-1, keepdims=True)
+        inf = (a == np.inf).any(axis=-1, keepdims=True) | (m == -np.inf)
+        fill = np.where(nan_vec, 0xFFFF, np.where(inf, 0xFE00, 0x7E00)).astype(np.uint16)
+        bits[rows] = np.broadcast_to(fill, out.shape)[rows]
+    else:
+        in_vec = np.arange(n) < vec
+        bits[rows] = np.where(in_vec, np.uint16(0xFFFF), np.uint16(0x7FC0))[
+            np.nonzero(rows)[-1]]
+    return out
+
+
+def _finish_dim_op(P, out, input, d, scalar, given=None, rows=None):
     if out.dtype != input._data.dtype and input._data.dtype in REDUCED:
         out = out.astype(input._data.dtype)
+        if rows is not None:  # softmax's (input, row maxima): the bits of its NaN rows
+            out = _softmax_nans(out, *rows, d)
     if scalar:
         out = out.reshape(())
     # (contiguous whatever the input's layout, as PyTorch allocates softmax's output)
@@ -732,7 +762,8 @@ def softmax(input, dim, dtype=None) -> Tensor:  # noqa: A002
         input, a, d = _softmax_prep(input, dim, dtype, "softmax_lastdim_kernel_impl")
         rd = input._data.dtype
         with np.errstate(invalid="ignore", over="ignore"):
-            out = a - a.max(axis=d, keepdims=True) if a.size else a.copy()
+            m = a.max(axis=d, keepdims=True) if a.size else None
+            out = a - m if a.size else a.copy()
             np.exp(out, out=out)
             s = out.sum(axis=d, keepdims=True)
             inner = math.prod(a.shape[d + 1:])
@@ -743,7 +774,8 @@ def softmax(input, dim, dtype=None) -> Tensor:  # noqa: A002
                 tail = out.reshape(a.shape[:d + 1] + (inner,))[..., inner - inner % 16:]
                 tail[...] = tail.astype(rd).astype(F32)
             out /= s
-        return _finish_dim_op(SoftmaxBackward0, out, input, d, input._data.ndim == 0, dim)
+        return _finish_dim_op(SoftmaxBackward0, out, input, d, input._data.ndim == 0, dim,
+                              None if m is None else (a, m))
     except (AttributeError, TypeError):
         _SOFTMAX["softmax"].check(input, dim, dtype)
         raise
@@ -773,7 +805,8 @@ def _safe_softmax(input, dim, dtype=None) -> Tensor:  # noqa: A002
             gone = m == -np.inf  # the row's maximum is -inf: every entry is
             if gone.any():
                 np.copyto(out, out.dtype.type(0), where=gone)
-    return _finish_dim_op(SafeSoftmaxBackward0, out, input, d, input._data.ndim == 0, dim)
+    return _finish_dim_op(SafeSoftmaxBackward0, out, input, d, input._data.ndim == 0, dim,
+                          None if m is None else (a, m))
 
 
 def log_softmax(input, dim, dtype=None) -> Tensor:  # noqa: A002
