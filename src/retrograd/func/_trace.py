@@ -209,6 +209,7 @@ def _internal(frame) -> bool:
 
 
 _PKG = __name__.split(".")[0] + "."
+_PLAIN = frozenset((int, float, bool, str))  # attribute values that are constants as they are
 
 
 class Tape:
@@ -300,8 +301,11 @@ class Tape:
         _apply.remove_observer(self.observe)
         # An in-place op changes a value after the calls that read it were recorded (whether
         # or not the op itself was observed): its version counter tells.
-        if self.bad is None and any(vc[0] != v for vc, v in self._versions):
-            self.bad = "an in-place op"
+        if self.bad is None:
+            for vc, v in self._versions:
+                if vc[0] != v:
+                    self.bad = "an in-place op"
+                    break
         ACTIVE.pop()
         _transforms.TRACE = ACTIVE[-1] if ACTIVE else None
         if ACTIVE:
@@ -334,7 +338,7 @@ class Tape:
     def _record(self, P, inputs, attrs, out, tins, versions) -> None:
         outs = out if out.__class__ is tuple else (out,)
         for x, v in zip(tins, versions):
-            if x._vc[0] != v or any(o is x for o in outs):
+            if x._vc[0] != v or x is outs[0] or (len(outs) > 1 and any(o is x for o in outs)):
                 self.bad = "an in-place op"
                 return
         for x in tins:
@@ -362,7 +366,7 @@ class Tape:
         consts = getattr(rule, "consts", ())    # attributes made from Python numbers
         attr_refs = {}
         for k, v in attrs.items():
-            if k == "fwd" or k in consts:
+            if k == "fwd" or k in consts or v is None or v.__class__ in _PLAIN:
                 r = ("c", v)
             elif k in derived:
                 r = ("c", None)
