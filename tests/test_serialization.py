@@ -847,3 +847,43 @@ def test_torch_model_file_is_refused_without_importing_torch_modules(torch):
     buf.seek(0)
     with pytest.raises(pickle.UnpicklingError, match="retrograd does not provide"):
         rg.load(buf, weights_only=False)
+
+
+def _pickled(lib):
+    import copy
+    import pickle
+
+    t = lib.arange(3.0).requires_grad_()
+    t.grad = lib.ones(3)
+    m = lib.nn.Linear(2, 2)
+    out = {"leaf": pickle.loads(pickle.dumps(t)), "nonleaf": pickle.loads(pickle.dumps(t * 2)),
+           "param": pickle.loads(pickle.dumps(lib.nn.Parameter(lib.ones(2)))),
+           "t": pickle.loads(pickle.dumps(lib.arange(6.0).reshape(2, 3).t())),
+           "model": pickle.loads(pickle.dumps(m)), "state": pickle.loads(pickle.dumps(
+               m.state_dict()))}
+    for dt in (lib.float16, lib.bfloat16, lib.int64, lib.bool):
+        out[str(dt).split(".")[-1]] = pickle.loads(pickle.dumps(lib.arange(3.0).to(dt)))
+    c = copy.copy(t)
+    with lib.no_grad():
+        c[0] = 7.0
+    out["copy"], out["shared"] = c, t
+    return out
+
+
+def test_pickle_and_copy_as_torch(torch):
+    ours, theirs = _pickled(rg), _pickled(torch)
+    for k, r in ours.items():
+        e = theirs[k]
+        if k == "model":
+            assert type(r.weight).__name__ == type(e.weight).__name__ == "Parameter"
+            r, e = r.weight, e.weight
+            assert r.shape == e.shape and r.requires_grad
+            continue
+        if k == "state":
+            assert list(r) == list(e) and r["bias"].shape == e["bias"].shape
+            continue
+        assert type(r).__name__ == type(e).__name__, k
+        assert r.tolist() == e.tolist(), k
+        assert str(r.dtype).split(".")[-1] == str(e.dtype).split(".")[-1], k
+        assert (r.requires_grad, r.is_leaf, r.stride()) == (e.requires_grad, e.is_leaf, e.stride())
+        assert (r.grad is None) == (e.grad is None), k

@@ -107,6 +107,14 @@ _NON_LEAF_RG = (
 )
 
 
+def _from_pickle(cls, arr, requires_grad: bool, state: dict):
+    """A tensor back from ``pickle`` (``Tensor.__reduce_ex__``)."""
+    t = cls._make(arr)
+    t._rg = bool(requires_grad)
+    t.__dict__.update(state)
+    return t
+
+
 class Tensor:
     """An n-dimensional array that can record the operations applied to it.
 
@@ -510,9 +518,19 @@ class Tensor:
         return id(self)
 
     def __reduce_ex__(self, protocol):
-        raise TypeError(
-            "retrograd tensors are not pickled; use retrograd.save, which never runs code on load"
-        )
+        # As PyTorch's pickling: the values (NumPy's pickle keeps C or Fortran order), the
+        # class (Parameter) and requires_grad, never the graph or ``.grad``. Unpickling runs
+        # code by nature; retrograd.load is the safe reader for files from others.
+        state = {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
+        return _from_pickle, (type(self), self._data, self.requires_grad, state)
+
+    def __copy__(self):
+        # copy.copy: PyTorch's shallow copy shares the data (as a detached view does)
+        t = type(self)._make(self._data)
+        t._vc = self._vc
+        t._rg = self.requires_grad
+        t.__dict__.update(self.__dict__)
+        return t
 
     def __deepcopy__(self, memo):
         if self.grad_fn is not None:
