@@ -1184,7 +1184,17 @@ class ClampMaxBackward1(Node):
         return gx, gb
 
 
+_CLAMP_SIDE = {
+    np.maximum: Signatures("clamp_min", "Tensor input, Tensor min, *, Tensor? out = None",
+                           "Tensor input, Number min, *, Tensor? out = None"),
+    np.minimum: Signatures("clamp_max", "Tensor input, Tensor max, *, Tensor? out = None",
+                           "Tensor input, Number max, *, Tensor? out = None"),
+}
+
+
 def _clamp_side(input, bound, ufunc, cls0, cls1):
+    if not isinstance(input, Tensor):  # (a number first fits no signature)
+        _CLAMP_SIDE[ufunc].check(input, bound)
     if isinstance(bound, Tensor):
         return apply_binary(cls1, ufunc, input, bound)
     ad, bd = operands(input, bound)
