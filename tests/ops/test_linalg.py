@@ -362,7 +362,8 @@ def test_empty_inputs_match_torch(torch):
 
 def test_saved_strides_are_the_arrays(torch):
     """MmBackward0's _saved_*_sym_strides are the saved inputs' own: a transposed view keeps
-    (1, n), and an inverse is column-major, as LAPACK leaves it and PyTorch returns it."""
+    (1, n), and an inverse and svd's U and Vh are column-major, as LAPACK leaves them and
+    PyTorch returns them."""
     a = RNG.standard_normal((3, 3)) + 3 * np.eye(3)
     x = RNG.standard_normal((3, 5))
     for lib in (retrograd, torch):
@@ -370,6 +371,9 @@ def test_saved_strides_are_the_arrays(torch):
         assert y.grad_fn._saved_self_sym_strides == (1, 3)
         assert y.grad_fn._saved_mat2_sym_strides == (1, 3)
         assert lib.linalg.inv(lib.tensor(a)).stride() == (1, 3)
+        u, s, vh = lib.linalg.svd(lib.tensor(x), full_matrices=False)
+        assert (u.stride(), vh.stride()) == ((1, 3), (1, 3))
+        assert lib.linalg.svd(lib.tensor(np.ones((2, 3, 4)))).U.stride() == (9, 1, 3)
         c = lib.cov(lib.tensor(x, requires_grad=True)).grad_fn.next_functions[0][0]
         mm = c.next_functions[0][0]
         assert (mm._saved_self_sym_strides, mm._saved_mat2_sym_strides) == ((5, 1), (1, 5))

@@ -533,19 +533,16 @@ _FROM_TABLE["SliceBackward0"] = NAMES["SliceBackward0"]  # (compared over the ta
 for _name, _spec in _FROM_TABLE.items():
     NAMES[_name] = {**NAMES.get(_name, {}), **_spec}
 
-# Provided, but not compared over the op table: some table ops reach these nodes through calls
-# whose arguments differ from PyTorch's decomposition (einsum, tensordot, quantile and
-# matrix_norm are written with other reductions and permutes),
+# Provided, but not compared over the op table: quantile reaches sort through a call whose
+# arguments differ from PyTorch's decomposition,
 # eigenvectors and singular vectors are unique only up to sign (LAPACK's choice differs), and
 # topk(sorted=False)'s order is unspecified; in eval rrelu's noise is uninitialized memory in
 # PyTorch. tests/autograd/test_saved_hooks.py checks dims on direct calls.
 _UNCHECKED = {
-    "PermuteBackward0": ("dims",), "SortBackward0": ("indices", "self_sym_sizes"),
-    "TopkBackward0": ("indices",), "SumBackward1": ("dim",),
+    "SortBackward0": ("indices", "self_sym_sizes"), "TopkBackward0": ("indices",),
     "LinalgEighBackward0": ("eigenvectors",),
     "LinalgSvdBackward0": ("U", "Vh"),
     "RreluWithNoiseBackward0": ("noise",),
-    "AminBackward0": ("keepdim",),
     "CtcLossBackward0": ("result1",),  # (what PyTorch's kernel leaves unwritten is garbage)
 }
 for _name, _drop in _UNCHECKED.items():

@@ -250,8 +250,13 @@ def _inv_array(a: np.ndarray, fname: str) -> np.ndarray:
         inv = np.linalg.inv(a)
     except np.linalg.LinAlgError:
         raise _singular_error(a, fname) from None
-    # LAPACK's layout, as PyTorch returns it: each matrix column-major (strides (1, n))
-    return np.swapaxes(np.swapaxes(inv, -1, -2).copy(), -1, -2)
+    return _colmajor(inv)
+
+
+def _colmajor(a: np.ndarray) -> np.ndarray:
+    """``a`` with LAPACK's layout, as PyTorch returns its factors: each matrix column-major
+    (strides (1, rows)), a batch of them one after another."""
+    return np.swapaxes(np.swapaxes(a, -1, -2).copy(), -1, -2)
 
 
 @fp32
@@ -809,7 +814,8 @@ def _svd_arrays(a, full_matrices, fname):
             vh[..., np.arange(n), np.arange(n)] = 1
         return u, np.zeros(a.shape[:-2] + (k,), a.dtype), vh
     try:
-        return np.linalg.svd(a, full_matrices=full_matrices)
+        u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
+        return _colmajor(u), s, _colmajor(vh)
     except np.linalg.LinAlgError:
         raise LinAlgError(f"{fname}: The algorithm failed to converge because the input matrix "
                           "is ill-conditioned or has too many repeated singular values.") from None
