@@ -526,6 +526,12 @@ _NAN_BITS_UNARY = {
     "addcdiv": lambda lib, a: lib.addcdiv(a, a.flip(0), a.roll(3), value=-2.0),
     "floor_divide": lambda lib, a: a // a.flip(0), "floor_number": lambda lib, a: a // 0.7,
     "rfloor_number": lambda lib, a: lib.floor_divide(-1.5, a),
+    # float16 vector steps: SLEEF's all ones (atan2), the kernels' NAN (hypot, logaddexp(2));
+    # scalar loop: logaddexp's NaN with the sign set; nextafter: the first NaN operand
+    "atan2": lambda lib, a: lib.atan2(a, a.flip(0)), "hypot": lambda lib, a: a.hypot(a.roll(3)),
+    "logaddexp": lambda lib, a: lib.logaddexp(a, a.flip(0)),
+    "logaddexp2": lambda lib, a: lib.logaddexp2(a.roll(5), a),
+    "nextafter": lambda lib, a: lib.nextafter(a, a.flip(0)),
     "div_trunc": lambda lib, a: lib.div(a, a.flip(0), rounding_mode="trunc"),
     "mse_none": lambda lib, a: lib.nn.functional.mse_loss(a, a.flip(0), reduction="none"),
     "huber_none": lambda lib, a: lib.nn.functional.huber_loss(a, a.flip(0), reduction="none"),

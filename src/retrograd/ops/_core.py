@@ -213,6 +213,8 @@ def reduced_binary(P, fwd, a: Tensor, b):
             out = bf16_nans(out)
     elif out.dtype == _F16 and P.__name__ == "XlogyBackward0":
         out = f16_xlogy_nans(out, ad, bd)
+    elif out.dtype == _F16 and getattr(P, "f16_nans", None) is not None:
+        out = f16_binary_nans(out, ad, bd, *P.f16_nans)
     return ad, bd, out
 
 
@@ -440,6 +442,39 @@ def f16_xlogy_nans(out: np.ndarray, x, y) -> np.ndarray:
         np.isnan(xs), xs.view(np.uint16) | np.uint16(0x0200), np.uint16(0xFE00)))
     nan = np.isnan(res)
     res.view(np.uint16)[nan] = bits[nan]
+    return like_layout(res, out)
+
+
+def f16_binary_nans(out: np.ndarray, a, b, vector, scalar) -> np.ndarray:
+    """float16 ``out`` of a binary kernel of ``a`` and ``b`` (as laid out) with the NaN bits
+    torch's loop leaves: ``vector`` in its 32-element vector steps, ``scalar`` in its scalar
+    loop (``scalar_loop``), each a constant, "first" (the first NaN operand quieted: x86's
+    ``a + b``), "first_neg" (that with the sign bit set) or None (as computed).
+
+    >>> x = np.full(40, np.nan, np.float16)
+    >>> bits = f16_binary_nans(x, x, np.ones(40, np.float16), 0xFFFF, "first_neg")
+    >>> [hex(v) for v in bits.view(np.uint16)[[0, 39]]]
+    ['0xffff', '0xfe00']
+    """
+    if not np.isnan(out).any():
+        return out
+    res = np.array(out, order="C")
+    flat = res.view(np.uint16).reshape(-1)
+    nan = (flat & 0x7FFF) > 0x7C00
+    in_tail = np.zeros(flat.size, bool)
+    tail = scalar_loop(res.shape, *(np.asarray(x) for x in (a, b)))
+    if tail is not None:
+        in_tail[tail] = True
+    for where, rule in ((nan & ~in_tail, vector), (nan & in_tail, scalar)):
+        if rule is None or not where.any():
+            continue
+        if isinstance(rule, str):
+            xa, xb = (np.broadcast_to(np.asarray(x, _F16), res.shape).reshape(-1)[where]
+                      for x in (a, b))
+            bits = np.where(np.isnan(xa), xa, xb).view(np.uint16) | np.uint16(0x0200)
+            flat[where] = bits | np.uint16(0x8000) if rule == "first_neg" else bits
+        else:
+            flat[where] = rule
     return like_layout(res, out)
 
 

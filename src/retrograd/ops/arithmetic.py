@@ -549,6 +549,7 @@ def _atan2_reduced(a, b):
 
 class Atan2Backward0(Node):
     reduced = staticmethod(_atan2_reduced)  # float16/bfloat16 as torch's kernel
+    f16_nans = (0xFFFF, None)  # (_core.f16_binary_nans: SLEEF's all ones; libm's tail)
     saves = ((0, 1), (0, 1))
 
     def backward(self, xp, g):
@@ -562,6 +563,7 @@ class Atan2Backward0(Node):
 
 class HypotBackward0(Node):
     forward = np.hypot
+    f16_nans = (0x7E00, None)  # (the vector kernel's NAN)
     saves = ((0, 1, "result"), (0, 1, "result"))
 
     def backward(self, xp, g):
@@ -575,6 +577,7 @@ class HypotBackward0(Node):
 
 class LogaddexpBackward0(Node):
     forward = np.logaddexp
+    f16_nans = (0x7E00, "first_neg")  # (the scalar loop's -abs(a - b) sets the sign)
     saves = ((0, 1), (0, 1))
 
     def backward(self, xp, g):
@@ -596,6 +599,7 @@ def _logaddexp2_reduced(a, b):
 class Logaddexp2Backward0(Node):
     forward = np.logaddexp2
     reduced = staticmethod(_logaddexp2_reduced)  # float16/bfloat16 as torch's kernel
+    f16_nans = (0x7E00, None)
     saves = ((0, 1), (0, 1))
 
     def backward(self, xp, g):

@@ -17,7 +17,7 @@ from .. import return_types
 from .._dtypes import F32, FLOAT_CHARS, WIDE_CHARS, bfloat16, to_dtype
 from .._tensor import Tensor
 from ._base import not_implemented
-from ._core import arg_error, check_broadcast, operands, wrap, wrap_dim
+from ._core import arg_error, check_broadcast, f16_binary_nans, operands, wrap, wrap_dim
 
 __all__ = [
     "bincount", "histc", "histogram", "histogramdd", "isin", "unique_consecutive",
@@ -286,7 +286,8 @@ def nextafter(input, other) -> Tensor:  # noqa: A002
     if a.dtype.char not in FLOAT_CHARS:
         raise NotImplementedError(
             f"\"nextafter_cpu\" not implemented for '{to_dtype(a.dtype).scalar_name}'")
-    return wrap(np.nextafter(a, b))
+    out = np.nextafter(a, b)  # (float16: glibc's x + y of a NaN, in every loop)
+    return wrap(f16_binary_nans(out, a, b, "first", "first") if out.dtype == np.float16 else out)
 
 
 def frexp(input):  # noqa: A002
