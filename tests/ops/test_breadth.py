@@ -230,3 +230,20 @@ def test_combinations_builds_torchs_graph(torch, r, rep):
     np.testing.assert_array_equal(res[0][0], res[1][0])
     np.testing.assert_array_equal(res[0][1], res[1][1])
     assert res[0][2] == res[1][2]
+
+
+@pytest.mark.parametrize("shape, dim, keepdim", [((3, 4), None, False), ((3, 4), None, True),
+                                                 ((3, 4), 0, False), ((3, 4), -1, True),
+                                                 ((2, 3, 4), 1, False), ((), 0, True)])
+def test_quantile_builds_torchs_graph(torch, shape, dim, keepdim):
+    """quantile sorts what PyTorch sorts (flattened, as is with dim last, else dim moved last)
+    and views the sorted values as (*out_shape, n): same nodes, values and gradients."""
+    x = np.random.default_rng(4).standard_normal(shape)
+    res = []
+    for lib in (rg, torch):
+        t = lib.tensor(x, requires_grad=True)
+        y = lib.quantile(t, lib.tensor([0.25, 0.8], dtype=t.dtype), dim=dim, keepdim=keepdim)
+        res.append((y.detach().numpy(), lib.autograd.grad(y.sum(), t)[0].numpy(), _names(y)))
+    np.testing.assert_allclose(res[0][0], res[1][0], rtol=1e-12)
+    np.testing.assert_allclose(res[0][1], res[1][1], rtol=1e-12)
+    assert res[0][2] == res[1][2]

@@ -533,13 +533,12 @@ _FROM_TABLE["SliceBackward0"] = NAMES["SliceBackward0"]  # (compared over the ta
 for _name, _spec in _FROM_TABLE.items():
     NAMES[_name] = {**NAMES.get(_name, {}), **_spec}
 
-# Provided, but not compared over the op table: quantile reaches sort through a call whose
-# arguments differ from PyTorch's decomposition,
-# eigenvectors and singular vectors are unique only up to sign (LAPACK's choice differs), and
-# topk(sorted=False)'s order is unspecified; in eval rrelu's noise is uninitialized memory in
-# PyTorch. tests/autograd/test_saved_hooks.py checks dims on direct calls.
+# Provided, but not compared over the op table: eigenvectors and singular vectors are unique
+# only up to sign (LAPACK's choice differs), and topk(sorted=False)'s order is unspecified; in
+# eval rrelu's noise is uninitialized memory in PyTorch. tests/autograd/test_saved_hooks.py
+# checks dims on direct calls.
 _UNCHECKED = {
-    "SortBackward0": ("indices", "self_sym_sizes"), "TopkBackward0": ("indices",),
+    "TopkBackward0": ("indices",),
     "LinalgEighBackward0": ("eigenvectors",),
     "LinalgSvdBackward0": ("U", "Vh"),
     "RreluWithNoiseBackward0": ("noise",),

@@ -575,16 +575,23 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):  # noqa:
     # Laid out as PyTorch's quantile: the reduced dim last (kept as 1 where it was, with
     # keepdim), sorted (NaNs last), ranks gathered and interpolated with lerp; the grad_fn
     # chain is PyTorch's (SqueezeBackward4 over LerpBackward1 or GatherBackward0).
+    # PyTorch sorts the flattened input, the input itself (dim last) or the input with dim
+    # moved last, then views the sorted values as (*out_shape, n).
+    sizes = list(input.shape)
     if dim is None:
-        x = reshape(input, (-1,))
-        if keepdim:
-            x = reshape(x, (1,) * input.dim() + (-1,))
+        srt = sort(input.flatten(), dim=-1).values
+        in_shape = ((1,) * input.dim() if keepdim else ()) + (srt.shape[-1],)
     else:
         d = wrap_dim(dim, max(input.dim(), 1))
-        x = input.unsqueeze(-1).transpose(d, -1) if input.dim() else reshape(input, (1, 1))
-        if not keepdim:
-            x = x.squeeze(d)
-    srt = sort(x, dim=-1).values
+        if d == input.dim() - 1:
+            srt = sort(input, dim=-1).values
+        else:
+            srt = sort(input.unsqueeze(-1).transpose(d, -1), dim=-1).values
+        n = sizes[d] if sizes else 1
+        if sizes:
+            sizes[d] = 1
+        in_shape = tuple(sizes if keepdim else sizes[:d] + sizes[d + 1:]) + (n,)
+    srt = srt.view(in_shape)
     n = srt.shape[-1]
     nan = np.isnan(srt.detach().numpy())
     if ignore_nan:
