@@ -249,6 +249,16 @@ REGRESSIONS = {
                                                     _t("float32", ())), {"rounding_mode": None}),
     "clamp_min_number_first": Case("fn", "clamp_min", (True, _t("bool", (2, 1, 3))), {}),
     "clamp_max_number_first": Case("fn", "clamp_max", (1, _t("float32", (2,))), {}),
+    # a 0-dim tensor bound with a number bound: PyTorch reads the tensor as a number
+    "clamp_0d_tensor_and_number": Case("method", "clamp", (_t("int8", ()), _t("int8", ()), 1.5),
+                                       {}),
+    "clip_0d_tensor_and_number": Case("method", "clip", (_t("float32", (4,), "e"),
+                                                         _t("int16", ()), 0), {}),
+    "clamp_min__tensor_legacy_name": Case("method", "clamp_min_", (_t("int8", (3,), "s"),
+                                                                   _t("float16", ())), {}),
+    "hypot_number_first": Case("fn", "hypot", (float("inf"), _t("int32", (2, 3))), {}),
+    "aminmax_empty_dim": Case("method", "aminmax", (_t("bfloat16", (0,)),), {"dim": 0}),
+    "kthvalue_bool_empty": Case("fn", "kthvalue", (_t("bool", (0,)), 2), {}),
 }
 
 

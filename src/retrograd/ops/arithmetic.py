@@ -635,6 +635,8 @@ def hypot(input, other) -> Tensor:  # noqa: A002
     >>> torch.hypot(torch.tensor([3.]), torch.tensor([4.]))
     tensor([5.])
     """
+    if not isinstance(input, Tensor):
+        raise arg_error("hypot", "input", 1, input)
     _tensor_other("hypot", other)
     _float_only("hypot", input, other)
     return apply_binary(HypotBackward0, np.hypot, input, other)

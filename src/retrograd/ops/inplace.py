@@ -287,7 +287,7 @@ def inplace_method(fn, name: str):
         except RuntimeError as e:
             msg = str(e)
             if name in _C_TYPE_NAMED and msg.startswith("result type ") and \
-                    isinstance(self, Tensor):
+                    isinstance(self, Tensor) and not any(isinstance(a, Tensor) for a in args):
                 # clamp's in-place kernels name the output type as C++ does
                 raise RuntimeError(msg.rsplit(" ", 1)[0] + " " + self.dtype.c_name) from None
             raise

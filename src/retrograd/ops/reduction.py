@@ -549,7 +549,7 @@ def aminmax(input, *, dim=None, keepdim=False):  # noqa: A002
         dims = (wrap_dim(dim, a.ndim),)
         if a.shape[dims[0]] == 0:
             raise IndexError(
-                f"aminmax(): Expected reduction dim {dims[0]} to have non-zero size."
+                f"aminmax: Expected reduction dim {dims[0]} to have non-zero size."
             )
     lo = c_order(np.asarray(np.min(a, axis=dims, keepdims=keepdim)))
     hi = c_order(np.asarray(np.max(a, axis=dims, keepdims=keepdim)))

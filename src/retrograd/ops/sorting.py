@@ -287,12 +287,14 @@ def kthvalue(input, k, dim=-1, keepdim=False):  # noqa: A002
         a = input._data
     except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
         raise arg_error("kthvalue", "input", 1, input) from None
-    if a.dtype.char in WIDE_CHARS or a.dtype == np.bool_:
-        raise not_implemented("kthvalue_cpu", a.dtype)  # uint16/32/64, bool
+    if a.dtype.char in WIDE_CHARS:
+        raise not_implemented("kthvalue_cpu", a.dtype)  # uint16/32/64
     d = wrap_dim(dim, a.ndim)
     n = a.shape[d] if a.ndim else 1
     if n == 0:
         raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
+    if a.dtype == np.bool_:  # (after the empty dim's error, as PyTorch)
+        raise not_implemented("kthvalue_cpu", a.dtype)
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     idx = None

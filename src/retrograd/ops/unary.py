@@ -468,9 +468,13 @@ def clamp(input, min=None, max=None) -> Tensor:  # noqa: A001, A002
         if isinstance(min, Tensor) or isinstance(max, Tensor):
             if not isinstance(min, (Tensor, type(None))) or \
                     not isinstance(max, (Tensor, type(None))):
-                # a tensor and a number: no overload takes both
-                raise TypeError("clamp: one bound a tensor, the other a number")
-            return _clamp_tensor(input, min, max)
+                # a tensor and a number: the number overload, if the tensor is 0-dim (PyTorch
+                # reads it as a number); else no overload takes both
+                if any(isinstance(b, Tensor) and b._data.ndim for b in (min, max)):
+                    raise TypeError("clamp: one bound a tensor, the other a number")
+                min, max = (b.item() if isinstance(b, Tensor) else b for b in (min, max))
+            else:
+                return _clamp_tensor(input, min, max)
         a = input._data
         lo = scalar_value(min) if min is not None else None
         hi = scalar_value(max) if max is not None else None
