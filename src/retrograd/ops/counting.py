@@ -17,7 +17,15 @@ from .. import return_types
 from .._dtypes import F32, FLOAT_CHARS, WIDE_CHARS, bfloat16, to_dtype
 from .._tensor import Tensor
 from ._base import not_implemented
-from ._core import arg_error, check_broadcast, f16_binary_nans, operands, wrap, wrap_dim
+from ._core import (
+    arg_error,
+    bf16_nans,
+    check_broadcast,
+    f16_binary_nans,
+    operands,
+    wrap,
+    wrap_dim,
+)
 
 __all__ = [
     "bincount", "histc", "histogram", "histogramdd", "isin", "unique_consecutive",
@@ -304,7 +312,10 @@ def frexp(input):  # noqa: A002
     if not _is_float(a):
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     m, e = np.frexp(a)
-    return return_types.frexp((wrap(m.astype(a.dtype)), wrap(e.astype(np.int32))))
+    m = m.astype(a.dtype)
+    if m.dtype == bfloat16.np:
+        m = bf16_nans(m)  # (torch's kernel: scalar code only, a NaN 0x7FC0)
+    return return_types.frexp((wrap(m), wrap(e.astype(np.int32))))
 
 
 def isneginf(input) -> Tensor:  # noqa: A002
