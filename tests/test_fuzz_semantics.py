@@ -259,6 +259,11 @@ REGRESSIONS = {
     "hypot_number_first": Case("fn", "hypot", (float("inf"), _t("int32", (2, 3))), {}),
     "aminmax_empty_dim": Case("method", "aminmax", (_t("bfloat16", (0,)),), {"dim": 0}),
     "kthvalue_bool_empty": Case("fn", "kthvalue", (_t("bool", (0,)), 2), {}),
+    "var_mean_empty_mean_nan": Case("fn", "var_mean", (_t("bfloat16", (2, 0), "t"),), {}),
+    "std_mean_empty_dim": Case("fn", "std_mean", (_t("float32", (2, 0)),),
+                               {"dim": -1, "correction": 2}),
+    "setitem_expand_type_name": Case("setitem", "setitem", (_t("bool", ()), (),
+                                                            _t("bool", (2,), "e")), {}),
 }
 
 

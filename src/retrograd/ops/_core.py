@@ -48,6 +48,12 @@ _C_INT_NAMES = {"B": "uint8_t", "b": "int8_t", "h": "int16_t", "i": "int", "l": 
                 "q": "int64_t"}
 
 
+def _c_type_name(dt) -> str:
+    """The tensor type PyTorch's C++ errors print (bool and bfloat16 have no legacy name)."""
+    name = dt.scalar_name
+    return f"CPU{name}Type" if name in ("Bool", "BFloat16") else f"torch.{dt.tensor_type}"
+
+
 def checked_scalar(v, dt: np.dtype):
     """A Python number written into an array of dtype ``dt`` as PyTorch converts it
     (``c10::checked_convert``): an integer dtype refuses NaN, infinities and values out of its
@@ -1045,7 +1051,7 @@ def expand_error(shape, sizes, dtype) -> RuntimeError | None:
     lead = len(sizes) - len(shape)
     if lead < 0:
         return RuntimeError(
-            f"expand(torch.{FROM_NP[dtype].tensor_type}{{{list(shape)}}}, size={list(sizes)}): the "
+            f"expand({_c_type_name(FROM_NP[dtype])}{{{list(shape)}}}, size={list(sizes)}): the "
             f"number of sizes provided ({len(sizes)}) must be greater or equal to the number of "
             f"dimensions in the tensor ({len(shape)})")
     for i in range(len(sizes) - 1, lead - 1, -1):

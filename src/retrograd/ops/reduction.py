@@ -767,8 +767,8 @@ def _var_args(name, a, dim, unbiased, keepdim, correction):
 
 def _var_np(a, dims, keepdim, correction, n):
     with np.errstate(divide="ignore", invalid="ignore"):
-        m = np.mean(a, axis=dims, keepdims=True) if a.size else np.zeros(
-            _keep_shape(a.shape, _reduced_dims(dims, a.ndim)), a.dtype)
+        m = np.mean(a, axis=dims, keepdims=True) if a.size else np.full(  # (NaN: no elements)
+            _keep_shape(a.shape, _reduced_dims(dims, a.ndim)), np.nan, a.dtype)
         dev = a - m
         ss = np.sum(dev * dev, axis=dims, keepdims=keepdim)
         var = np.asarray(ss / a.dtype.type(n - correction if n > correction else 0), dtype=a.dtype)

@@ -24,7 +24,7 @@ from ..autograd.graph import Node
 from . import _array
 from ._apply import apply, apply_multi, apply_view, link_view, recording
 from ._base import _check_leaf, _check_writable, legacy
-from ._core import Signatures, arg_error, bf16_cast_nans, wrap_dim
+from ._core import Signatures, _c_type_name, arg_error, bf16_cast_nans, wrap_dim
 from ._views import expand_array as _expand_array
 from ._views import slice_dim
 
@@ -359,12 +359,6 @@ class ExpandBackward0(Node):
         return xp.sum_to(g, self._in_shape)
 
 
-def _c_type(t) -> str:
-    """The type name PyTorch's C++ errors print (bool and bfloat16 lack a legacy name)."""
-    name = t.dtype.scalar_name
-    return f"CPU{name}Type" if name in ("Bool", "BFloat16") else t.type()
-
-
 def expand(input, *sizes) -> Tensor:  # noqa: A002
     """Broadcast to a larger shape without copying (-1 keeps a dim).
 
@@ -377,9 +371,9 @@ def expand(input, *sizes) -> Tensor:  # noqa: A002
     lead = len(sizes) - a.ndim
     if lead < 0:
         raise RuntimeError(
-            f"expand({_c_type(input)}{{{list(a.shape)}}}, size={list(sizes)}): the number of "
-            f"sizes provided ({len(sizes)}) must be greater or equal to the number of dimensions "
-            f"in the tensor ({a.ndim})"
+            f"expand({_c_type_name(input.dtype)}{{{list(a.shape)}}}, size={list(sizes)}): the "
+            f"number of sizes provided ({len(sizes)}) must be greater or equal to the number of "
+            f"dimensions in the tensor ({a.ndim})"
         )
     shape = []
     # From the last dimension, as PyTorch checks (its error names the rightmost mismatch).
