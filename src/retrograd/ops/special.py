@@ -173,7 +173,9 @@ def _hurwitz_zeta(s: int, q):
     q = _f64(q)
     out = np.zeros_like(q)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        shift = np.where(q < 10.0, np.ceil(10.0 - np.where(np.isfinite(q), q, 10.0)), 0.0)
+        pole = (q <= 0) & (q == np.floor(q))
+        # (a pole takes no shift: -1e30, an integer, would have looped 1e30 times)
+        shift = np.where(q < 10.0, np.ceil(10.0 - np.where(np.isfinite(q) & ~pole, q, 10.0)), 0.0)
         n = int(shift.max()) if shift.size else 0
         for k in range(n):
             m = k < shift
@@ -188,7 +190,6 @@ def _hurwitz_zeta(s: int, q):
             fac *= (s + 2 * j - 1) * (s + 2 * j)
             pw = pw * iw * iw
         out = out + tail
-        pole = (q <= 0) & (q == np.floor(q))
         out = np.where(pole, np.inf, out)
         out = np.where(q == np.inf, 0.0, out)
         out = np.where(q == -np.inf, np.nan, out)
