@@ -552,3 +552,28 @@ def test_loss_modules(torch):
         yt = tm(*[torch.tensor(a) for a in args])
         yr = rm(*[rg.tensor(a) for a in args])
         np.testing.assert_allclose(yr.numpy(), yt.numpy(), rtol=1e-10, err_msg=name)
+
+
+def _ignored_targets(lib):
+    out = []
+    x0 = [[0.1, 0.2, 0.3], [0.5, -0.1, 0.0], [1.0, 2.0, 3.0]]
+    for tgt in ([1, -100, 2], [-100, -100, -100]):
+        for red in ("mean", "sum", "none"):
+            x = lib.tensor(x0, dtype=lib.float64, requires_grad=True)
+            loss = lib.nn.functional.cross_entropy(x, lib.tensor(tgt), reduction=red)
+            loss.sum().backward()
+            out.append((loss.detach(), x.grad))
+    x = lib.tensor(x0, dtype=lib.float64)
+    per_sample = lib.func.vmap(lib.func.grad(lambda a, b: lib.nn.functional.cross_entropy(a, b)))
+    out.append((per_sample(x, lib.tensor([1, -100, 2])),))
+    return out
+
+
+def test_ignored_targets_as_torch(torch):
+    """Every target ignored: a NaN mean whose gradient is 0 (PyTorch's kernel never divides at
+    an ignored target), and +0 losses at ignored targets; per-sample gradients too."""
+    for ours, theirs in zip(_ignored_targets(rg), _ignored_targets(torch)):
+        for r, e in zip(ours, theirs):
+            np.testing.assert_allclose(r.numpy(), e.numpy(), rtol=1e-12, atol=0)
+            assert np.array_equal(np.signbit(r.numpy()) & (r.numpy() == 0),
+                                  np.signbit(e.numpy()) & (e.numpy() == 0)) or r.dim() > 1

@@ -298,7 +298,7 @@ def _max_dim_rule(ctx, P, ins, bat):
     return _max_dim(ctx, P, ins, bat)
 
 
-@_derived("_total", "_coef")
+@_derived("_total", "_coef", "_ignored")
 def _nll_loss(ctx, P, ins, bat):
     (x,), (bx,) = ins, bat
     t, bt = ctx.attrs.get("_t", (None, False))
@@ -332,6 +332,12 @@ def _nll_loss(ctx, P, ins, bat):
     else:
         w = np.ones(tt.shape, dt)
     count = np.where(ignored, np.zeros((), dt), w).sum(axis=1, dtype=dt)
+    empty = ignored.all(axis=1)
+    if empty.any():
+        # A sample whose every target is ignored: a NaN loss (0 / 0) with gradient 0, as
+        # PyTorch's kernel gives (it never divides at an ignored target)
+        count = np.where(empty, np.ones((), dt), count)
+        return total / count + make(np.where(empty, dt.type(np.nan), dt.type(0)))
     with np.errstate(invalid="ignore", divide="ignore"):
         return total / count
 

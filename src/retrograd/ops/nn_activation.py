@@ -862,6 +862,11 @@ class NllLossBackward0(Node):
         if self._reduction == "mean":
             g = g / total
         c = -g if coef is None else g * coef
+        ign = self._ignored
+        if ign is not None and total is not None and not total:
+            # A mean over no weight (every target ignored): PyTorch's kernel writes 0 at an
+            # ignored target and never divides there (g / 0 times 0 would be NaN everywhere)
+            c = xp.where(~ign, c, 0.0)
         shape = self._shape
         if xp.TENSORS:
             if tuple(c.shape) != t.shape:
@@ -982,6 +987,8 @@ def nll_loss_core(input, target, weight, ignore_index: int, reduction: str,
     elif ignored is not None:
         coef = np.where(ignored, np.zeros((), dt), np.asarray(-1, dt))
     loss = -picked if coef is None else picked * coef
+    if ignored is not None:
+        loss[ignored] = 0  # (+0, as PyTorch writes it; picked * 0 may be -0)
     total = None
     cascade = dt in REDUCED and reduction != "none"
     if cascade:  # float16/bfloat16: PyTorch's kernels sum in the dtype, in a cascade over the
@@ -1011,7 +1018,8 @@ def nll_loss_core(input, target, weight, ignore_index: int, reduction: str,
                 out = np.asarray(loss.sum() / total, dtype=dt)
     return apply(NllLoss2DBackward0 if x.ndim == 4 else NllLossBackward0, out, input,
                  save=(input,), _coef=coef, _reduction=reduction, _total=total, _shape=x.shape,
-                 _dtype=dt, _in_shape=in_shape, _t=t, _weight=weight, _ignore=ignore_index)
+                 _dtype=dt, _in_shape=in_shape, _t=t, _weight=weight, _ignore=ignore_index,
+                 _ignored=ignored)
 
 
 # -- pointwise losses --------------------------------------------------------------------------
