@@ -533,6 +533,8 @@ _NAN_BITS_UNARY = {
     "logaddexp2": lambda lib, a: lib.logaddexp2(a.roll(5), a),
     "nextafter": lambda lib, a: lib.nextafter(a, a.flip(0)),
     "frexp": lambda lib, a: lib.frexp(a).mantissa,  # (bfloat16: scalar code only, 0x7FC0)
+    # rounding_mode=None given: true division, the number read in float32 as by div's
+    "div_mode_none": lambda lib, a: lib.div(a, 0.3, rounding_mode=None),
     "div_trunc": lambda lib, a: lib.div(a, a.flip(0), rounding_mode="trunc"),
     "mse_none": lambda lib, a: lib.nn.functional.mse_loss(a, a.flip(0), reduction="none"),
     "huber_none": lambda lib, a: lib.nn.functional.huber_loss(a, a.flip(0), reduction="none"),

@@ -138,7 +138,7 @@ _F16 = np.dtype(np.float16)
 
 # Binary ops whose CPU kernel keeps a Python scalar in float32 with a reduced-precision tensor
 # (the others round the scalar to the tensor's dtype first): measured against PyTorch.
-_SCALAR_IN_F32 = frozenset(("MulBackward0", "DivBackward0"))
+_SCALAR_IN_F32 = frozenset(("MulBackward0", "DivBackward0", "DivModeBackward"))
 
 
 # The kernels PyTorch lacks for uint16/uint32/uint64, by op (grad_fn or function name): their
@@ -169,8 +169,8 @@ def check_wide(op: str, np_dtype) -> None:
 # torch: NaN bits 0xFFFF there); a scalar-only kernel (xlogy, fmax) gives 0x7FC0 everywhere.
 _VECTOR_NANS = frozenset((
     "AddBackward0", "SubBackward0", "MulBackward0", "MulBackward1", "DivBackward0",
-    "DivBackward1", "PowBackward0", "PowBackward1", "Atan2Backward0", "HypotBackward0",
-    "LogaddexpBackward0", "Logaddexp2Backward0", "TanhBackwardBackward0"))
+    "DivBackward1", "DivModeBackward", "PowBackward0", "PowBackward1", "Atan2Backward0",
+    "HypotBackward0", "LogaddexpBackward0", "Logaddexp2Backward0", "TanhBackwardBackward0"))
 _SCALAR_NANS = frozenset(("XlogyBackward0", "XlogyBackward1", "XlogyBackward2"))
 
 
