@@ -109,7 +109,8 @@ def _graph(t) -> list:
     while stack:
         n = stack.pop()
         if n is not None:
-            out.append(n.name().replace("torch::autograd::", ""))
+            # (with the edge count: MulBackward1 has one, the number is not an input)
+            out.append((n.name().replace("torch::autograd::", ""), len(n.next_functions)))
             stack += [m for m, _ in n.next_functions if m is not None]
     return out
 

@@ -165,13 +165,36 @@ def test_bessel_i1_small_arguments(torch, name):
 
 
 def _names(t) -> list:
+    """Node names with their edge counts (a number operand has no edge in a Scalar overload:
+    MulBackward1, DivBackward1), depth first."""
     out, stack = [], [t.grad_fn]
     while stack:
         n = stack.pop()
         if n is not None:
-            out.append(n.name().replace("torch::autograd::", ""))
+            out.append((n.name().replace("torch::autograd::", ""), len(n.next_functions)))
             stack += [m for m, _ in n.next_functions if m is not None]
     return out
+
+
+@pytest.mark.parametrize("op, kw", [
+    ("trapezoid", {}), ("trapezoid", {"dx": 0.5}), ("trapezoid", {"x": True}),
+    ("cumulative_trapezoid", {}), ("cumulative_trapezoid", {"dx": 2.0})])
+def test_trapezoid_builds_torchs_graph(torch, op, kw):
+    """trapezoid's composite scales by a number through the Scalar overloads (MulBackward1,
+    DivBackward1: one edge each, as PyTorch's): the same nodes, edges, values, gradients."""
+    y = np.random.default_rng(0).standard_normal((3, 4))
+    res = []
+    for lib in (rg, torch):
+        k = dict(kw)
+        if "x" in k:
+            k["x"] = lib.tensor([0.0, 1.0, 3.0, 4.0], dtype=lib.float64)
+        yt = lib.tensor(y, requires_grad=True)
+        out = getattr(lib, op)(yt, **k)
+        res.append((out, lib.autograd.grad(out.sum(), yt)[0], _names(out)))
+    (o, g, n), (ot, gt, nt) = res
+    assert n == nt
+    np.testing.assert_allclose(o.detach().numpy(), ot.detach().numpy(), rtol=1e-14)
+    np.testing.assert_allclose(g.numpy(), gt.numpy(), rtol=1e-14)
 
 
 @pytest.mark.parametrize("kw", [{}, {"correction": 0}, {"fweights": [1, 2, 0, 3, 1]},

@@ -285,14 +285,40 @@ class DivBackward1(DivBackward0):
     """``div`` by a number as PyTorch's composites record it (``Tensor.div(Scalar)``)."""
 
 
+def _one_edge(t: Tensor, P) -> Tensor:
+    """Drop the number's edge from ``t``'s ``P`` node: PyTorch's Scalar overloads have one
+    input, so next_functions has one entry. (Recorded by ``apply_binary``, whose forward AD,
+    vmap, save plan and saved-tensor packing stay the two-input pointwise call's; the engine
+    and the replay read one edge and one metadata entry, and ``backward``'s trailing None for
+    the number is dropped.)"""
+    fn = t._grad_fn
+    if fn is not None and fn.__class__ is P and len(fn.next_functions) == 2:
+        fn.next_functions = fn.next_functions[:1]
+        fn._meta = fn._meta[:1]
+    return t
+
+
 def mul_scalar(input: Tensor, other: float) -> Tensor:  # noqa: A002
-    """``input * other`` recorded as ``MulBackward1`` (for composites that mirror PyTorch's)."""
-    return apply_binary(MulBackward1, np.multiply, input, other)
+    """``input * other`` recorded as ``MulBackward1`` (for composites that mirror PyTorch's),
+    with one edge as PyTorch's.
+
+    >>> import retrograd as torch
+    >>> x = torch.ones(2, requires_grad=True)
+    >>> len(mul_scalar(x, 2.0).grad_fn.next_functions)
+    1
+    """
+    return _one_edge(apply_binary(MulBackward1, np.multiply, input, other), MulBackward1)
 
 
 def div_scalar(input: Tensor, other: float) -> Tensor:  # noqa: A002
-    """``input / other`` recorded as ``DivBackward1``."""
-    return apply_binary(DivBackward1, _true_div, input, other)
+    """``input / other`` recorded as ``DivBackward1``, with one edge as PyTorch's.
+
+    >>> import retrograd as torch
+    >>> x = torch.ones(2, requires_grad=True)
+    >>> len(div_scalar(x, 2.0).grad_fn.next_functions)
+    1
+    """
+    return _one_edge(apply_binary(DivBackward1, _true_div, input, other), DivBackward1)
 
 
 def _true_div(x, y):
