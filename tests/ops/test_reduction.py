@@ -268,6 +268,56 @@ def test_logsumexp_stable():
     assert np.isfinite(big.grad.numpy()).all()
 
 
+@pytest.mark.parametrize("fn", [
+    lambda L, x, h: L.linalg.vector_norm(x, dtype=L.float64),
+    lambda L, x, h: L.linalg.vector_norm(x, 3, dim=0, dtype=L.float64),
+    lambda L, x, h: L.linalg.vector_norm(h, 3, dim=0, dtype=L.float32),
+    lambda L, x, h: L.linalg.vector_norm(h, float("inf"), 1, True, dtype=L.float64),
+    lambda L, x, h: L.linalg.matrix_norm(x, dtype=L.float64),
+    lambda L, x, h: L.linalg.matrix_norm(x, 1, dtype=L.float64),
+    lambda L, x, h: L.norm(x, dtype=L.float64)])
+def test_vector_norm_dtype_builds_torchs_graph(torch, fn):
+    """vector_norm(dtype=) computes in dtype but records its node on the input itself (no
+    ToCopyBackward0): the same graph, result dtype, values and gradients (in the input's
+    dtype) as PyTorch's."""
+    a = np.array([[3.0, 4.0, 1e-3], [0.0, -2.0, 7.0]])
+    res = []
+    for lib in (retrograd, torch):
+        x = lib.tensor(a, dtype=lib.float32, requires_grad=True)
+        h = lib.tensor(a, dtype=lib.float16, requires_grad=True)
+        y = fn(lib, x, h)
+        names, stack = [], [y.grad_fn]
+        while stack:
+            n = stack.pop()
+            if n is not None:
+                names.append((n.name().replace("torch::autograd::", ""), len(n.next_functions)))
+                stack += [m for m, _ in n.next_functions]
+        g = lib.autograd.grad(y.sum(), (x, h), allow_unused=True)
+        res.append((y, [t if t is None else (str(t.dtype)[-7:], t.double().numpy()) for t in g],
+                    names))
+    (y, g, n), (yt, gt, nt) = res
+    assert n == nt and str(y.dtype)[-7:] == str(yt.dtype)[-7:]
+    np.testing.assert_allclose(y.detach().double().numpy(), yt.detach().double().numpy(),
+                               rtol=1e-6)
+    for u, v in zip(g, gt):
+        assert (u is None) == (v is None)
+        if u is not None:
+            assert u[0] == v[0]
+            np.testing.assert_allclose(u[1], v[1], rtol=1e-3 if u[0] == "float16" else 1e-6)
+
+
+@pytest.mark.parametrize("have, want", [("float32", "int64"), ("bfloat16", "float16"),
+                                        ("float16", "bfloat16"), ("float64", "float32")])
+def test_vector_norm_dtype_errors_match_torch(torch, have, want):
+    msgs = []
+    for lib in (retrograd, torch):
+        with pytest.raises(RuntimeError) as e:
+            lib.linalg.vector_norm(lib.ones(2, dtype=getattr(lib, have)),
+                                   dtype=getattr(lib, want))
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]
+
+
 @pytest.mark.parametrize("ord", ["nuc", 1, -1, 2, -2, float("inf"), -float("inf")])
 @pytest.mark.parametrize("keepdim", [False, True])
 def test_matrix_norm_builds_torchs_graph(torch, ord, keepdim):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._dtypes import FROM_NP, to_dtype
+from .._dtypes import FROM_NP, promote_types, to_dtype
 from .._tensor import Tensor, edge
 from ..autograd.grad_mode import state
 from ..autograd.graph import AccumulateGrad
@@ -33,6 +33,25 @@ def check_grad_dtype(input, dtype) -> None:  # noqa: A002
         dt = to_dtype(dtype)
         if not dt.is_floating_point:
             raise RuntimeError(f"Autograd not support dtype: {dt.scalar_name}")
+
+
+def norm_dtype(have, dtype):
+    """``linalg.vector_norm``'s ``dtype=`` (for an input of NumPy dtype ``have``), checked as
+    PyTorch checks it: a floating dtype the input's promotes to.
+
+    >>> import retrograd as torch
+    >>> norm_dtype(np.dtype("float32"), torch.float64)
+    retrograd.float64
+    """
+    dt = to_dtype(dtype)
+    if not dt.is_floating_point:
+        msg = f"dtype should be floating point or complex, but got {dt.scalar_name}"
+    elif promote_types(FROM_NP[have], dt) != dt:
+        msg = (f"the dtype of the input ({FROM_NP[have].scalar_name}) should be convertible "
+               f"without narrowing to the specified dtype ({dt.scalar_name})")
+    else:
+        return dt
+    raise RuntimeError("linalg.vector_norm: " + msg)
 
 
 # Called with the target of every in-place write before anything is written, while set

@@ -16,7 +16,7 @@ from ..autograd.graph import Node
 from . import _array, decomp
 from ._apply import apply, apply_multi, recording
 from ._autocast import fp32
-from ._base import check_grad_dtype, not_implemented
+from ._base import check_grad_dtype, norm_dtype, not_implemented
 from ._core import Signatures, arg_error, c_order, float_array, wrap, wrap_dim, wrap_dims
 from .arithmetic import div
 from .compare import maximum, minimum
@@ -1043,6 +1043,7 @@ class LinalgVectorNormBackward0(Node):
 INF = float("inf")
 
 
+
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # noqa: A002
     """The ``ord``-norm of ``x`` flattened, or over ``dim`` (an int or a tuple of ints).
 
@@ -1062,9 +1063,9 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None) -> Tensor:  # 
             + dtype_name(a.dtype)
         )
     if dtype is not None and a.dtype != to_dtype(dtype).np:
-        # Cast differentiably first: the saved input must lead back to ``x``.
-        x = cast(x, to_dtype(dtype).np)
-        a = x._data
+        # Computed in ``dtype``, recorded on ``x`` itself as PyTorch's (no cast node; the
+        # saved input is ``x``, the gradient is rounded to its dtype by the engine).
+        a = a.astype(norm_dtype(a.dtype, dtype).np)
     dims = _norm_dims(dim, a.ndim)
     if a.ndim == 0:
         dims = None
