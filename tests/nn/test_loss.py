@@ -164,6 +164,32 @@ def test_cosine_and_margin_ranking(torch):
              (a[0], b[0]), np.float64, (True, True))
 
 
+@pytest.mark.parametrize("two_d", [True, False])
+def test_cosine_embedding_loss_builds_torchs_graph(torch, two_d):
+    """ATen's composite: the eps and the margin through the Scalar overloads (one-edge
+    AddBackward1, SubBackward1), 1 - cos as SubBackward0 from a filled tensor: the same
+    nodes and edges (None included) as PyTorch's."""
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((4, 3)), rng.standard_normal((4, 3))
+    t = np.array([1, -1, 1, -1])
+    if not two_d:
+        a, b, t = a[0], b[0], t[1]
+    graphs = []
+    for lib in (rg, torch):
+        p = lib.tensor(a, requires_grad=True)
+        q = lib.tensor(b, requires_grad=True)
+        y = lib.nn.functional.cosine_embedding_loss(p, q, lib.tensor(t), margin=0.2)
+        out, stack = [], [y.grad_fn]
+        while stack:
+            n = stack.pop()
+            if n is not None:
+                out.append((n.name().replace("torch::autograd::", ""),
+                            [m is None for m, _ in n.next_functions]))
+                stack += [m for m, _ in n.next_functions]
+        graphs.append(out)
+    assert graphs[0] == graphs[1]
+
+
 @pytest.mark.parametrize("full", [False, True])
 @pytest.mark.parametrize("var_shape", [(4, 3), (4,), (4, 1)])
 def test_gaussian_nll(torch, full, var_shape):

@@ -168,9 +168,10 @@ def check_wide(op: str, np_dtype) -> None:
 # Binary ops whose bfloat16 kernel converts its float32 results in vector steps (checked with
 # torch: NaN bits 0xFFFF there); a scalar-only kernel (xlogy, fmax) gives 0x7FC0 everywhere.
 _VECTOR_NANS = frozenset((
-    "AddBackward0", "SubBackward0", "MulBackward0", "MulBackward1", "DivBackward0",
-    "DivBackward1", "DivModeBackward", "PowBackward0", "PowBackward1", "Atan2Backward0",
-    "HypotBackward0", "LogaddexpBackward0", "Logaddexp2Backward0", "TanhBackwardBackward0"))
+    "AddBackward0", "AddBackward1", "SubBackward0", "SubBackward1", "MulBackward0",
+    "MulBackward1", "DivBackward0", "DivBackward1", "DivModeBackward", "PowBackward0",
+    "PowBackward1", "Atan2Backward0", "HypotBackward0", "LogaddexpBackward0",
+    "Logaddexp2Backward0", "TanhBackwardBackward0"))
 _SCALAR_NANS = frozenset(("XlogyBackward0", "XlogyBackward1", "XlogyBackward2"))
 
 

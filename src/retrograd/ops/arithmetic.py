@@ -285,6 +285,23 @@ class DivBackward1(DivBackward0):
     """``div`` by a number as PyTorch's composites record it (``Tensor.div(Scalar)``)."""
 
 
+class AddBackward1(AddBackward0):
+    """``add`` of a number as PyTorch's composites record it (``Tensor.add(Scalar)``)."""
+
+    def backward(self, xp, g):
+        # One edge (the input's) once _one_edge trimmed it; a replay that
+        # rebuilds the two-input call keeps the number's edge, which takes no gradient.
+        return g if len(self.next_functions) == 1 else (g, None)
+
+
+class SubBackward1(SubBackward0):
+    """``sub`` of a number as PyTorch's composites record it (``Tensor.sub(Scalar)``)."""
+
+    def backward(self, xp, g):
+        # (as AddBackward1's)
+        return g if len(self.next_functions) == 1 else (g, None)
+
+
 def _one_edge(t: Tensor, P) -> Tensor:
     """Drop the number's edge from ``t``'s ``P`` node: PyTorch's Scalar overloads have one
     input, so next_functions has one entry. (Recorded by ``apply_binary``, whose forward AD,
@@ -319,6 +336,21 @@ def div_scalar(input: Tensor, other: float) -> Tensor:  # noqa: A002
     1
     """
     return _one_edge(apply_binary(DivBackward1, _true_div, input, other), DivBackward1)
+
+
+def add_scalar(input: Tensor, other: float) -> Tensor:  # noqa: A002
+    """``input + other`` recorded as ``AddBackward1``, with one edge as PyTorch's.
+
+    >>> import retrograd as torch
+    >>> len(add_scalar(torch.ones(2, requires_grad=True), 1e-12).grad_fn.next_functions)
+    1
+    """
+    return _one_edge(apply_binary(AddBackward1, np.add, input, other), AddBackward1)
+
+
+def sub_scalar(input: Tensor, other: float) -> Tensor:  # noqa: A002
+    """``input - other`` recorded as ``SubBackward1``, with one edge as PyTorch's."""
+    return _one_edge(apply_binary(SubBackward1, np.subtract, input, other), SubBackward1)
 
 
 def _true_div(x, y):

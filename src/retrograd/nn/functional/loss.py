@@ -19,7 +19,7 @@ from retrograd import Tensor
 
 from ...ops import nn_activation as _A
 from ...ops._autocast import fp32
-from ...ops.arithmetic import div_scalar
+from ...ops.arithmetic import add_scalar, div_scalar, sub_scalar
 
 __all__ = [
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy",
@@ -459,12 +459,14 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     d = 1 if input1.dim() == 2 else 0
     eps = 1e-12
     prod = (input1 * input2).sum(d)
-    m1 = (input1 * input1).sum(d) + eps
-    m2 = (input2 * input2).sum(d) + eps
+    # ATen's composite: the numbers through the Scalar overloads (one-edge AddBackward1,
+    # SubBackward1), and 1 - cos as a filled tensor minus cos (SubBackward0).
+    m1 = add_scalar((input1 * input1).sum(d), eps)
+    m2 = add_scalar((input2 * input2).sum(d), eps)
     cos = prod / (m1 * m2).sqrt()
     zeros = torch.zeros_like(cos)
-    pos = torch.where(target == 1, 1 - cos, zeros)
-    neg = torch.where(target == -1, (cos - margin).clamp_min(0), zeros)
+    pos = torch.where(target == 1, torch.ones_like(cos) - cos, zeros)
+    neg = torch.where(target == -1, sub_scalar(cos, margin).clamp_min(0), zeros)
     return _reduce(pos + neg, reduction)
 
 
