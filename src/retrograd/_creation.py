@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from . import _dtypes
+from . import _memory_format as _mf
 from ._dtypes import FROM_NP, dtype, get_default_dtype, to_dtype
 from ._tensor import Tensor, make
 from ._tensor import device as _device
@@ -705,18 +706,16 @@ def _like_dtype(input: Tensor, dt: Any, name: str) -> dtype:  # noqa: A002
     return input.dtype if dt is None else resolve_dtype(dt, None, input.dtype, name)
 
 
-def _like(input: Tensor, maker, np_dtype, memory_format: Any) -> np.ndarray:  # noqa: A002
-    """``maker(shape, np_dtype)``, laid out as ``input`` is (PyTorch's ``preserve_format``, the
-    default of the ``*_like`` functions: a transposed input gives a transposed result); C order
-    for a contiguous format, or an input whose layout repeats elements."""
+def _like(input: Tensor, maker, np_dtype, memory_format: Any,  # noqa: A002
+          fname: str) -> np.ndarray:
+    """``maker(shape, np_dtype)``, laid out as ``memory_format`` says: by default (PyTorch's
+    ``preserve_format``) as ``input`` is, so that a transposed input gives a transposed
+    result."""
     a = input._data
-    if a.ndim >= 2 and not a.flags.c_contiguous and \
-            (memory_format is None or "preserve" in str(memory_format)):
-        order = sorted(range(a.ndim), key=lambda d: -abs(a.strides[d]) if a.shape[d] > 1 else 0)
-        if order != list(range(a.ndim)) and all(
-                a.strides[d] != 0 for d in range(a.ndim) if a.shape[d] > 1):
-            return maker(tuple(a.shape[d] for d in order), np_dtype).transpose(np.argsort(order))
-    return maker(a.shape, np_dtype)
+    order = _mf.like_order(a, memory_format, fname)
+    if order is None:
+        return maker(a.shape, np_dtype)
+    return maker(tuple(a.shape[d] for d in order), np_dtype).transpose(np.argsort(order))
 
 
 def zeros_like(input: Tensor, *, dtype: Any = None, layout: Any = None,  # noqa: A002
@@ -731,7 +730,7 @@ def zeros_like(input: Tensor, *, dtype: Any = None, layout: Any = None,  # noqa:
     check_tensor_arg(input, "zeros_like")
     check_device(device)
     dt = _like_dtype(input, dtype, "zeros_like")
-    return finish(_like(input, np.zeros, dt.np, memory_format), requires_grad)
+    return finish(_like(input, np.zeros, dt.np, memory_format, "zeros_like"), requires_grad)
 
 
 def ones_like(input: Tensor, *, dtype: Any = None, layout: Any = None,  # noqa: A002
@@ -747,7 +746,7 @@ def ones_like(input: Tensor, *, dtype: Any = None, layout: Any = None,  # noqa: 
     check_tensor_arg(input, "ones_like")
     check_device(device)
     dt = _like_dtype(input, dtype, "ones_like")
-    return finish(_like(input, np.ones, dt.np, memory_format), requires_grad)
+    return finish(_like(input, np.ones, dt.np, memory_format, "ones_like"), requires_grad)
 
 
 def empty_like(input: Tensor, *, dtype: Any = None, layout: Any = None,  # noqa: A002
@@ -762,7 +761,7 @@ def empty_like(input: Tensor, *, dtype: Any = None, layout: Any = None,  # noqa:
     check_tensor_arg(input, "empty_like")
     check_device(device)
     dt = _like_dtype(input, dtype, "empty_like")
-    return finish(_like(input, np.empty, dt.np, memory_format), requires_grad)
+    return finish(_like(input, np.empty, dt.np, memory_format, "empty_like"), requires_grad)
 
 
 def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None,  # noqa: A002
@@ -779,7 +778,8 @@ def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None,  # noqa: A00
     value, _ = _fill_scalar(fill_value, "full_like")
     dt = _like_dtype(input, dtype, "full_like")
     fill = scalar_to(value, dt)
-    arr = _like(input, lambda shape, npd: np.full(shape, fill, npd), dt.np, memory_format)
+    arr = _like(input, lambda shape, npd: np.full(shape, fill, npd), dt.np, memory_format,
+                "full_like")
     return finish(arr, requires_grad)
 
 

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from . import _dists, _dtypes, _stl
+from . import _memory_format as _mf
 from ._creation import (
     check_device,
     check_tensor_arg,
@@ -318,15 +319,9 @@ def _gather(arr: np.ndarray, walk: tuple | None) -> np.ndarray:
     return arr.transpose(walk).reshape(-1)
 
 
-def _like_walk(input: Tensor, memory_format: Any) -> tuple | None:  # noqa: A002
-    """The walk of ``empty_like(input)``: the input's stride order unless a contiguous format
-    is asked for."""
-    if memory_format is not None and "preserve" not in str(memory_format):
-        return None
-    a = input._data
-    if any(s == 0 and n > 1 for n, s in zip(a.shape, a.strides)):
-        return None  # (an expanded input: PyTorch's result is contiguous)
-    return _walk(a)
+def _like_walk(input: Tensor, memory_format: Any, fname: str) -> tuple | None:  # noqa: A002
+    """The walk of ``fname(input, memory_format=...)``: the result's memory order."""
+    return _mf.like_order(input._data, memory_format, fname)
 
 
 def _not_implemented(kernel: str, dt: dtype) -> NotImplementedError:
@@ -511,7 +506,7 @@ def rand_like(input: Tensor, *, generator: Generator | None = None,  # noqa: A00
     _float_only(dt, "check_uniform_bounds")
     shape = input._data.shape
     u = _dists.uniform(_engine(generator), math.prod(shape), dt.np, 0.0, 1.0)
-    return finish(_place(u, shape, _like_walk(input, memory_format)), requires_grad)
+    return finish(_place(u, shape, _like_walk(input, memory_format, "rand_like")), requires_grad)
 
 
 def randn_like(input: Tensor, *, generator: Generator | None = None,  # noqa: A002
@@ -528,7 +523,7 @@ def randn_like(input: Tensor, *, generator: Generator | None = None,  # noqa: A0
     dt = input.dtype if dtype is None else to_dtype(dtype)
     _float_only(dt, "normal_kernel_cpu")
     shape = input._data.shape
-    walk = _like_walk(input, memory_format)
+    walk = _like_walk(input, memory_format, "randn_like")
     z = _dists.normal(_engine(generator), math.prod(shape), dt.np, 0.0, 1.0, walk is None)
     return finish(_place(z, shape, walk), requires_grad)
 
@@ -555,7 +550,8 @@ def randint_like(input: Tensor, *args: Any, generator: Generator | None = None, 
     _check_random_range(low, high, dt)
     shape = input._data.shape
     arr = _dists.random_from_to(_engine(generator), math.prod(shape), high - low, low)
-    return finish(_place(_cast(arr, dt), shape, _like_walk(input, memory_format)), requires_grad)
+    walk = _like_walk(input, memory_format, "randint_like")
+    return finish(_place(_cast(arr, dt), shape, walk), requires_grad)
 
 
 def randperm(n: int, *, generator: Generator | None = None, out: Tensor | None = None,

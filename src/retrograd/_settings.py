@@ -20,6 +20,13 @@ import math
 import numpy as np
 
 from . import _dtypes
+from ._memory_format import (  # noqa: F401 - torch.<name>
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    memory_format,
+    preserve_format,
+)
 from ._tensor import Tensor, make
 from .ops._core import checked_scalar
 
@@ -131,21 +138,7 @@ class layout:  # noqa: N801 - PyTorch's name
         return f"torch.{self._name}"
 
 
-class memory_format:  # noqa: N801 - PyTorch's name
-    """A memory format; NumPy arrays keep their own, so these are accepted and ignored."""
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-
-    def __repr__(self) -> str:
-        return f"torch.{self._name}"
-
-
 strided = layout("strided")
-contiguous_format = memory_format("contiguous_format")
-preserve_format = memory_format("preserve_format")
-channels_last = memory_format("channels_last")
-channels_last_3d = memory_format("channels_last_3d")
 
 
 def typename(obj) -> str:

@@ -25,6 +25,7 @@ import weakref
 import numpy as np
 
 from . import _dtypes
+from . import _memory_format as _mf
 from ._dtypes import FLOAT_CHARS, FROM_NP, dtype
 from ._printing import format_tensor
 from .autograd import graph
@@ -222,7 +223,9 @@ class Tensor:
         return False
 
     def is_contiguous(self, memory_format=None) -> bool:
-        return self._data.flags.c_contiguous
+        if memory_format is None:
+            return self._data.flags.c_contiguous
+        return _mf.is_contiguous_as(self._data, memory_format)  # channels-last checks
 
     def stride(self, dim: int | None = None):
         st = tuple(s // self._data.itemsize for s in self._data.strides)

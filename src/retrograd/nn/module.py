@@ -737,9 +737,12 @@ class Module:
         dtype = kwargs.pop("dtype", None)
         device = kwargs.pop("device", None)
         kwargs.pop("non_blocking", None)
-        kwargs.pop("memory_format", None)
+        fmt = kwargs.pop("memory_format", None)
         if kwargs:
             raise TypeError(f"to() received an invalid combination of arguments: {sorted(kwargs)}")
+        if (fmt is not None and not isinstance(fmt, torch.memory_format)) or \
+                any(isinstance(a, torch.memory_format) for a in args):
+            torch.empty(0).to(*args, memory_format=fmt)  # PyTorch's TypeError for a bad one
         for a in args:
             if isinstance(a, torch.dtype):
                 dtype = a
@@ -749,12 +752,20 @@ class Module:
                 device = a
         if device is not None and not isinstance(device, int):
             torch.device(device)  # raises for anything but the CPU
-        if dtype is not None:
-            if not dtype.is_floating_point:
-                raise TypeError("nn.Module.to only accepts floating point or complex dtypes, "
-                                f"but got desired dtype={dtype}")
-            return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
-        return self
+        if dtype is not None and not dtype.is_floating_point:
+            raise TypeError("nn.Module.to only accepts floating point or complex dtypes, "
+                            f"but got desired dtype={dtype}")
+
+        def convert(t: Tensor) -> Tensor:
+            # As PyTorch: floating tensors take the dtype; 4-D and 5-D ones the memory format.
+            dt = dtype if t.is_floating_point() else None
+            if fmt is not None and t.dim() in (4, 5):
+                return t.to(dt, memory_format=fmt)
+            return t if dt is None else t.to(dt)
+
+        if dtype is None and fmt is None:
+            return self
+        return self._apply(convert)
 
     def float(self) -> Module:
         """Cast floating-point parameters and buffers to float32.

@@ -133,7 +133,11 @@ def _bind_methods() -> None:
     T.__hash__ = object.__hash__
 
     def _cast(np_dtype):
-        return lambda self, memory_format=None: shape.to_dtype_op(self, np.dtype(np_dtype))
+        def cast(self, memory_format=None):
+            if memory_format is None:  # (the common case, straight to the conversion)
+                return shape.to_dtype_op(self, np.dtype(np_dtype))
+            return shape.to(self, np.dtype(np_dtype), memory_format=memory_format)
+        return cast
 
     T.float = _cast(np.float32)
     T.double = _cast(np.float64)

@@ -17,6 +17,7 @@ from operator import index as _index
 
 import numpy as np
 
+from .. import _memory_format as _mf
 from .._dtypes import F32, FLOAT_CHARS, REDUCED, bfloat16, to_dtype, to_reduced
 from .._dtypes import dtype as _dt
 from .._tensor import Size, Tensor, device, make
@@ -539,32 +540,27 @@ def clone(input, *, memory_format=None) -> Tensor:  # noqa: A002
     tensor([1., 2.])
     """
     # PyTorch's default, preserve_format, keeps a dense tensor's strides (a transposed tensor
-    # clones transposed, and view(-1) of it fails as in PyTorch); an overlapping or sparse
-    # one (expanded, sliced with steps) and contiguous_format clone contiguous.
+    # clones transposed, and view(-1) of it fails as in PyTorch), and the order of dimensions
+    # of a sliced one; an expanded one clones in its suggested format.
     try:
         a = input._data
     except AttributeError:  # not a tensor: PyTorch's TypeError (free when all is well)
         raise arg_error("clone", "input", 1, input) from None
-    keep = (memory_format is None or str(memory_format) == "torch.preserve_format") and \
-        not a.flags.c_contiguous and _dense(a)
-    return apply(CloneBackward0, a.copy(order="K" if keep else "C"), input)
-
-
-def _dense(a) -> bool:
-    """Whether ``a``'s elements fill its memory exactly once, in some order of dimensions."""
-    expected = a.itemsize
-    for stride, size in sorted((st, s) for s, st in zip(a.shape, a.strides) if s != 1):
-        if stride != expected:
-            return False
-        expected *= size
-    return True
+    name = None if memory_format is None else _mf.format_name(memory_format, "clone")
+    if name is None:
+        return apply(CloneBackward0, _mf.preserve_copy(a), input)
+    return apply(CloneBackward0, a.copy() if name == "contiguous_format" else
+                 _mf.copy_as(a, name), input)
 
 
 def contiguous(input, memory_format=None) -> Tensor:  # noqa: A002
-    """``input`` itself if its memory is C-contiguous, else a contiguous copy."""
-    if input._data.flags.c_contiguous:
+    """``input`` itself if laid out in ``memory_format`` (C-contiguous by default), else a copy
+    so laid out."""
+    if _mf.is_contiguous_as(input._data, memory_format, "contiguous"):
         return input
-    return apply(CloneBackward0, input._data.copy(), input)  # C order, whatever the strides
+    if memory_format is _mf.preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    return clone(input, memory_format=memory_format or _mf.contiguous_format)  # (C order)
 
 
 def _cast_array(x, np_dtype):
@@ -581,12 +577,14 @@ class ToCopyBackward0(Node):
         return xp.cast(g, self._src)
 
 
-def to_dtype_op(input, np_dtype) -> Tensor:  # noqa: A002
-    """``input`` converted to a NumPy dtype; differentiable between floating dtypes."""
-    a = input._data
+def to_dtype_op(input, np_dtype, fmt: str | None = None) -> Tensor:  # noqa: A002
+    """``input`` converted to a NumPy dtype (and copied into memory format ``fmt`` if given);
+    differentiable between floating dtypes."""
+    a = out = input._data
     if a.dtype == np_dtype:
-        return input
-    if (np_dtype.itemsize < a.itemsize and not (np_dtype == bfloat16.np and a.dtype == F32)) or \
+        if fmt is None:
+            return input
+    elif (np_dtype.itemsize < a.itemsize and not (np_dtype == bfloat16.np and a.dtype == F32)) or \
             (np_dtype.char not in FLOAT_CHARS and a.dtype.char in FLOAT_CHARS):
         # a cast that may overflow (to inf) or meet NaN (into an integer): PyTorch's result,
         # without NumPy's RuntimeWarning
@@ -596,6 +594,8 @@ def to_dtype_op(input, np_dtype) -> Tensor:  # noqa: A002
         out = to_reduced(a, np_dtype) if np_dtype in REDUCED else a.astype(np_dtype)
     if a.dtype == F32 and np_dtype == bfloat16.np:
         out = bf16_cast_nans(out, a)
+    if fmt is not None:
+        out = _mf.copy_as(out, fmt)
     if out.dtype.char not in FLOAT_CHARS:
         return make(out)  # not differentiable
     return apply(ToCopyBackward0, out, input, _src=a.dtype)
@@ -616,9 +616,11 @@ def to(input, *args, **kwargs) -> Tensor:  # noqa: A002
     dt = kwargs.pop("dtype", None)
     copy = kwargs.pop("copy", False)
     kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)
+    fmt = _mf.format_name(kwargs.pop("memory_format", None), "to", args, kwargs)
     dev = kwargs.pop("device", None)
     for a in args:
+        if isinstance(a, _mf.memory_format):  # (a keyword-only argument)
+            raise _mf.to_args_error(args, kwargs)
         if isinstance(a, Tensor):
             dt = a.dtype
         elif isinstance(a, (str, device)):
@@ -627,6 +629,10 @@ def to(input, *args, **kwargs) -> Tensor:  # noqa: A002
             dt = a
     if dev is not None:
         device(dev)
+    if fmt is not None:  # a copy unless already so laid out (PyTorch's suggested format)
+        np_dt = input._data.dtype if dt is None else to_dtype(dt).np
+        if copy or np_dt != input._data.dtype or _mf.suggest(input._data) != fmt:
+            return to_dtype_op(input, np_dt, fmt)
     r = input if dt is None else to_dtype_op(input, to_dtype(dt).np)
     if copy and r is input:
         r = clone(input)
